@@ -1,0 +1,360 @@
+"""``analyze()``: the Python API. Returns a typed, JSON-serializable :class:`Analysis`.
+
+The CLI is a thin layer over this. The result holds no reference into the graph's
+attributes: a loaded model can be analyzed many times with different bindings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import onnx
+
+from . import __version__, dtypes
+from .conventions import CONVENTIONS
+from .cost import COUNTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO, CostWalker, NodeCost, TensorRef, is_param_type
+from .errors import OptionError
+from .loader import GraphIR, LoadedModel, load
+from .shapes import ShapeResult, TensorInfo, infer, input_dim_names
+
+SCHEMA = "onnxperf.analysis/1"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    path: str | None
+    file_size_bytes: int | None
+    producer_name: str
+    producer_version: str
+    ir_version: int
+    opsets: tuple[tuple[str, int], ...]
+    graph_name: str
+    inputs: tuple[TensorRef, ...]
+    outputs: tuple[TensorRef, ...]
+    nodes: int
+    nodes_in_subgraphs: int
+    initializers: int
+    inlined_functions: int
+    missing_external_files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Whole-model figures: sums over main-graph nodes (control-flow nodes carry their bodies)."""
+
+    macs: int
+    flops: int
+    int_ops: int
+    bytes_read: int
+    bytes_written: int
+    params: int
+    param_bytes: int
+    param_bytes_by_dtype: tuple[tuple[str, int], ...]
+    params_by_dtype: tuple[tuple[str, int], ...]
+
+    @property
+    def bytes_total(self) -> int:
+        return self.bytes_read + self.bytes_written
+
+    @property
+    def intensity_flops_per_byte(self) -> float | None:
+        return None if self.bytes_total == 0 else self.flops / self.bytes_total
+
+
+@dataclass(frozen=True)
+class OpTypeRow:
+    domain: str
+    op_type: str
+    count: int
+    macs: int
+    flops: int
+    int_ops: int
+    bytes_read: int
+    bytes_written: int
+    params: int
+    statuses: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    nodes: int
+    counted: int
+    zero_by_design: int
+    unsupported: int
+    unknown_shape: int
+    #: nodes whose cost comes from an exact rule (counted and exact, or zero by design)
+    exact_nodes: int
+    #: FLOPs from exact rules / all FLOPs counted (1.0 when there are none)
+    flops_exact_share: float
+    unsupported_op_types: tuple[tuple[str, int], ...]
+    #: graph-input dims left unbound that some node's cost depends on
+    dims_to_bind: tuple[str, ...]
+    #: other symbols (data-dependent or unresolved dims) that block some node
+    unresolved_symbols: tuple[str, ...]
+
+    @property
+    def node_share_exact(self) -> float:
+        return 1.0 if self.nodes == 0 else self.exact_nodes / self.nodes
+
+    @property
+    def complete(self) -> bool:
+        return self.unsupported == 0 and self.unknown_shape == 0
+
+
+@dataclass(frozen=True)
+class Analysis:
+    model: ModelInfo
+    convention: str
+    dims: tuple[tuple[str, int], ...]
+    input_shapes: tuple[tuple[str, tuple[int, ...]], ...]
+    free_dims: tuple[str, ...]
+    totals: Totals
+    by_op_type: tuple[OpTypeRow, ...]
+    coverage: Coverage
+    nodes: tuple[NodeCost, ...]
+    notes: tuple[str, ...]
+    shape_engines: tuple[str, ...]
+    loaded: LoadedModel | None = field(default=None, compare=False, repr=False)
+    tensors: dict[str, TensorInfo] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def main_nodes(self) -> tuple[NodeCost, ...]:
+        return tuple(n for n in self.nodes if not n.scope)
+
+    def top_nodes(self, k: int = 10, key: str = "flops") -> list[NodeCost]:
+        """The k main-graph nodes with the largest ``key``, ties broken by file order."""
+        nodes = [n for n in self.main_nodes if getattr(n, key) > 0]
+        return sorted(nodes, key=lambda n: (-getattr(n, key), n.id))[:k]
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_dict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _tref(t: TensorRef | None) -> dict[str, Any] | None:
+    if t is None:
+        return None
+    return {"name": t.name, "dtype": t.dtype, "shape": None if t.shape is None else list(t.shape)}
+
+
+def _node_dict(n: NodeCost) -> dict[str, Any]:
+    d = OrderedDict()
+    d["id"] = n.id
+    d["key"] = n.key
+    d["scope"] = n.scope
+    d["name"] = n.name
+    d["op_type"] = n.op_type
+    d["domain"] = n.domain
+    d["family"] = n.family
+    d["rule_since"] = n.rule_since
+    d["status"] = n.status
+    d["exact"] = n.exact
+    d["macs"] = n.macs
+    d["flops"] = n.flops
+    d["int_ops"] = n.int_ops
+    d["bytes_read"] = n.bytes_read
+    d["bytes_written"] = n.bytes_written
+    d["params"] = n.params
+    total = n.bytes_read + n.bytes_written
+    d["intensity_flops_per_byte"] = None if total == 0 else n.flops / total
+    d["inputs"] = [_tref(t) for t in n.inputs]
+    d["outputs"] = [_tref(t) for t in n.outputs]
+    d["blocking"] = list(n.blocking)
+    d["note"] = n.note
+    return d
+
+
+def to_dict(a: Analysis) -> dict[str, Any]:
+    """The JSON contract (schema ``onnxperf.analysis/1``): plain types, stable key order."""
+    m = a.model
+    t = a.totals
+    c = a.coverage
+    return {
+        "schema": SCHEMA,
+        "onnxperf_version": __version__,
+        "convention": a.convention,
+        "model": {
+            "path": m.path, "file_size_bytes": m.file_size_bytes,
+            "producer_name": m.producer_name, "producer_version": m.producer_version,
+            "ir_version": m.ir_version, "opsets": {k or "ai.onnx": v for k, v in m.opsets},
+            "graph_name": m.graph_name,
+            "inputs": [_tref(x) for x in m.inputs], "outputs": [_tref(x) for x in m.outputs],
+            "nodes": m.nodes, "nodes_in_subgraphs": m.nodes_in_subgraphs,
+            "initializers": m.initializers, "inlined_functions": m.inlined_functions,
+            "missing_external_files": list(m.missing_external_files),
+        },
+        "bindings": {"dims": dict(a.dims), "input_shapes": {k: list(v) for k, v in a.input_shapes},
+                     "free_dims": list(a.free_dims)},
+        "totals": {
+            "macs": t.macs, "flops": t.flops, "int_ops": t.int_ops,
+            "bytes_read": t.bytes_read, "bytes_written": t.bytes_written,
+            "intensity_flops_per_byte": t.intensity_flops_per_byte,
+            "params": t.params, "param_bytes": t.param_bytes,
+            "params_by_dtype": dict(t.params_by_dtype), "param_bytes_by_dtype": dict(t.param_bytes_by_dtype),
+        },
+        "coverage": {
+            "nodes": c.nodes, "counted": c.counted, "zero_by_design": c.zero_by_design,
+            "unsupported": c.unsupported, "unknown_shape": c.unknown_shape,
+            "exact_nodes": c.exact_nodes, "node_share_exact": c.node_share_exact,
+            "flops_exact_share": c.flops_exact_share,
+            "unsupported_op_types": dict(c.unsupported_op_types),
+            "dims_to_bind": list(c.dims_to_bind), "unresolved_symbols": list(c.unresolved_symbols),
+        },
+        "by_op_type": [asdict(r) | {"statuses": dict(r.statuses)} for r in a.by_op_type],
+        "nodes": [_node_dict(n) for n in a.nodes],
+        "notes": list(a.notes),
+        "shape_engines": list(a.shape_engines),
+    }
+
+
+def _walk_params(g: GraphIR, seen: dict[str, tuple[int, int]]) -> None:
+    for rec in list(g.initializers.values()) + list(g.constants.values()):
+        if rec.name not in seen and is_param_type(rec.elem_type):
+            seen[rec.name] = (rec.elem_type, rec.numel)
+    for sub in g.subgraphs.values():
+        _walk_params(sub, seen)
+
+
+def _params(g: GraphIR) -> tuple[int, int, dict[str, int], dict[str, int]]:
+    seen: dict[str, tuple[int, int]] = {}
+    _walk_params(g, seen)
+    by_dtype_bytes: dict[str, int] = {}
+    by_dtype_count: dict[str, int] = {}
+    for et, numel in seen.values():
+        nm = dtypes.name(et)
+        by_dtype_bytes[nm] = by_dtype_bytes.get(nm, 0) + dtypes.nbytes(et, numel)
+        by_dtype_count[nm] = by_dtype_count.get(nm, 0) + numel
+    return (sum(c for _, c in seen.values()), sum(by_dtype_bytes.values()),
+            dict(sorted(by_dtype_bytes.items())), dict(sorted(by_dtype_count.items())))
+
+
+def _count_sub_nodes(g: GraphIR) -> int:
+    return sum(len(s.nodes) + _count_sub_nodes(s) for s in g.subgraphs.values())
+
+
+def _by_op_type(nodes: tuple[NodeCost, ...]) -> tuple[OpTypeRow, ...]:
+    acc: dict[tuple[str, str], dict[str, Any]] = {}
+    for n in nodes:
+        if n.scope:
+            continue
+        r = acc.setdefault((n.domain, n.op_type), {"count": 0, "macs": 0, "flops": 0, "int_ops": 0,
+                                                   "bytes_read": 0, "bytes_written": 0, "params": 0,
+                                                   "statuses": {}})
+        r["count"] += 1
+        for k in ("macs", "flops", "int_ops", "bytes_read", "bytes_written", "params"):
+            r[k] += getattr(n, k)
+        r["statuses"][n.status] = r["statuses"].get(n.status, 0) + 1
+    rows = [OpTypeRow(d, op, v["count"], v["macs"], v["flops"], v["int_ops"], v["bytes_read"],
+                      v["bytes_written"], v["params"], tuple(sorted(v["statuses"].items())))
+            for (d, op), v in acc.items()]
+    return tuple(sorted(rows, key=lambda r: (-r.flops, -(r.bytes_read + r.bytes_written), r.domain, r.op_type)))
+
+
+def _coverage(nodes: tuple[NodeCost, ...], free_dims: list[str]) -> Coverage:
+    status = {s: 0 for s in (COUNTED, ZERO, UNSUPPORTED, UNKNOWN_SHAPE)}
+    unsupported: dict[str, int] = {}
+    blocking: set[str] = set()
+    exact_nodes = 0
+    for n in nodes:
+        status[n.status] += 1
+        if n.status == UNSUPPORTED:
+            label = f"{n.domain}::{n.op_type}" if n.domain else n.op_type
+            unsupported[label] = unsupported.get(label, 0) + 1
+        if n.status == UNKNOWN_SHAPE:
+            blocking.update(n.blocking)
+        if n.status == ZERO or (n.status == COUNTED and n.exact):
+            exact_nodes += 1
+    main = [n for n in nodes if not n.scope]
+    flops = sum(n.flops for n in main)
+    exact_flops = sum(n.flops for n in main if n.exact)
+    to_bind = tuple(d for d in free_dims if d in blocking)
+    other = tuple(sorted(blocking - set(free_dims)))
+    return Coverage(len(nodes), status[COUNTED], status[ZERO], status[UNSUPPORTED], status[UNKNOWN_SHAPE],
+                    exact_nodes, 1.0 if flops == 0 else exact_flops / flops,
+                    tuple(sorted(unsupported.items())), to_bind, other)
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """``1x3x224x224`` (or ``1,3,224,224``) -> (1, 3, 224, 224)."""
+    parts = text.replace(",", "x").lower().split("x") if text.strip() else []
+    try:
+        dims = tuple(int(p) for p in parts)
+    except ValueError:
+        raise OptionError(f"bad shape {text!r}: expected integers joined by 'x', e.g. 1x3x224x224") from None
+    if any(d < 0 for d in dims):
+        raise OptionError(f"bad shape {text!r}: dims must be non-negative")
+    return dims
+
+
+def analyze(model: str | os.PathLike | onnx.ModelProto | LoadedModel, dims: dict[str, int] | None = None,
+            input_shapes: dict[str, tuple[int, ...] | str] | None = None,
+            convention: str = "default") -> Analysis:
+    """Analyze a model: shapes, per-node MACs/FLOPs/bytes/params, totals and coverage.
+
+    ``dims`` binds symbolic input dims by name (``{"batch": 8}``); ``input_shapes`` replaces
+    whole input shapes (``{"input": (1, 3, 224, 224)}`` or ``"1x3x224x224"``).
+    """
+    if convention not in CONVENTIONS:
+        raise OptionError(f"unknown convention {convention!r} (choose from {', '.join(CONVENTIONS)})")
+    loaded = model if isinstance(model, LoadedModel) else load(model)
+    shapes_in = {k: (parse_shape(v) if isinstance(v, str) else tuple(int(x) for x in v))
+                 for k, v in (input_shapes or {}).items()}
+    sr: ShapeResult = infer(loaded, dims or {}, shapes_in)
+    walker = CostWalker(sr.tensors, loaded.opsets, convention)
+    walker.walk(loaded.graph)
+    nodes = tuple(walker.records)
+    main = [n for n in nodes if not n.scope]
+    params, param_bytes, bytes_by_dtype, count_by_dtype = _params(loaded.graph)
+    totals = Totals(
+        macs=sum(n.macs for n in main), flops=sum(n.flops for n in main),
+        int_ops=sum(n.int_ops for n in main), bytes_read=sum(n.bytes_read for n in main),
+        bytes_written=sum(n.bytes_written for n in main), params=params, param_bytes=param_bytes,
+        param_bytes_by_dtype=tuple(bytes_by_dtype.items()), params_by_dtype=tuple(count_by_dtype.items()),
+    )
+    notes = list(sr.notes)
+    if loaded.missing_external_files:
+        notes.append("external weight file(s) not found (not needed for analysis): "
+                     + ", ".join(loaded.missing_external_files))
+    for n in main:
+        if n.op_type in ("If", "Loop", "Scan") and n.note:
+            notes.append(f"{n.op_type} node {n.id} {n.name!r}: {n.note}")
+    info = _model_info(loaded, sr)
+    return Analysis(
+        model=info, convention=convention, dims=tuple(sorted((dims or {}).items())),
+        input_shapes=tuple(sorted(shapes_in.items())), free_dims=tuple(sr.free_dims),
+        totals=totals, by_op_type=_by_op_type(nodes), coverage=_coverage(nodes, sr.free_dims),
+        nodes=nodes, notes=tuple(notes), shape_engines=tuple(sr.engines), loaded=loaded, tensors=sr.tensors,
+    )
+
+
+def _model_info(loaded: LoadedModel, sr: ShapeResult) -> ModelInfo:
+    p = loaded.proto
+    inits = loaded.graph.initializers
+
+    def ref(name: str) -> TensorRef:
+        ti = sr.tensors.get(name)
+        if ti is None:
+            return TensorRef(name, "undefined", None)
+        return TensorRef(name, dtypes.name(ti.elem_type), ti.shape)
+
+    return ModelInfo(
+        path=None if loaded.path is None else str(loaded.path),
+        file_size_bytes=loaded.file_size_bytes,
+        producer_name=p.producer_name, producer_version=p.producer_version,
+        ir_version=int(p.ir_version), opsets=tuple(sorted(loaded.opsets.items())),
+        graph_name=p.graph.name,
+        inputs=tuple(ref(vi.name) for vi in p.graph.input if vi.name not in inits),
+        outputs=tuple(ref(vi.name) for vi in p.graph.output),
+        nodes=len(loaded.graph.nodes), nodes_in_subgraphs=_count_sub_nodes(loaded.graph),
+        initializers=len(inits), inlined_functions=loaded.inlined_functions,
+        missing_external_files=tuple(loaded.missing_external_files),
+    )
+
+
+__all__ = ["Analysis", "analyze", "input_dim_names", "parse_shape", "SCHEMA"]

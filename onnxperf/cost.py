@@ -1,0 +1,241 @@
+"""Walks a graph in stable topological order and applies the cost rules.
+
+Pure with respect to the graph: results are :class:`NodeCost` records keyed by node id,
+kept apart from the networkx graph, so one loaded graph can be analyzed many times.
+
+Statuses:
+
+* ``counted``: a rule computed the cost;
+* ``zero_by_design``: the op does no arithmetic and moves no data (views, metadata);
+* ``unsupported``: no rule for this (domain, op type, opset): reported, never counted as zero;
+* ``unknown_shape``: a rule exists but a shape it needs is not known (an unbound dim, or a
+  dim that depends on data); ``blocking`` names the symbols.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import onnx
+
+from . import conventions, dtypes
+from .loader import GraphIR
+from .ops import REGISTRY
+from .ops.registry import NodeView, OpCost, RuleEntry, SubgraphCost, TensorView
+from .shapes import Dim, TensorInfo
+
+COUNTED = "counted"
+ZERO = "zero_by_design"
+UNSUPPORTED = "unsupported"
+UNKNOWN_SHAPE = "unknown_shape"
+STATUSES = (COUNTED, ZERO, UNSUPPORTED, UNKNOWN_SHAPE)
+SUPPORTED_DOMAINS = ("", "ai.onnx.ml", "com.microsoft")
+
+#: element types whose constants count as parameters. int64 and bool constants hold shapes,
+#: axes and indices by the ONNX spec's own typing, strings hold vocabularies: not weights.
+_NON_PARAM_TYPES = {onnx.TensorProto.INT64, onnx.TensorProto.BOOL, onnx.TensorProto.STRING,
+                    onnx.TensorProto.UNDEFINED}
+
+
+@dataclass(frozen=True)
+class TensorRef:
+    name: str
+    dtype: str
+    shape: tuple[Dim, ...] | None
+
+
+@dataclass(frozen=True)
+class NodeCost:
+    """The cost of one node. Units are in the field names; MACs and FLOPs are separate."""
+
+    id: int
+    scope: str  # "" for the main graph, "<node id>/<attribute>" path for subgraph bodies
+    name: str
+    op_type: str
+    domain: str
+    family: str
+    rule_since: int | None
+    status: str
+    inputs: tuple[TensorRef | None, ...]
+    outputs: tuple[TensorRef | None, ...]
+    macs: int
+    flops: int
+    int_ops: int
+    bytes_read: int
+    bytes_written: int
+    params: int
+    exact: bool
+    blocking: tuple[str, ...]
+    note: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.scope}/{self.id}" if self.scope else str(self.id)
+
+
+def is_param_type(elem_type: int) -> bool:
+    return elem_type not in _NON_PARAM_TYPES
+
+
+@lru_cache(maxsize=4096)
+def _schema_defaults(domain: str, op_type: str, opset: int) -> tuple[tuple[str, Any], ...]:
+    try:
+        schema = onnx.defs.get_schema(op_type, opset, domain)
+    except Exception:  # no schema for this domain or version (com.microsoft ops, new ops)
+        return ()
+    out = []
+    for name, a in schema.attributes.items():
+        dv = a.default_value
+        if dv is not None and dv.type != onnx.AttributeProto.UNDEFINED:
+            out.append((name, _attr_value(dv)))
+    return tuple(out)
+
+
+def _attr_value(a: onnx.AttributeProto) -> Any:
+    if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+        return None
+    v = onnx.helper.get_attribute_value(a)
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, list) and v and isinstance(v[0], bytes):
+        return [x.decode("utf-8", "replace") for x in v]
+    if isinstance(v, onnx.TensorProto):
+        return None  # tensors in attributes are not needed by any rule (Constant is zero-cost)
+    return v
+
+
+def _attrs(node: onnx.NodeProto, domain: str, opset: int) -> dict[str, Any]:
+    attrs = dict(_schema_defaults(domain, node.op_type, opset))
+    for a in node.attribute:
+        v = _attr_value(a)
+        if v is not None:
+            attrs[a.name] = v
+    return attrs
+
+
+def _ref(name: str, tensors: dict[str, TensorInfo]) -> TensorRef | None:
+    if not name:
+        return None
+    ti = tensors.get(name)
+    if ti is None:
+        return TensorRef(name, "undefined", None)
+    return TensorRef(name, dtypes.name(ti.elem_type), ti.shape)
+
+
+class CostWalker:
+    def __init__(self, tensors: dict[str, TensorInfo], opsets: dict[str, int], convention: str = "default"):
+        self.convention = convention
+        self.tensors = tensors
+        self.opsets = opsets
+        self.records: list[NodeCost] = []
+
+    def walk(self, g: GraphIR, scope: str = "", param_names: set[str] | None = None) -> list[NodeCost]:
+        """Cost every node of ``g`` (and, recursively, its subgraphs); returns ``g``'s own records."""
+        params = param_names if param_names is not None else set()
+        own: list[NodeCost] = []
+        for idx in g.order:
+            rec = self._node(g, idx, scope, params)
+            own.append(rec)
+            self.records.append(rec)
+        return own
+
+    def _subgraph_costs(self, g: GraphIR, idx: int, scope: str, params: set[str]) -> dict[str, SubgraphCost]:
+        out = {}
+        for (node_idx, attr), sub in g.subgraphs.items():
+            if node_idx != idx:
+                continue
+            sub_scope = f"{scope + '/' if scope else ''}{idx}/{attr}"
+            recs = self.walk(sub, sub_scope, params)
+            nested = [r for r in self.records if r.scope.startswith(sub_scope + "/")]
+            out[attr] = SubgraphCost(
+                macs=sum(r.macs for r in recs), flops=sum(r.flops for r in recs),
+                int_ops=sum(r.int_ops for r in recs), bytes_read=sum(r.bytes_read for r in recs),
+                bytes_written=sum(r.bytes_written for r in recs), nodes=len(recs) + len(nested),
+                uncosted_nodes=sum(r.status in (UNSUPPORTED, UNKNOWN_SHAPE) for r in recs + nested),
+            )
+        return out
+
+    def _node(self, g: GraphIR, idx: int, scope: str, params: set[str]) -> NodeCost:
+        n = g.nodes[idx]
+        domain = "" if n.domain in ("", "ai.onnx") else n.domain
+        opset = self.opsets.get(domain)
+        # com.microsoft ops are versioned by onnxruntime, not by the model's opset import
+        entry = REGISTRY.lookup(domain, n.op_type, opset if domain != "com.microsoft" else None) \
+            if domain in SUPPORTED_DOMAINS else None
+        ins = tuple(_ref(x, self.tensors) for x in n.input)
+        outs = tuple(_ref(x, self.tensors) for x in n.output)
+        node_params = 0
+        for x in n.input:
+            rec = g.initializers.get(x) or g.constants.get(x)
+            if rec is not None and is_param_type(rec.elem_type):
+                node_params += rec.numel
+                params.add(x)
+        subcosts = self._subgraph_costs(g, idx, scope, params) if any(k[0] == idx for k in g.subgraphs) else {}
+
+        def make(status: str, cost: OpCost, entry: RuleEntry | None, blocking=(), note="", bytes_rw=(0, 0)):
+            return NodeCost(
+                id=idx, scope=scope, name=n.name, op_type=n.op_type, domain=domain,
+                family=entry.family if entry else "misc", rule_since=entry.since if entry else None,
+                status=status, inputs=ins, outputs=outs, macs=cost.macs, flops=cost.flops,
+                int_ops=cost.int_ops, bytes_read=bytes_rw[0], bytes_written=bytes_rw[1],
+                params=node_params, exact=cost.exact, blocking=tuple(sorted(blocking)),
+                note=note or cost.note,
+            )
+
+        if entry is None:
+            if domain not in SUPPORTED_DOMAINS:
+                why = f"domain {domain!r} is not supported"
+            else:
+                why = f"no cost rule for {domain or 'ai.onnx'}::{n.op_type} at opset {opset}"
+            return make(UNSUPPORTED, OpCost(), None, note=why)
+        if entry.is_zero:
+            return make(ZERO, OpCost(), entry, note=entry.zero_reason)
+
+        views_in, block_in = self._views(n.input)
+        views_out, block_out = self._views(n.output)
+        blocking = block_in | (set() if entry.outputs_may_be_unknown else block_out)
+        if blocking:
+            return make(UNKNOWN_SHAPE, OpCost(exact=False), entry, blocking=blocking,
+                        note="shape depends on " + ", ".join(sorted(blocking)))
+        consts = {}
+        for i, x in enumerate(n.input):
+            if x:
+                v = g.const_value(x)
+                if v is not None:
+                    consts[i] = v
+        view = NodeView(n.op_type, domain, n.name, opset or 1, views_in, views_out,
+                        _attrs(n, domain, opset or 1), consts, subcosts)
+        try:
+            cost = entry.fn(view)  # type: ignore[misc]
+        except (KeyError, ValueError, IndexError, TypeError, ZeroDivisionError) as exc:
+            # A rule met a node it cannot interpret (a malformed attribute, an absent
+            # required input): the node is reported, not guessed.
+            return make(UNSUPPORTED, OpCost(), entry, note=f"rule could not cost this node: {exc}")
+        # traffic always comes from the default cost; the convention re-expresses the arithmetic
+        counted = conventions.apply(self.convention, entry, view, cost)
+        br = cost.bytes_read if cost.bytes_read is not None else sum(t.nbytes for t in view.present_inputs)
+        if cost.bytes_written is not None:
+            bw = cost.bytes_written
+        else:
+            bw = sum(t.nbytes for t in view.present_outputs)
+        exact = cost.exact and not (entry.outputs_may_be_unknown and block_out)
+        counted = OpCost(counted.macs, counted.flops, counted.int_ops, None, None, exact, cost.note)
+        return make(COUNTED, counted, entry, bytes_rw=(br, bw))
+
+    def _views(self, names) -> tuple[tuple[TensorView | None, ...], set[str]]:
+        views: list[TensorView | None] = []
+        blocking: set[str] = set()
+        for x in names:
+            if not x:
+                views.append(None)
+                continue
+            ti = self.tensors.get(x)
+            if ti is None or not ti.is_static:
+                blocking |= ti.symbols() if ti is not None else {"?"}
+                views.append(None)
+            else:
+                views.append(TensorView(x, ti.elem_type, tuple(ti.shape)))  # type: ignore[arg-type]
+        return tuple(views), blocking
+

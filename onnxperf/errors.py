@@ -1,0 +1,37 @@
+"""Typed errors. Every error the tool raises on purpose is an :class:`OnnxPerfError`.
+
+The CLI maps them to exit codes in one place (:func:`onnxperf.cli.main`): a subclass names
+its own ``exit_code``; anything else that escapes is a bug and gets a traceback.
+"""
+
+from __future__ import annotations
+
+
+class OnnxPerfError(Exception):
+    """Base class; ``exit_code`` is what the CLI returns for it."""
+
+    exit_code = 2
+
+
+class InputError(OnnxPerfError):
+    """The model file or an option cannot be used (missing, unreadable, not ONNX, bad flag)."""
+
+
+class ModelFileError(InputError):
+    """The file exists but is not a readable ONNX model."""
+
+
+class GraphError(InputError):
+    """The graph is malformed: a cycle, a dangling input, duplicate names."""
+
+
+class ExternalDataError(InputError):
+    """An external-data reference is unsafe (leaves the model's folder) or malformed."""
+
+
+class DimBindingError(InputError):
+    """A ``--dim`` or ``--input-shape`` names something the model does not have, or is malformed."""
+
+
+class OptionError(InputError):
+    """A command-line option or API argument has a bad value."""

@@ -1,0 +1,376 @@
+"""Framework-neutral loader: an ONNX file (or ModelProto) -> :class:`LoadedModel`.
+
+Weights are never read: the file is parsed with ``load_external_data=False``, and the shapes
+and dtypes of initializers come from the proto. Only small integer tensors (shape constants
+such as Reshape targets or Slice starts, at most :data:`SMALL_TENSOR_ELEMENTS` elements) may be
+read from external data, and only from files inside the model's own folder.
+
+The graph is a ``networkx.MultiDiGraph``:
+
+* an op node's id is its index in the file (``int``);
+* graph inputs, initializers and outer-scope tensors are source nodes with string ids
+  ``"input:NAME"``, ``"initializer:NAME"``, ``"outer:NAME"``; graph outputs are sink nodes
+  ``"output:NAME"``;
+* every edge is one tensor, keyed by the tensor's name, so two tensors between the same
+  pair of nodes stay two edges.
+
+Nothing computed is ever written onto the graph: analyses keep their results apart, keyed
+by node id.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import onnx
+import onnx.inliner
+from onnx import numpy_helper
+
+from . import dtypes
+from .errors import ExternalDataError, GraphError, ModelFileError
+
+#: integer tensors up to this many elements may be read (from external data too): shape
+#: computations need their values. Anything larger is never read.
+SMALL_TENSOR_ELEMENTS = 64
+
+_INT_TYPES = {onnx.TensorProto.INT64, onnx.TensorProto.INT32}
+
+
+@dataclass(frozen=True)
+class Initializer:
+    """A constant tensor of the graph: shape and dtype from the proto, never its bytes."""
+
+    name: str
+    elem_type: int
+    dims: tuple[int, ...]
+    external: bool
+    #: value, only for small integer/float tensors that are inline or safely readable.
+    value: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.dims:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return dtypes.nbytes(self.elem_type, self.numel)
+
+
+@dataclass
+class GraphIR:
+    """One (sub)graph: its nodes, its DAG, its stable topological order and its constants."""
+
+    name: str
+    nodes: list[onnx.NodeProto]
+    dag: nx.MultiDiGraph
+    order: list[int]
+    inputs: list[str]
+    outputs: list[str]
+    initializers: dict[str, Initializer]
+    #: tensors produced by Constant nodes: name -> Initializer-like record
+    constants: dict[str, Initializer]
+    #: (node index, attribute name) -> subgraph
+    subgraphs: dict[tuple[int, str], "GraphIR"]
+    #: tensors used here but defined in an enclosing graph
+    outer_refs: list[str]
+
+    def const_value(self, tensor: str) -> np.ndarray | None:
+        rec = self.initializers.get(tensor) or self.constants.get(tensor)
+        return None if rec is None else rec.value
+
+
+@dataclass
+class LoadedModel:
+    """A parsed model: the original proto (weights unread), its main graph and facts."""
+
+    proto: onnx.ModelProto
+    graph: GraphIR
+    path: Path | None
+    file_size_bytes: int | None
+    opsets: dict[str, int]
+    missing_external_files: list[str]
+    inlined_functions: int
+
+
+def _normalize_domain(domain: str) -> str:
+    return "" if domain in ("", "ai.onnx") else domain
+
+
+def read_model(path: str | os.PathLike) -> tuple[onnx.ModelProto, Path, int]:
+    """Parse a model file without its external weights; typed errors for every bad file."""
+    p = Path(path)
+    if not p.exists():
+        raise ModelFileError(f"{p}: no such file")
+    if p.is_dir():
+        raise ModelFileError(f"{p}: is a directory, not an ONNX file")
+    size = p.stat().st_size
+    if size == 0:
+        raise ModelFileError(f"{p}: empty file")
+    try:
+        model = onnx.load(str(p), load_external_data=False)
+    except Exception as exc:  # protobuf DecodeError and friends
+        raise ModelFileError(f"{p}: not a readable ONNX model ({type(exc).__name__}: {_short(exc)})") from None
+    _check_model_proto(model, str(p))
+    return model, p, size
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else "no detail"
+
+
+def _check_model_proto(model: onnx.ModelProto, label: str) -> None:
+    if not isinstance(model, onnx.ModelProto):
+        raise ModelFileError(f"{label}: not an ONNX ModelProto")
+    if model.ir_version <= 0 or not model.HasField("graph"):
+        raise ModelFileError(f"{label}: not an ONNX model (no IR version or no graph)")
+    if len(model.graph.node) == 0 and len(model.graph.output) == 0:
+        raise ModelFileError(f"{label}: not an ONNX model (the graph has no nodes and no outputs)")
+
+
+def safe_external_path(base_dir: Path, location: str, tensor: str) -> Path:
+    """Resolve an external-data location, refusing anything outside ``base_dir``.
+
+    Absolute paths, ``..`` escapes and symlinks that point out of the folder are refused;
+    the file is never opened in those cases.
+    """
+    if not location:
+        raise ExternalDataError(f"tensor {tensor!r}: external data without a location")
+    if os.path.isabs(location) or location.startswith(("/", "\\")) or (len(location) > 1 and location[1] == ":"):
+        raise ExternalDataError(f"tensor {tensor!r}: external data location {location!r} is an absolute path")
+    base = base_dir.resolve()
+    target = (base / location).resolve()
+    try:
+        target.relative_to(base)
+    except ValueError:
+        raise ExternalDataError(
+            f"tensor {tensor!r}: external data location {location!r} leaves the model's folder") from None
+    return target
+
+
+def _external_info(t: onnx.TensorProto) -> dict[str, str]:
+    return {e.key: e.value for e in t.external_data}
+
+
+def _initializer(t: onnx.TensorProto, base_dir: Path | None, missing: set[str]) -> Initializer:
+    dims = tuple(int(d) for d in t.dims)
+    external = t.data_location == onnx.TensorProto.EXTERNAL
+    numel = 1
+    for d in dims:
+        numel *= d
+    value = None
+    if external:
+        info = _external_info(t)
+        location = info.get("location", "")
+        if base_dir is None:
+            # A ModelProto handed over in memory: locations cannot be resolved, only checked.
+            if os.path.isabs(location) or ".." in Path(location).parts:
+                raise ExternalDataError(
+                    f"tensor {t.name!r}: external data location {location!r} leaves the model's folder")
+        else:
+            target = safe_external_path(base_dir, location, t.name)
+            if not target.is_file():
+                missing.add(location)
+            elif numel <= SMALL_TENSOR_ELEMENTS and t.data_type in _INT_TYPES:
+                value = _read_small_external(t, target, dims, info)
+    elif numel <= SMALL_TENSOR_ELEMENTS and t.data_type != onnx.TensorProto.STRING:
+        try:
+            value = numpy_helper.to_array(t)
+        except Exception:  # malformed inline data: the value stays unknown
+            value = None
+    return Initializer(t.name, int(t.data_type), dims, external, value)
+
+
+def _read_small_external(t: onnx.TensorProto, target: Path, dims: tuple[int, ...],
+                         info: dict[str, str]) -> np.ndarray | None:
+    np_dtype = np.int64 if t.data_type == onnx.TensorProto.INT64 else np.int32
+    numel = int(np.prod(dims)) if dims else 1
+    want = numel * np.dtype(np_dtype).itemsize
+    try:
+        offset = int(info.get("offset", "0") or 0)
+        length = int(info.get("length", str(want)) or want)
+    except ValueError:
+        return None
+    if length != want or offset < 0:
+        return None
+    try:
+        with open(target, "rb") as fh:
+            fh.seek(offset)
+            raw = fh.read(want)
+    except OSError:
+        return None
+    if len(raw) != want:
+        return None
+    return np.frombuffer(raw, dtype=np.dtype(np_dtype).newbyteorder("<")).reshape(dims).copy()
+
+
+def _constant_record(node: onnx.NodeProto) -> Initializer | None:
+    """The tensor a ``Constant`` node produces, from whichever value attribute it uses."""
+    for a in node.attribute:
+        if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
+            t = a.t
+            dims = tuple(int(d) for d in t.dims)
+            numel = int(np.prod(dims)) if dims else 1
+            value = None
+            if numel <= SMALL_TENSOR_ELEMENTS and t.data_location != onnx.TensorProto.EXTERNAL \
+                    and t.data_type != onnx.TensorProto.STRING:
+                try:
+                    value = numpy_helper.to_array(t)
+                except Exception:
+                    value = None
+            return Initializer(node.output[0], int(t.data_type), dims,
+                               t.data_location == onnx.TensorProto.EXTERNAL, value)
+        if a.name in ("value_int", "value_float"):
+            if a.name == "value_int":
+                return Initializer(node.output[0], onnx.TensorProto.INT64, (), False, np.array(a.i, np.int64))
+            return Initializer(node.output[0], onnx.TensorProto.FLOAT, (), False, np.array(a.f, np.float32))
+        if a.name in ("value_ints", "value_floats"):
+            if a.name == "value_ints":
+                v = np.array(list(a.ints), np.int64)
+                return Initializer(node.output[0], onnx.TensorProto.INT64, v.shape, False,
+                                   v if v.size <= SMALL_TENSOR_ELEMENTS else None)
+            v = np.array(list(a.floats), np.float32)
+            return Initializer(node.output[0], onnx.TensorProto.FLOAT, v.shape, False,
+                               v if v.size <= SMALL_TENSOR_ELEMENTS else None)
+    return None
+
+
+def _source_key(node: int | str) -> tuple[int, int | str]:
+    # Sources first, then ops by file index, then sinks: the three kinds never compare their
+    # second members with each other, so ints and strings never meet.
+    if isinstance(node, int):
+        return (1, node)
+    return (0 if not node.startswith("output:") else 2, node)
+
+
+def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
+                outer_scope: frozenset[str] = frozenset()) -> GraphIR:
+    """Turn a GraphProto into a :class:`GraphIR`; subgraphs are built recursively."""
+    dag = nx.MultiDiGraph()
+    inits = {t.name: _initializer(t, base_dir, missing) for t in g.initializer}
+    for t in g.sparse_initializer:
+        dims = tuple(int(d) for d in t.dims)
+        inits[t.values.name] = Initializer(t.values.name, int(t.values.data_type), dims, False)
+    producer: dict[str, int | str] = {}
+    for name in inits:
+        producer[name] = f"initializer:{name}"
+        dag.add_node(f"initializer:{name}", kind="initializer", tensor=name)
+    inputs = [vi.name for vi in g.input]
+    for name in inputs:
+        if name in inits:  # old-style models list initializers as inputs too
+            continue
+        producer[name] = f"input:{name}"
+        dag.add_node(f"input:{name}", kind="input", tensor=name)
+
+    nodes = list(g.node)
+    constants: dict[str, Initializer] = {}
+    for i, n in enumerate(nodes):
+        dag.add_node(i, kind="op", op_type=n.op_type, domain=_normalize_domain(n.domain), name=n.name)
+        for out in n.output:
+            if not out:
+                continue
+            if out in producer:
+                raise GraphError(
+                    f"tensor {out!r} is produced twice (node {i} {n.op_type} {n.name!r} and {producer[out]!r})")
+            producer[out] = i
+        if n.op_type == "Constant" and _normalize_domain(n.domain) == "" and n.output:
+            rec = _constant_record(n)
+            if rec is not None:
+                constants[n.output[0]] = rec
+
+    outer_refs: list[str] = []
+    subgraphs: dict[tuple[int, str], GraphIR] = {}
+    visible = outer_scope | frozenset(producer)
+    for i, n in enumerate(nodes):
+        for inp in n.input:
+            if not inp:
+                continue
+            src = producer.get(inp)
+            if src is None:
+                if inp in outer_scope:
+                    src = f"outer:{inp}"
+                    if not dag.has_node(src):
+                        dag.add_node(src, kind="outer", tensor=inp)
+                        outer_refs.append(inp)
+                    producer[inp] = src
+                else:
+                    raise GraphError(
+                        f"node {i} ({n.op_type} {n.name!r}) reads tensor {inp!r}, which nothing produces")
+            dag.add_edge(src, i, key=inp)
+        for a in n.attribute:
+            bodies = [a.g] if a.type == onnx.AttributeProto.GRAPH else (
+                list(a.graphs) if a.type == onnx.AttributeProto.GRAPHS else [])
+            for k, body in enumerate(bodies):
+                attr_key = a.name if len(bodies) == 1 else f"{a.name}[{k}]"
+                sub = build_graph(body, base_dir, missing, visible)
+                subgraphs[(i, attr_key)] = sub
+                # The body's free variables are implicit inputs of this node.
+                for ref in sub.outer_refs:
+                    src = producer.get(ref)
+                    if src is None and ref in outer_scope:
+                        src = f"outer:{ref}"
+                        if not dag.has_node(src):
+                            dag.add_node(src, kind="outer", tensor=ref)
+                            outer_refs.append(ref)
+                        producer[ref] = src
+                    if src is not None:
+                        dag.add_edge(src, i, key=ref)
+
+    outputs = [vi.name for vi in g.output]
+    for name in outputs:
+        src = producer.get(name)
+        if src is None:
+            if name in outer_scope:
+                src = f"outer:{name}"
+                if not dag.has_node(src):
+                    dag.add_node(src, kind="outer", tensor=name)
+                    outer_refs.append(name)
+            else:
+                raise GraphError(f"graph output {name!r} is produced by nothing")
+        sink = f"output:{name}"
+        if dag.has_node(sink):
+            raise GraphError(f"graph output {name!r} is listed twice")
+        dag.add_node(sink, kind="output", tensor=name)
+        dag.add_edge(src, sink, key=name)
+
+    try:
+        topo = list(nx.lexicographical_topological_sort(dag, key=_source_key))
+    except nx.NetworkXUnfeasible:
+        cycle = nx.find_cycle(dag)
+        members = sorted({u for u, *_ in cycle if isinstance(u, int)})
+        raise GraphError(f"graph {g.name!r} has a cycle through nodes {members[:10]}") from None
+    order = [n for n in topo if isinstance(n, int)]
+    return GraphIR(g.name, nodes, dag, order, inputs, outputs, inits, constants, subgraphs, outer_refs)
+
+
+def load(model: str | os.PathLike | onnx.ModelProto) -> LoadedModel:
+    """Load a model from a path or an in-memory ModelProto, without reading its weights."""
+    if isinstance(model, onnx.ModelProto):
+        proto, path, size = model, None, None
+        _check_model_proto(proto, "<ModelProto>")
+        base_dir = None
+    else:
+        proto, path, size = read_model(model)
+        base_dir = path.parent
+    inlined = 0
+    if len(proto.functions):
+        inlined = len(proto.functions)
+        try:
+            proto = onnx.inliner.inline_local_functions(proto)
+        except Exception as exc:
+            raise ModelFileError(f"{path or '<ModelProto>'}: cannot inline model-local functions ({_short(exc)})") from None
+    opsets: dict[str, int] = {}
+    for imp in proto.opset_import:
+        opsets[_normalize_domain(imp.domain)] = int(imp.version)
+    if "" not in opsets and proto.ir_version < 3:
+        opsets[""] = 1
+    missing: set[str] = set()
+    graph = build_graph(proto.graph, base_dir, missing)
+    return LoadedModel(proto, graph, path, size, opsets, sorted(missing), inlined)

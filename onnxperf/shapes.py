@@ -1,0 +1,293 @@
+"""Shapes of every tensor, with symbolic dims bound by the user.
+
+Order of trust:
+
+1. ``onnx.shape_inference.infer_shapes(..., data_prop=True)`` on a weight-free skeleton of the
+   model whose graph inputs carry the user's bindings (``--dim``, ``--input-shape``);
+2. where ONNX leaves gaps, onnxruntime's symbolic shape inference on the same skeleton (it
+   crashes on some graphs: the crash is caught, recorded as a note, and analysis goes on);
+3. nothing else: a shape neither can resolve stays unknown and the nodes that need it are
+   reported ``unknown_shape``. Nothing is silently set to 1 or 0.
+
+A dim is an ``int`` (known), a ``str`` (a symbol, e.g. ``batch`` or an expression that
+onnxruntime produced such as ``2*seq``) or ``None`` (unknown).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from dataclasses import dataclass, field
+
+import onnx
+
+from . import dtypes
+from .errors import DimBindingError
+from .loader import LoadedModel
+
+Dim = int | str | None
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/-]*")
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """A tensor's element type and shape. ``shape`` is None when even the rank is unknown."""
+
+    name: str
+    elem_type: int
+    shape: tuple[Dim, ...] | None
+
+    @property
+    def is_static(self) -> bool:
+        return self.shape is not None and all(isinstance(d, int) for d in self.shape)
+
+    @property
+    def numel(self) -> int:
+        """Element count; only valid for static shapes (exact Python int, never overflows)."""
+        n = 1
+        for d in self.shape or ():
+            n *= d  # type: ignore[operator]
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return dtypes.nbytes(self.elem_type, self.numel)
+
+    def symbols(self) -> set[str]:
+        """Names of the symbols this shape still depends on (``?`` for an unknown dim or rank)."""
+        if self.shape is None:
+            return {"?"}
+        out: set[str] = set()
+        for d in self.shape:
+            if d is None:
+                out.add("?")
+            elif isinstance(d, str):
+                out.update(m for m in _IDENT.findall(d) if not m.isdigit()) or out.add("?")
+        return out
+
+    def shape_str(self) -> str:
+        if self.shape is None:
+            return "?"
+        return "[" + ",".join("?" if d is None else str(d) for d in self.shape) + "]"
+
+
+@dataclass
+class ShapeResult:
+    tensors: dict[str, TensorInfo]
+    #: the user's bindings, as applied
+    bound: dict[str, int]
+    input_shapes: dict[str, tuple[int, ...]]
+    #: symbolic dims of the graph inputs that the user left unbound, in first-seen order
+    free_dims: list[str]
+    notes: list[str] = field(default_factory=list)
+    engines: list[str] = field(default_factory=list)
+
+
+def _dim_of(d: onnx.TensorShapeProto.Dimension) -> Dim:
+    if d.HasField("dim_value"):
+        return int(d.dim_value)
+    if d.HasField("dim_param") and d.dim_param:
+        return d.dim_param
+    return None
+
+
+def _info_of(vi: onnx.ValueInfoProto) -> TensorInfo | None:
+    t = vi.type
+    if not t.HasField("tensor_type"):
+        if t.HasField("sparse_tensor_type"):
+            tt = t.sparse_tensor_type
+        else:
+            return None
+    else:
+        tt = t.tensor_type
+    shape = tuple(_dim_of(d) for d in tt.shape.dim) if tt.HasField("shape") else None
+    return TensorInfo(vi.name, int(tt.elem_type), shape)
+
+
+def _knownness(ti: TensorInfo | None) -> tuple[int, int, int]:
+    if ti is None:
+        return (-1, 0, 0)
+    if ti.shape is None:
+        return (0, 0, int(ti.elem_type != 0))
+    return (1, sum(isinstance(d, int) for d in ti.shape) - sum(d is None for d in ti.shape),
+            int(ti.elem_type != 0))
+
+
+def input_dim_names(loaded: LoadedModel) -> list[str]:
+    """Symbolic dim names of the graph inputs (initializers excluded), in first-seen order."""
+    names: list[str] = []
+    inits = loaded.graph.initializers
+    for vi in loaded.proto.graph.input:
+        if vi.name in inits:
+            continue
+        ti = _info_of(vi)
+        for d in (ti.shape or ()) if ti else ():
+            if isinstance(d, str) and d not in names:
+                names.append(d)
+    return names
+
+
+def skeleton(loaded: LoadedModel) -> onnx.ModelProto:
+    """A copy of the model without weight bytes: every initializer that is external, or too
+    large to matter for shape computations, becomes a typed graph input instead."""
+    src = loaded.proto
+    m = onnx.ModelProto()
+    m.ir_version = src.ir_version
+    m.opset_import.extend(src.opset_import)
+    m.producer_name = src.producer_name
+    m.producer_version = src.producer_version
+    g = m.graph
+    sg = src.graph
+    g.name = sg.name
+    g.node.extend(sg.node)
+    init_names = set()
+    for t in sg.initializer:
+        init_names.add(t.name)
+        rec = loaded.graph.initializers[t.name]
+        if rec.value is not None and not rec.external:
+            g.initializer.append(t)
+        elif rec.value is not None:  # small external tensor, read safely by the loader
+            g.initializer.append(onnx.numpy_helper.from_array(rec.value, t.name))
+        else:
+            g.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    for vi in sg.input:
+        if vi.name not in init_names:
+            g.input.append(vi)
+    g.output.extend(sg.output)
+    g.value_info.extend(sg.value_info)
+    return m
+
+
+def _bind(m: onnx.ModelProto, loaded: LoadedModel, dims: dict[str, int],
+          input_shapes: dict[str, tuple[int, ...]]) -> list[str]:
+    """Apply bindings to the skeleton's graph inputs in place; returns the free dims left."""
+    known_dims = input_dim_names(loaded)
+    for name, value in dims.items():
+        if name not in known_dims:
+            avail = ", ".join(known_dims) or "none"
+            raise DimBindingError(f"--dim {name}: the model's inputs have no dim named {name!r} (symbolic dims: {avail})")
+        if not isinstance(value, int) or value < 0:
+            raise DimBindingError(f"--dim {name}={value}: a dim must be a non-negative integer")
+    real_inputs = {vi.name: vi for vi in m.graph.input if vi.name not in loaded.graph.initializers}
+    for name, shape in input_shapes.items():
+        vi = real_inputs.get(name)
+        if vi is None:
+            avail = ", ".join(real_inputs) or "none"
+            raise DimBindingError(f"--input-shape {name}: the model has no input named {name!r} (inputs: {avail})")
+        if any((not isinstance(d, int)) or d < 0 for d in shape):
+            raise DimBindingError(f"--input-shape {name}: dims must be non-negative integers")
+        tt = vi.type.tensor_type
+        if tt.HasField("shape") and len(tt.shape.dim) != len(shape):
+            raise DimBindingError(
+                f"--input-shape {name}: rank {len(shape)} given, the model declares rank {len(tt.shape.dim)}")
+        del tt.shape.dim[:]
+        for d in shape:
+            tt.shape.dim.add().dim_value = d
+    free: list[str] = []
+    for vi in real_inputs.values():
+        tt = vi.type.tensor_type
+        for d in tt.shape.dim:
+            if d.HasField("dim_param") and d.dim_param:
+                if d.dim_param in dims:
+                    d.dim_value = dims[d.dim_param]  # clears dim_param (oneof)
+                elif d.dim_param not in free:
+                    free.append(d.dim_param)
+    return free
+
+
+def _collect(g: onnx.GraphProto, out: dict[str, TensorInfo]) -> None:
+    for seq in (g.input, g.output, g.value_info):
+        for vi in seq:
+            ti = _info_of(vi)
+            if ti is not None and _knownness(ti) > _knownness(out.get(vi.name)):
+                out[vi.name] = ti
+    for n in g.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                _collect(a.g, out)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sub in a.graphs:
+                    _collect(sub, out)
+
+
+def _gaps(g: onnx.GraphProto, tensors: dict[str, TensorInfo], free: set[str]) -> int:
+    """Node outputs of the main graph whose shape is missing or unknown beyond free dims."""
+    n_gaps = 0
+    for n in g.node:
+        for o in n.output:
+            if not o:
+                continue
+            ti = tensors.get(o)
+            if ti is None or ti.shape is None or not ti.symbols() <= free:
+                n_gaps += 1
+    return n_gaps
+
+
+def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
+          input_shapes: dict[str, tuple[int, ...]] | None = None) -> ShapeResult:
+    """Resolve every tensor's shape under the given bindings."""
+    dims = dict(dims or {})
+    input_shapes = {k: tuple(v) for k, v in (input_shapes or {}).items()}
+    sk = skeleton(loaded)
+    free = _bind(sk, loaded, dims, input_shapes)
+    notes: list[str] = []
+    engines: list[str] = []
+    tensors: dict[str, TensorInfo] = {}
+    for rec in loaded.graph.initializers.values():
+        tensors[rec.name] = TensorInfo(rec.name, rec.elem_type, rec.dims)
+    inferred = None
+    try:
+        inferred = onnx.shape_inference.infer_shapes(sk, check_type=False, strict_mode=False, data_prop=True)
+        engines.append("onnx")
+    except Exception as exc:  # the checker refuses some graphs; go on without it
+        notes.append(f"onnx shape inference failed: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__}")
+    _collect(inferred.graph if inferred is not None else sk.graph, tensors)
+    for name, rec in loaded.graph.initializers.items():
+        tensors[name] = TensorInfo(name, rec.elem_type, rec.dims)
+    _add_constants(loaded.graph, tensors)
+
+    free_set = set(free)
+    if _gaps(sk.graph, tensors, free_set):
+        ort = _ort_symbolic(sk, notes)
+        if ort is not None:
+            engines.append("onnxruntime-symbolic")
+            ort_tensors: dict[str, TensorInfo] = {}
+            _collect(ort.graph, ort_tensors)
+            for name, ti in ort_tensors.items():
+                cur = tensors.get(name)
+                if _knownness(ti) > _knownness(cur):
+                    if cur is not None and cur.elem_type and not ti.elem_type:
+                        ti = TensorInfo(name, cur.elem_type, ti.shape)
+                    tensors[name] = ti
+    return ShapeResult(tensors, dims, input_shapes, free, notes, engines)
+
+
+def _add_constants(graph, tensors: dict[str, TensorInfo]) -> None:
+    for name, rec in graph.constants.items():
+        tensors.setdefault(name, TensorInfo(name, rec.elem_type, rec.dims))
+    for sub in graph.subgraphs.values():
+        for name, rec in sub.initializers.items():
+            tensors[name] = TensorInfo(name, rec.elem_type, rec.dims)
+        _add_constants(sub, tensors)
+
+
+def _ort_symbolic(sk: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto | None:
+    try:
+        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+    except Exception:  # onnxruntime missing or broken: ONNX's result stands
+        notes.append("onnxruntime symbolic shape inference unavailable")
+        return None
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            import logging
+
+            logging.getLogger("onnxruntime.tools.symbolic_shape_infer").setLevel(logging.CRITICAL)
+            return SymbolicShapeInference.infer_shapes(sk, auto_merge=True, guess_output_rank=False, verbose=0)
+    except Exception as exc:
+        text = str(exc).strip().splitlines()
+        notes.append(f"onnxruntime symbolic shape inference failed: {type(exc).__name__}"
+                     + (f": {text[0][:160]}" if text else ""))
+        return None
