@@ -46,7 +46,6 @@ import onnxruntime as ort
 import torch
 import torchvision
 import transformers
-from onnx import numpy_helper
 from onnx.external_data_helper import _get_all_tensors, uses_external_data
 
 SEED = 0

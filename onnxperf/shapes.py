@@ -64,7 +64,8 @@ class TensorInfo:
             if d is None:
                 out.add("?")
             elif isinstance(d, str):
-                out.update(m for m in _IDENT.findall(d) if not m.isdigit()) or out.add("?")
+                names = [m for m in _IDENT.findall(d) if not m.isdigit()]
+                out.update(names or ["?"])
         return out
 
     def shape_str(self) -> str:
@@ -141,7 +142,15 @@ def skeleton(loaded: LoadedModel) -> onnx.ModelProto:
     g = m.graph
     sg = src.graph
     g.name = sg.name
-    g.node.extend(sg.node)
+    # Constant nodes whose value is external or was not read become typed graph inputs:
+    # inference needs only their type and shape, and onnxruntime's symbolic inference would
+    # otherwise try to read their bytes.
+    for node in sg.node:
+        rec = loaded.graph.constants.get(node.output[0]) if node.op_type == "Constant" and node.output else None
+        if rec is not None and rec.value is None and node.domain in ("", "ai.onnx"):
+            g.input.append(onnx.helper.make_tensor_value_info(rec.name, rec.elem_type, list(rec.dims)))
+        else:
+            g.node.append(node)
     init_names = set()
     for t in sg.initializer:
         init_names.add(t.name)
@@ -155,6 +164,12 @@ def skeleton(loaded: LoadedModel) -> onnx.ModelProto:
     for vi in sg.input:
         if vi.name not in init_names:
             g.input.append(vi)
+    # declared inputs come first, in file order, for readability of the skeleton
+    declared = [vi.name for vi in sg.input if vi.name not in init_names]
+    order = {name: i for i, name in enumerate(declared)}
+    ins = sorted(g.input, key=lambda vi: order.get(vi.name, len(order)))
+    del g.input[:]
+    g.input.extend(ins)
     g.output.extend(sg.output)
     g.value_info.extend(sg.value_info)
     return m

@@ -1,0 +1,1 @@
+"""One module per subcommand. Each exposes ``add_parser(subparsers)`` and ``run(args) -> int``."""

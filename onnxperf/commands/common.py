@@ -1,0 +1,51 @@
+"""Options shared by the subcommands: model bindings, output format and file."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..analysis import parse_shape
+from ..conventions import CONVENTIONS
+from ..errors import OptionError
+
+
+def add_output(p: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
+    p.add_argument("--format", choices=formats, default=formats[0], help="output format (default: %(default)s)")
+    p.add_argument("-o", "--output", metavar="FILE", default=None,
+                   help="write to FILE (atomically) instead of standard output")
+
+
+def add_bindings(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind a symbolic input dim, e.g. --dim batch=8 (repeatable)")
+    p.add_argument("--input-shape", action="append", default=[], metavar="INPUT=SHAPE",
+                   help="set a whole input shape, e.g. --input-shape input=1x3x224x224 (repeatable)")
+    p.add_argument("--convention", choices=CONVENTIONS, default="default",
+                   help="how MACs/FLOPs are counted: default (onnxperf), torch (torch.utils.flop_counter), "
+                        "fvcore (fvcore FlopCountAnalysis); see docs/conventions.md")
+
+
+def parse_dims(items: list[str]) -> dict[str, int]:
+    dims: dict[str, int] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise OptionError(f"--dim {item!r}: expected NAME=VALUE, e.g. batch=8")
+        try:
+            v = int(value)
+        except ValueError:
+            raise OptionError(f"--dim {item!r}: {value!r} is not an integer") from None
+        if v < 0:
+            raise OptionError(f"--dim {item!r}: a dim must be non-negative")
+        dims[name] = v
+    return dims
+
+
+def parse_input_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
+    out: dict[str, tuple[int, ...]] = {}
+    for item in items:
+        name, sep, value = item.rpartition("=")
+        if not sep or not name:
+            raise OptionError(f"--input-shape {item!r}: expected INPUT=SHAPE, e.g. input=1x3x224x224")
+        out[name] = parse_shape(value)
+    return out

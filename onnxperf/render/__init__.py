@@ -1,0 +1,1 @@
+"""Renderers: they format a finished result; they never compute or collect anything."""

@@ -1,0 +1,42 @@
+"""Human-readable numbers for text and Markdown output (JSON keeps exact integers)."""
+
+from __future__ import annotations
+
+
+def si(x: float | int | None, unit: str = "") -> str:
+    """3 significant digits with an SI prefix: 4.09 G, 25.6 M, 512."""
+    if x is None:
+        return "?"
+    ax = abs(x)
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if ax >= scale:
+            return f"{x / scale:.3g} {prefix}{unit}".rstrip()
+    if isinstance(x, int) or float(x).is_integer():
+        return f"{int(x)} {unit}".rstrip()
+    return f"{x:.3g} {unit}".rstrip()
+
+
+def binary_bytes(x: int | None) -> str:
+    """Bytes with binary prefixes: 97.5 MiB."""
+    if x is None:
+        return "?"
+    for scale, prefix in ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if abs(x) >= scale:
+            return f"{x / scale:.3g} {prefix}"
+    return f"{x} B"
+
+
+def pct(x: float | None) -> str:
+    return "?" if x is None else f"{100 * x:.1f}%"
+
+
+def shape(s: tuple | list | None) -> str:
+    if s is None:
+        return "?"
+    return "[" + ",".join("?" if d is None else str(d) for d in s) + "]"
+
+
+def clean(text: str, limit: int = 60) -> str:
+    """A name made safe for one line of a terminal: control characters escaped, long names cut."""
+    out = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return out if len(out) <= limit else out[: limit - 1] + "…"

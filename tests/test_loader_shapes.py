@@ -1,0 +1,228 @@
+"""Loader (DAG, order, safety) and shape binding: unknown is never zero."""
+
+import os
+
+import networkx as nx
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import onnxperf
+from onnxperf.errors import DimBindingError, ExternalDataError, GraphError, ModelFileError
+from onnxperf.loader import load
+
+from .util import F32, const, model, single, vi
+
+
+def _two_tensors_between_same_nodes():
+    # Split produces two tensors that both feed the same Add: a plain DiGraph would merge them.
+    nodes = [helper.make_node("Split", ["x"], ["a", "b"], axis=0, num_outputs=2),
+             helper.make_node("Add", ["a", "b"], ["y"])]
+    return model(nodes, [vi("x", [4, 3])], [vi("y", None)], opset=18)
+
+
+def test_dag_is_multidigraph_keyed_by_tensor_with_sources_and_sinks():
+    lm = load(_two_tensors_between_same_nodes())
+    g = lm.graph.dag
+    assert isinstance(g, nx.MultiDiGraph)
+    assert set(g.get_edge_data(0, 1).keys()) == {"a", "b"}
+    assert g.has_edge("input:x", 0, key="x")
+    assert g.has_edge(1, "output:y", key="y")
+    assert lm.graph.order == [0, 1]
+
+
+def test_initializers_are_source_nodes():
+    m = single("MatMul", {"a": [2, 3], "w": None}, inits=[const("w", [3, 4])])
+    m.graph.node[0].input[1] = "w"
+    g = load(m).graph.dag
+    assert g.has_edge("initializer:w", 0, key="w")
+
+
+def test_order_is_topological_even_if_file_is_not():
+    nodes = [helper.make_node("Relu", ["t"], ["y"]), helper.make_node("Neg", ["x"], ["t"])]
+    m = model(nodes, [vi("x", [3])], [vi("y", None)])
+    assert load(m).graph.order == [1, 0]
+
+
+def test_cycle_is_a_graph_error():
+    nodes = [helper.make_node("Add", ["x", "b"], ["a"]), helper.make_node("Relu", ["a"], ["b"])]
+    with pytest.raises(GraphError, match="cycle"):
+        load(model(nodes, [vi("x", [3])], [vi("b", None)]))
+
+
+def test_dangling_input_and_duplicate_producer():
+    with pytest.raises(GraphError, match="nothing produces"):
+        load(model([helper.make_node("Relu", ["nope"], ["y"])], [vi("x", [3])], [vi("y", None)]))
+    nodes = [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Neg", ["x"], ["y"])]
+    with pytest.raises(GraphError, match="produced twice"):
+        load(model(nodes, [vi("x", [3])], [vi("y", None)]))
+
+
+def test_bad_files(tmp_path):
+    with pytest.raises(ModelFileError, match="no such file"):
+        load(tmp_path / "missing.onnx")
+    with pytest.raises(ModelFileError, match="directory"):
+        load(tmp_path)
+    (tmp_path / "empty.onnx").write_bytes(b"")
+    with pytest.raises(ModelFileError, match="empty"):
+        load(tmp_path / "empty.onnx")
+    (tmp_path / "text.onnx").write_text("hello, I am not a model\n" * 10)
+    with pytest.raises(ModelFileError):
+        load(tmp_path / "text.onnx")
+
+
+def _external_model(tmp_path, location):
+    w = const("w", [64, 64])
+    m = single("MatMul", {"a": [2, 64], "w": None}, inits=[w])
+    m.graph.node[0].input[1] = "w"
+    t = m.graph.initializer[0]
+    t.ClearField("raw_data")
+    t.ClearField("float_data")
+    t.data_location = TensorProto.EXTERNAL
+    e = t.external_data.add()
+    e.key, e.value = "location", location
+    p = tmp_path / "m.onnx"
+    onnx.save(m, str(p))
+    return p
+
+
+def test_missing_external_weights_still_analyzed(tmp_path):
+    p = _external_model(tmp_path, "weights.bin")
+    a = onnxperf.analyze(p)
+    assert a.model.missing_external_files == ("weights.bin",)
+    assert a.totals.params == 64 * 64
+    assert a.totals.macs == 2 * 64 * 64
+
+
+@pytest.mark.parametrize("location", ["../../etc/passwd", "/etc/passwd", "sub/../../x.bin"])
+def test_external_data_outside_folder_is_refused(tmp_path, location):
+    p = _external_model(tmp_path, location)
+    with pytest.raises(ExternalDataError, match="leaves the model's folder|absolute"):
+        load(p)
+
+
+def test_external_symlink_out_of_folder_is_refused(tmp_path):
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"\0" * 16)
+    sub = tmp_path / "model"
+    sub.mkdir()
+    os.symlink(outside, sub / "w.bin")
+    p = _external_model(sub, "w.bin")
+    with pytest.raises(ExternalDataError, match="leaves the model's folder"):
+        load(p)
+
+
+def test_small_external_shape_constant_is_read_for_shape_inference(tmp_path):
+    # Reshape target stored as external data inside the folder: read (4 int64s), used for shapes.
+    target = onnx.numpy_helper.from_array(__import__("numpy").array([3, 8], dtype="int64"), "shape")
+    (tmp_path / "shape.bin").write_bytes(target.raw_data)
+    target.ClearField("raw_data")
+    target.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "shape.bin"), ("offset", "0"), ("length", "16")):
+        e = target.external_data.add()
+        e.key, e.value = k, v
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"]), helper.make_node("Relu", ["r"], ["y"])]
+    m = model(nodes, [vi("x", [2, 12])], [vi("y", None)], [target])
+    onnx.save(m, str(tmp_path / "m.onnx"))
+    a = onnxperf.analyze(tmp_path / "m.onnx")
+    relu = a.main_nodes[1]
+    assert relu.outputs[0].shape == (3, 8)
+    assert relu.flops == 3 * 8
+
+
+def _symbolic_mlp():
+    h, f = 16, 64
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"]), helper.make_node("Relu", ["h"], ["y"])]
+    return model(nodes, [vi("x", ["batch", "seq", h])], [vi("y", None)], [const("w1", [h, f])]), h, f
+
+
+def test_unbound_dims_are_unknown_not_zero_and_listed():
+    m, h, f = _symbolic_mlp()
+    a = onnxperf.analyze(m)
+    assert [n.status for n in a.main_nodes] == ["unknown_shape", "unknown_shape"]
+    assert a.coverage.dims_to_bind == ("batch", "seq")
+    assert a.main_nodes[0].blocking == ("batch", "seq")
+    assert a.totals.macs == 0 and a.coverage.unknown_shape == 2
+
+
+def test_binding_dims_and_input_shapes():
+    m, h, f = _symbolic_mlp()
+    batch, seq = 3, 7
+    a = onnxperf.analyze(m, dims={"batch": batch, "seq": seq})
+    assert a.totals.macs == batch * seq * h * f
+    assert a.coverage.complete
+    a2 = onnxperf.analyze(m, input_shapes={"x": f"{batch}x{seq}x{h}"})
+    assert a2.totals.macs == a.totals.macs
+
+
+def test_partial_binding_reports_remaining_dim():
+    m, _, _ = _symbolic_mlp()
+    a = onnxperf.analyze(m, dims={"batch": 2})
+    assert a.coverage.dims_to_bind == ("seq",)
+
+
+@pytest.mark.parametrize("kw,msg", [
+    ({"dims": {"nope": 3}}, "no dim named 'nope'"),
+    ({"input_shapes": {"zz": (1, 2, 3)}}, "no input named 'zz'"),
+    ({"input_shapes": {"x": (1, 2)}}, "rank 2 given"),
+])
+def test_bad_bindings(kw, msg):
+    m, _, _ = _symbolic_mlp()
+    with pytest.raises(DimBindingError, match=msg):
+        onnxperf.analyze(m, **kw)
+
+
+def test_huge_dims_stay_exact_integers():
+    m, h, f = _symbolic_mlp()
+    batch = 2 ** 40
+    a = onnxperf.analyze(m, dims={"batch": batch, "seq": 1})
+    assert a.totals.macs == batch * h * f
+    assert isinstance(a.totals.macs, int)
+
+
+def test_unknown_domain_is_unsupported_and_named():
+    nodes = [helper.make_node("Relu", ["x"], ["t"]),
+             helper.make_node("Frobnicate", ["t"], ["y"], domain="com.example")]
+    m = model(nodes, [vi("x", [3])], [vi("y", [3])], extra_opsets={"com.example": 1})
+    a = onnxperf.analyze(m)
+    assert a.main_nodes[1].status == "unsupported"
+    assert "com.example" in a.main_nodes[1].note
+    assert dict(a.coverage.unsupported_op_types) == {"com.example::Frobnicate": 1}
+    assert a.main_nodes[0].status == "counted"
+
+
+def test_shared_initializer_counted_once_in_params():
+    w = const("w", [8, 8])
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["a"]), helper.make_node("MatMul", ["a", "w"], ["y"])]
+    a = onnxperf.analyze(model(nodes, [vi("x", [2, 8])], [vi("y", None)], [w]))
+    assert a.totals.params == 8 * 8
+    assert [n.params for n in a.main_nodes] == [64, 64]
+    assert a.totals.param_bytes == 64 * 4
+
+
+def test_int64_constants_are_not_parameters():
+    shape = const("shape", [2], TensorProto.INT64, [4, 3])
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"])]
+    a = onnxperf.analyze(model(nodes, [vi("x", [12])], [vi("y", None)], [shape]))
+    assert a.totals.params == 0
+
+
+def test_model_local_functions_are_inlined():
+    fn = helper.make_function("local", "Twice", ["a"], ["b"],
+                              [helper.make_node("Add", ["a", "a"], ["b"])], [helper.make_opsetid("", 17)])
+    node = helper.make_node("Twice", ["x"], ["y"], domain="local")
+    g = helper.make_graph([node], "g", [vi("x", [5, 5])], [vi("y", None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)],
+                          functions=[fn])
+    m.ir_version = 10
+    a = onnxperf.analyze(m)
+    assert a.model.inlined_functions == 1
+    assert [n.op_type for n in a.main_nodes] == ["Add"]
+    assert a.totals.flops == 25
+
+
+def test_same_model_same_options_byte_identical_json():
+    m, _, _ = _symbolic_mlp()
+    one = onnxperf.analyze(m, dims={"batch": 2, "seq": 3}).to_json()
+    two = onnxperf.analyze(m, dims={"batch": 2, "seq": 3}).to_json()
+    assert one == two
