@@ -75,8 +75,11 @@ class NodeCost:
         return f"{self.scope}/{self.id}" if self.scope else str(self.id)
 
 
-def is_param_type(elem_type: int) -> bool:
-    return elem_type not in _NON_PARAM_TYPES
+def is_param(elem_type: int, numel: int) -> bool:
+    """Does a constant tensor count as parameters? Not int64/bool/string tensors (shapes, axes,
+    indices, vocabularies by the ONNX spec's typing) and not single elements (eps, scales,
+    exponents: hyperparameters written as constants). See docs/conventions.md."""
+    return elem_type not in _NON_PARAM_TYPES and numel > 1
 
 
 @lru_cache(maxsize=4096)
@@ -130,6 +133,14 @@ class CostWalker:
         self.tensors = tensors
         self.opsets = opsets
         self.records: list[NodeCost] = []
+        self._refs: dict[str, TensorRef | None] = {}
+        self._views_cache: dict[str, tuple[TensorView | None, frozenset[str]]] = {}
+
+    def _ref(self, name: str) -> TensorRef | None:
+        r = self._refs.get(name)
+        if r is None and name:
+            r = self._refs[name] = _ref(name, self.tensors)
+        return r
 
     def walk(self, g: GraphIR, scope: str = "", param_names: set[str] | None = None) -> list[NodeCost]:
         """Cost every node of ``g`` (and, recursively, its subgraphs); returns ``g``'s own records."""
@@ -164,12 +175,12 @@ class CostWalker:
         # com.microsoft ops are versioned by onnxruntime, not by the model's opset import
         entry = REGISTRY.lookup(domain, n.op_type, opset if domain != "com.microsoft" else None) \
             if domain in SUPPORTED_DOMAINS else None
-        ins = tuple(_ref(x, self.tensors) for x in n.input)
-        outs = tuple(_ref(x, self.tensors) for x in n.output)
+        ins = tuple(self._ref(x) for x in n.input)
+        outs = tuple(self._ref(x) for x in n.output)
         node_params = 0
         for x in n.input:
             rec = g.initializers.get(x) or g.constants.get(x)
-            if rec is not None and is_param_type(rec.elem_type):
+            if rec is not None and is_param(rec.elem_type, rec.numel):
                 node_params += rec.numel
                 params.add(x)
         subcosts = self._subgraph_costs(g, idx, scope, params) if any(k[0] == idx for k in g.subgraphs) else {}
@@ -224,6 +235,17 @@ class CostWalker:
         counted = OpCost(counted.macs, counted.flops, counted.int_ops, None, None, exact, cost.note)
         return make(COUNTED, counted, entry, bytes_rw=(br, bw))
 
+    def _view(self, x: str) -> tuple[TensorView | None, frozenset[str]]:
+        hit = self._views_cache.get(x)
+        if hit is None:
+            ti = self.tensors.get(x)
+            if ti is None or not ti.is_static:
+                hit = (None, frozenset(ti.symbols() if ti is not None else {"?"}))
+            else:
+                hit = (TensorView(x, ti.elem_type, tuple(ti.shape)), frozenset())  # type: ignore[arg-type]
+            self._views_cache[x] = hit
+        return hit
+
     def _views(self, names) -> tuple[tuple[TensorView | None, ...], set[str]]:
         views: list[TensorView | None] = []
         blocking: set[str] = set()
@@ -231,11 +253,8 @@ class CostWalker:
             if not x:
                 views.append(None)
                 continue
-            ti = self.tensors.get(x)
-            if ti is None or not ti.is_static:
-                blocking |= ti.symbols() if ti is not None else {"?"}
-                views.append(None)
-            else:
-                views.append(TensorView(x, ti.elem_type, tuple(ti.shape)))  # type: ignore[arg-type]
+            v, b = self._view(x)
+            views.append(v)
+            blocking |= b
         return tuple(views), blocking
 

@@ -159,7 +159,12 @@ def _external_info(t: onnx.TensorProto) -> dict[str, str]:
     return {e.key: e.value for e in t.external_data}
 
 
-def _initializer(t: onnx.TensorProto, base_dir: Path | None, missing: set[str]) -> Initializer:
+class _PathCache(dict):
+    """location -> resolved path, so each external file is checked once per load."""
+
+
+def _initializer(t: onnx.TensorProto, base_dir: Path | None, missing: set[str],
+                 paths: _PathCache | None = None) -> Initializer:
     dims = tuple(int(d) for d in t.dims)
     external = t.data_location == onnx.TensorProto.EXTERNAL
     numel = 1
@@ -175,8 +180,14 @@ def _initializer(t: onnx.TensorProto, base_dir: Path | None, missing: set[str]) 
                 raise ExternalDataError(
                     f"tensor {t.name!r}: external data location {location!r} leaves the model's folder")
         else:
-            target = safe_external_path(base_dir, location, t.name)
-            if not target.is_file():
+            if paths is not None and location in paths:
+                target, is_file = paths[location]
+            else:
+                target = safe_external_path(base_dir, location, t.name)
+                is_file = target.is_file()
+                if paths is not None:
+                    paths[location] = (target, is_file)
+            if not is_file:
                 missing.add(location)
             elif numel <= SMALL_TENSOR_ELEMENTS and t.data_type in _INT_TYPES:
                 value = _read_small_external(t, target, dims, info)
@@ -250,11 +261,29 @@ def _source_key(node: int | str) -> tuple[int, int | str]:
     return (0 if not node.startswith("output:") else 2, node)
 
 
+def _stable_order(dag: nx.MultiDiGraph, nodes: list[onnx.NodeProto], graph_name: str) -> list[int]:
+    """Ops in ``nx.lexicographical_topological_sort`` order keyed by file index.
+
+    When the file is already topologically sorted (as the ONNX spec requires), that order *is*
+    the file order, so it is returned after a linear check of every edge; otherwise networkx
+    sorts (and finds cycles)."""
+    if all(u < v for u, v in dag.edges() if isinstance(u, int) and isinstance(v, int)):
+        return list(range(len(nodes)))
+    try:
+        topo = list(nx.lexicographical_topological_sort(dag, key=_source_key))
+    except nx.NetworkXUnfeasible:
+        cycle = nx.find_cycle(dag)
+        members = sorted({u for u, *_ in cycle if isinstance(u, int)})
+        raise GraphError(f"graph {graph_name!r} has a cycle through nodes {members[:10]}") from None
+    return [n for n in topo if isinstance(n, int)]
+
+
 def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
                 outer_scope: frozenset[str] = frozenset()) -> GraphIR:
     """Turn a GraphProto into a :class:`GraphIR`; subgraphs are built recursively."""
     dag = nx.MultiDiGraph()
-    inits = {t.name: _initializer(t, base_dir, missing) for t in g.initializer}
+    paths = _PathCache()
+    inits = {t.name: _initializer(t, base_dir, missing, paths) for t in g.initializer}
     for t in g.sparse_initializer:
         dims = tuple(int(d) for d in t.dims)
         inits[t.values.name] = Initializer(t.values.name, int(t.values.data_type), dims, False)
@@ -340,13 +369,7 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
         dag.add_node(sink, kind="output", tensor=name)
         dag.add_edge(src, sink, key=name)
 
-    try:
-        topo = list(nx.lexicographical_topological_sort(dag, key=_source_key))
-    except nx.NetworkXUnfeasible:
-        cycle = nx.find_cycle(dag)
-        members = sorted({u for u, *_ in cycle if isinstance(u, int)})
-        raise GraphError(f"graph {g.name!r} has a cycle through nodes {members[:10]}") from None
-    order = [n for n in topo if isinstance(n, int)]
+    order = _stable_order(dag, nodes, g.name)
     return GraphIR(g.name, nodes, dag, order, inputs, outputs, inits, constants, subgraphs, outer_refs)
 
 

@@ -1,0 +1,104 @@
+"""Rules of the rnn family (RNN, GRU, LSTM), expected values derived from named dimensions."""
+
+import pytest
+from onnx import TensorProto
+
+from onnxperf.ops.elementwise import PER_ELEMENT
+from onnxperf.ops.rnn import BIAS_ADDS_PER_GATE, CLIP_OPS, PEEPHOLE_OPS
+
+from .util import const, cost, single
+
+SIG, TANH = PER_ELEMENT["Sigmoid"], PER_ELEMENT["Tanh"]
+
+
+def _inputs(seq, batch, i, h, gates, dirs, *, bias=True, peep=False, layout=0, lens=None):
+    x = [batch, seq, i] if layout else [seq, batch, i]
+    ins = {"x": x, "w": [dirs, gates * h, i], "r": [dirs, gates * h, h],
+           "b": [dirs, 2 * gates * h] if bias else None}
+    if lens is not None or peep:
+        ins["lens"] = lens
+    if peep:
+        ins["h0"] = None
+        ins["c0"] = None
+        ins["p"] = [dirs, 3 * h]
+    return ins
+
+
+def test_lstm_forward_with_bias_and_peepholes():
+    seq, batch, i, h, gates, dirs = 5, 2, 3, 4, 4, 1
+    r = cost(single("LSTM", _inputs(seq, batch, i, h, gates, dirs, peep=True), ("y", "yh", "yc"), hidden_size=h))
+    assert r.status == "counted" and r.exact
+    assert r.outputs[0].shape == (seq, dirs, batch, h)
+    macs = seq * dirs * batch * (i + h) * gates * h
+    # f = Sigmoid on i, f, o; g = Tanh on c; h = Tanh on C; cell update 4 ops
+    per_unit = 3 * SIG + TANH + TANH + 4 + BIAS_ADDS_PER_GATE * gates + PEEPHOLE_OPS
+    assert r.macs == macs
+    assert r.flops == 2 * macs + seq * dirs * batch * h * per_unit
+    assert r.family == "rnn"
+
+
+def test_lstm_bidirectional_without_bias_and_clip():
+    seq, batch, i, h, gates, dirs = 3, 1, 6, 2, 4, 2
+    m = single("LSTM", _inputs(seq, batch, i, h, gates, dirs, bias=False), ("y",), hidden_size=h,
+               direction="bidirectional", clip=1.0)
+    r = cost(m)
+    macs = seq * dirs * batch * (i + h) * gates * h
+    per_unit = 3 * SIG + 2 * TANH + 4 + CLIP_OPS * 5
+    assert r.macs == macs
+    assert r.flops == 2 * macs + seq * dirs * batch * h * per_unit
+
+
+@pytest.mark.parametrize("lbr", [0, 1])
+def test_gru_linear_before_reset(lbr):
+    seq, batch, i, h, gates, dirs = 4, 3, 5, 6, 3, 1
+    r = cost(single("GRU", _inputs(seq, batch, i, h, gates, dirs), ("y", "yh"), hidden_size=h,
+                    linear_before_reset=lbr))
+    macs = seq * dirs * batch * (i + h) * gates * h
+    # z, r: Sigmoid; h: Tanh; reset multiply 1 + (1 - z)·h + z·H' 4; bias 2 per gate
+    per_unit = 2 * SIG + TANH + 5 + BIAS_ADDS_PER_GATE * gates + lbr
+    assert r.macs == macs
+    assert r.flops == 2 * macs + seq * dirs * batch * h * per_unit
+
+
+def test_gru_custom_activations_per_direction():
+    seq, batch, i, h, gates, dirs = 2, 1, 3, 4, 3, 2
+    m = single("GRU", _inputs(seq, batch, i, h, gates, dirs, bias=False), ("y",), hidden_size=h,
+               direction="bidirectional", activations=["Sigmoid", "Tanh", "HardSigmoid", "Relu"])
+    r = cost(m)
+    macs = seq * dirs * batch * (i + h) * gates * h
+    fwd = 2 * SIG + TANH + 5
+    bwd = 2 * PER_ELEMENT["HardSigmoid"] + PER_ELEMENT["Relu"] + 5
+    assert r.flops == 2 * macs + seq * batch * h * (fwd + bwd)
+
+
+def test_rnn_batch_first_layout_opset14():
+    seq, batch, i, h, dirs = 7, 2, 3, 5, 1
+    r = cost(single("RNN", _inputs(seq, batch, i, h, 1, dirs, layout=1), ("y", "yh"), hidden_size=h,
+                    layout=1, opset=14))
+    assert r.outputs[0].shape == (batch, seq, dirs, h)
+    macs = seq * dirs * batch * (i + h) * h
+    assert r.macs == macs
+    assert r.flops == 2 * macs + seq * batch * h * (TANH + BIAS_ADDS_PER_GATE)
+
+
+def test_sequence_lens_from_data_is_an_upper_bound():
+    seq, batch, i, h = 4, 2, 3, 2
+    ins = _inputs(seq, batch, i, h, 1, 1, lens=([batch], TensorProto.INT32))
+    r = cost(single("RNN", ins, ("y",), hidden_size=h))
+    assert not r.exact and "sequence_lens" in r.note
+    assert r.macs == seq * batch * (i + h) * h
+
+
+def test_constant_full_sequence_lens_stays_exact():
+    seq, batch, i, h = 4, 2, 3, 2
+    ins = _inputs(seq, batch, i, h, 1, 1, lens=([batch], TensorProto.INT32))
+    m = single("RNN", ins, ("y",), hidden_size=h,
+               inits=[const("lens", [batch], TensorProto.INT32, [seq] * batch)])
+    r = cost(m)
+    assert r.exact
+
+
+def test_unknown_activation_is_reported_not_guessed():
+    seq, batch, i, h = 2, 1, 2, 2
+    r = cost(single("RNN", _inputs(seq, batch, i, h, 1, 1), ("y",), hidden_size=h, activations=["NoSuchAct"]))
+    assert r.status == "unsupported" and "NoSuchAct" in r.note
