@@ -16,7 +16,7 @@ import onnx
 
 from . import __version__, dtypes
 from .conventions import CONVENTIONS
-from .cost import COUNTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO, CostWalker, NodeCost, TensorRef, is_param
+from .cost import COUNTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO, CostWalker, NodeCost, TensorRef, family_of, is_param
 from .errors import OptionError
 from .loader import GraphIR, LoadedModel, load
 from .shapes import ShapeResult, TensorInfo, infer, input_dim_names
@@ -214,8 +214,13 @@ def to_dict(a: Analysis) -> dict[str, Any]:
 
 
 def _walk_params(g: GraphIR, seen: dict[str, tuple[int, int]]) -> None:
+    consumers: dict[str, list[str]] = {}
+    for node in g.nodes:
+        fam = family_of(node)
+        for x in node.input:
+            consumers.setdefault(x, []).append(fam)
     for rec in list(g.initializers.values()) + list(g.constants.values()):
-        if rec.name not in seen and is_param(rec.elem_type, rec.numel):
+        if rec.name not in seen and is_param(rec.elem_type, rec.numel, consumers.get(rec.name, ("misc",))):
             seen[rec.name] = (rec.elem_type, rec.numel)
     for sub in g.subgraphs.values():
         _walk_params(sub, seen)

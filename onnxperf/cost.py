@@ -14,6 +14,7 @@ Statuses:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -75,11 +76,27 @@ class NodeCost:
         return f"{self.scope}/{self.id}" if self.scope else str(self.id)
 
 
-def is_param(elem_type: int, numel: int) -> bool:
+#: families whose single-element constant operands are hyperparameters (eps, scale, exponent)
+_SCALAR_OPERAND_FAMILIES = frozenset({"elementwise", "activation"})
+
+
+def is_param(elem_type: int, numel: int, consumer_families: Iterable[str]) -> bool:
     """Does a constant tensor count as parameters? Not int64/bool/string tensors (shapes, axes,
-    indices, vocabularies by the ONNX spec's typing) and not single elements (eps, scales,
-    exponents: hyperparameters written as constants). See docs/conventions.md."""
-    return elem_type not in _NON_PARAM_TYPES and numel > 1
+    indices, vocabularies by the ONNX spec's typing), and not a single element whose every
+    consumer is elementwise (an eps, a scale, an exponent written as a constant). A single-element
+    Conv or MatMul weight is a parameter. See docs/conventions.md."""
+    if elem_type in _NON_PARAM_TYPES:
+        return False
+    if numel <= 1:
+        fams = set(consumer_families)
+        return bool(fams) and not fams <= _SCALAR_OPERAND_FAMILIES
+    return True
+
+
+def family_of(node: onnx.NodeProto) -> str:
+    """The op family of a node's newest rule ("misc" when it has none)."""
+    entry = REGISTRY.lookup(node.domain or "", node.op_type, None)
+    return entry.family if entry is not None else "misc"
 
 
 @lru_cache(maxsize=4096)
@@ -180,7 +197,7 @@ class CostWalker:
         node_params = 0
         for x in n.input:
             rec = g.initializers.get(x) or g.constants.get(x)
-            if rec is not None and is_param(rec.elem_type, rec.numel):
+            if rec is not None and is_param(rec.elem_type, rec.numel, (entry.family if entry else "misc",)):
                 node_params += rec.numel
                 params.add(x)
         subcosts = self._subgraph_costs(g, idx, scope, params) if any(k[0] == idx for k in g.subgraphs) else {}

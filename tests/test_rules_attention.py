@@ -1,0 +1,150 @@
+"""Rules of the attention family (ai.onnx Attention, RotaryEmbedding, LinearAttention, SwiGLU,
+CausalConvWithState), expected values derived from named dimensions."""
+
+import onnx
+import pytest
+from onnx import TensorProto
+
+from onnxperf.ops.attention import (
+    ROTARY_OPS_PER_ELEMENT, SCALE_OPS, SILU_PER_ELEMENT, SOFTCAP_OPS, SOFTMAX_PER_ELEMENT, attention_core,
+)
+from onnxperf.ops.elementwise import PER_ELEMENT
+from onnxperf.ops.reduce import ROW_WISE
+
+from .util import cost, single
+
+F16 = TensorProto.FLOAT16
+
+
+def _since(op):
+    return onnx.defs.get_schema(op).since_version
+
+
+def test_softmax_cost_comes_from_the_softmax_rule():
+    assert SOFTMAX_PER_ELEMENT == ROW_WISE["Softmax"][0] == 5
+
+
+def test_attention_4d_self_attention():
+    b, h, s, d = 2, 4, 8, 16
+    r = cost(single("Attention", {"q": [b, h, s, d], "k": [b, h, s, d], "v": [b, h, s, d]}, opset=23))
+    assert r.status == "counted" and r.family == "attention" and r.exact
+    assert r.outputs[0].shape == (b, h, s, d)
+    scores = b * h * s * s
+    assert r.macs == 2 * scores * d
+    assert r.flops == 2 * r.macs + scores * (SCALE_OPS + SOFTMAX_PER_ELEMENT)
+    assert r.bytes_read == 3 * 4 * b * h * s * d
+    assert r.bytes_written == 4 * b * h * s * d
+
+
+def test_attention_3d_gqa_causal_mask_softcap():
+    b, hq, hkv, sq, skv, d, dv = 1, 8, 2, 4, 6, 8, 4
+    m = single("Attention", {"q": [b, sq, hq * d], "k": [b, skv, hkv * d], "v": [b, skv, hkv * dv],
+                             "mask": [sq, skv]},
+               opset=23, q_num_heads=hq, kv_num_heads=hkv, is_causal=1, softcap=30.0)
+    r = cost(m)
+    assert r.outputs[0].shape == (b, sq, hq * dv)
+    scores = b * hq * sq * skv
+    assert r.macs == scores * (d + dv)  # every query head does its own products under GQA
+    masks = 2  # attn_mask and the causal mask
+    assert r.flops == 2 * r.macs + scores * (SCALE_OPS + SOFTCAP_OPS + masks + SOFTMAX_PER_ELEMENT)
+    assert "full" in r.note and "causal" in r.note
+
+
+def test_attention_past_present_kv_traffic():
+    b, hq, hkv, s, p, d = 1, 4, 2, 1, 10, 8
+    t = p + s
+    m = single("Attention", {"q": ([b, hq, s, d], F16), "k": ([b, hkv, s, d], F16), "v": ([b, hkv, s, d], F16),
+                             "mask": None, "pk": ([b, hkv, p, d], F16), "pv": ([b, hkv, p, d], F16)},
+               ("y", "present_k", "present_v"), opset=23)
+    r = cost(m)
+    assert r.outputs[1].shape == (b, hkv, t, d)
+    scores = b * hq * s * t
+    assert r.macs == 2 * scores * d
+    inputs = 2 * (b * hq * s * d + 2 * b * hkv * s * d + 2 * b * hkv * p * d)
+    present = 2 * 2 * b * hkv * t * d
+    assert r.bytes_read == inputs + present  # the core re-reads the concatenated cache
+    assert r.bytes_written == 2 * b * hq * s * d + present
+
+
+def test_attention_rule_covers_later_versions_with_window():
+    b, h, s, d = 1, 2, 5, 4
+    m = single("Attention", {"q": [b, h, s, d], "k": [b, h, s, d], "v": [b, h, s, d]},
+               opset=_since("Attention"), left_window_size=2, right_window_size=0)
+    r = cost(m)
+    assert r.rule_since == 23
+    scores = b * h * s * s
+    assert r.flops == 2 * r.macs + scores * (SCALE_OPS + 1 + SOFTMAX_PER_ELEMENT)
+
+
+def test_attention_core_helper():
+    assert attention_core(1, 1, 2, 3, 4, 5) == (2 * 3 * 9, 2 * 2 * 3 * 9 + 6 * (SCALE_OPS + SOFTMAX_PER_ELEMENT))
+
+
+@pytest.mark.parametrize("rot_dim", [0, 4])
+def test_rotary_embedding_4d_with_position_ids(rot_dim):
+    b, h, s, head, max_pos = 2, 3, 5, 8, 64
+    rot = rot_dim or head
+    m = single("RotaryEmbedding", {"x": [b, h, s, head], "cos": [max_pos, rot // 2], "sin": [max_pos, rot // 2],
+                                   "pos": ([b, s], TensorProto.INT64)}, opset=23, rotary_embedding_dim=rot_dim)
+    r = cost(m)
+    assert r.status == "counted"
+    assert r.flops == ROTARY_OPS_PER_ELEMENT * b * h * s * rot
+    # only the gathered cache rows are read
+    assert r.bytes_read == 4 * b * h * s * head + 8 * b * s + 2 * 4 * b * s * (rot // 2)
+
+
+def test_rotary_embedding_3d_without_position_ids():
+    b, h, s, head = 1, 4, 6, 8
+    m = single("RotaryEmbedding", {"x": [b, s, h * head], "cos": [b, s, head // 2], "sin": [b, s, head // 2]},
+               opset=23, num_heads=h)
+    r = cost(m)
+    assert r.flops == ROTARY_OPS_PER_ELEMENT * b * s * h * head
+    assert r.bytes_read == 4 * (b * s * h * head + 2 * b * s * head // 2)
+
+
+@pytest.mark.parametrize("rule_name", ["linear", "gated", "delta", "gated_delta"])
+def test_linear_attention(rule_name):
+    b, t, hq, hkv, dk, dv = 2, 3, 4, 2, 8, 4
+    ins = {"q": [b, t, hq * dk], "k": [b, t, hkv * dk], "v": [b, t, hkv * dv], "state": [b, hkv, dk, dv],
+           "decay": [b, t, hkv * dk] if "gated" in rule_name else None,
+           "beta": [b, t, hkv] if "delta" in rule_name else None}
+    m = single("LinearAttention", ins, ("y", "present"), opset=_since("LinearAttention"),
+               q_num_heads=hq, kv_num_heads=hkv, update_rule=rule_name)
+    r = cost(m)
+    assert r.status == "counted"
+    state = hkv * dk * dv
+    macs = state + hq * dk * dv + (state if "delta" in rule_name else 0)
+    ops = 2 * macs + hq * dv
+    if "gated" in rule_name:
+        ops += hkv * dk * PER_ELEMENT["Exp"] + state
+    if "delta" in rule_name:
+        ops += 2 * hkv * dv
+    assert r.macs == b * t * macs
+    assert r.flops == b * t * ops
+
+
+def test_swiglu():
+    shape = [2, 3, 8]
+    r = cost(single("SwiGLU", {"a": shape, "b": shape}, opset=_since("SwiGLU")))
+    assert r.status == "counted"
+    assert r.flops == (PER_ELEMENT["Swish"] + PER_ELEMENT["Mul"]) * 2 * 3 * 8
+
+
+@pytest.mark.parametrize("act,bias", [("none", False), ("silu", True)])
+def test_causal_conv_with_state(act, bias):
+    b, c, length, k = 2, 6, 5, 4
+    ins = {"x": [b, c, length], "w": [c, 1, k], "bias": [c] if bias else None, "state": [b, c, k - 1]}
+    m = single("CausalConvWithState", ins, ("y", "present"), opset=_since("CausalConvWithState"), activation=act)
+    r = cost(m)
+    assert r.status == "counted" and r.family == "conv"
+    macs = b * c * length * k
+    assert r.macs == macs
+    assert r.flops == 2 * macs + (b * c * length if bias else 0) + (SILU_PER_ELEMENT * b * c * length if act != "none" else 0)
+
+
+def test_attention_float16_counts_flops():
+    b, h, s, d = 1, 1, 2, 2
+    r = cost(single("Attention", {"q": ([b, h, s, d], F16), "k": ([b, h, s, d], F16), "v": ([b, h, s, d], F16)},
+                    opset=23))
+    assert r.flops > 0 and r.int_ops == 0
+    assert r.bytes_read == 3 * 2 * b * h * s * d
