@@ -226,3 +226,21 @@ def test_same_model_same_options_byte_identical_json():
     one = onnxperf.analyze(m, dims={"batch": 2, "seq": 3}).to_json()
     two = onnxperf.analyze(m, dims={"batch": 2, "seq": 3}).to_json()
     assert one == two
+
+
+def test_model_with_over_2gb_of_external_weights(tmp_path):
+    # 65536 x 16384 float32 = 4 GiB of weights, referenced, never written nor read.
+    k, n = 65536, 16384
+    w = onnx.TensorProto()
+    w.name, w.data_type = "w", TensorProto.FLOAT
+    w.dims.extend([k, n])
+    w.data_location = TensorProto.EXTERNAL
+    for key, v in (("location", "w.bin"), ("offset", "0"), ("length", str(4 * k * n))):
+        e = w.external_data.add()
+        e.key, e.value = key, v
+    m = model([helper.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", ["batch", k])], [vi("y", None)], [w])
+    onnx.save(m, str(tmp_path / "big.onnx"))
+    a = onnxperf.analyze(tmp_path / "big.onnx", dims={"batch": 2})
+    assert a.totals.param_bytes == 4 * k * n > 2 ** 31
+    assert a.totals.macs == 2 * k * n
+    assert a.main_nodes[0].bytes_read == 4 * (2 * k + k * n)

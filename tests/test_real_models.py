@@ -85,3 +85,13 @@ def test_keras_and_torch_mobilenetv2_macs_agree():
     t = onnxperf.analyze(ROOT / "models" / "mobilenetv2_torch.onnx", dims={"batch": 1}, convention="torch")
     kt = onnxperf.analyze(ROOT / "models" / "mobilenetv2_keras.onnx", dims={"batch": 1}, convention="torch")
     assert abs(kt.totals.macs - t.totals.macs) / t.totals.macs < 0.01
+
+
+def test_fvcore_convention_on_resnet50():
+    # fvcore: one "flop" per MAC of conv and linear (no bias), 1 per input element of adaptive
+    # average pooling (ResNet-50's head pools 2048×7×7), nothing for ReLU, Add or MaxPool.
+    fx = TV["models"]["resnet50"]
+    a = onnxperf.analyze(ROOT / fx["onnx_file"], dims={"batch": 1}, convention="fvcore")
+    torch_c = onnxperf.analyze(ROOT / fx["onnx_file"], dims={"batch": 1}, convention="torch")
+    assert a.totals.flops == torch_c.totals.macs + 2048 * 7 * 7
+    assert a.totals.bytes_read == torch_c.totals.bytes_read  # traffic is convention-independent

@@ -46,7 +46,7 @@ def test_batch_norm_training():
     assert r.flops == (2 + 4) * X + (5 + 8) * C
 
 
-def test_batch_norm_fp16_and_integer_routing():
+def test_batch_norm_fp16():
     r = cost(single("BatchNormalization", {"x": ([N, C, H, W], TensorProto.FLOAT16),
                                            "s": ([C], TensorProto.FLOAT16), "b": ([C], TensorProto.FLOAT16),
                                            "m": ([C], TensorProto.FLOAT16), "v": ([C], TensorProto.FLOAT16)},

@@ -1,5 +1,5 @@
-"""Pooling (ai.onnx): MaxPool, AveragePool, LpPool, their Global forms, MaxRoiPool, RoiAlign,
-MaxUnpool.
+"""Pooling (ai.onnx): MaxPool, AveragePool, LpPool, their Global forms, MaxRoiPool, MaxUnpool.
+(RoiAlign is costed in misc.py with the other detection ops.)
 
 Notation: N batch, C channels, K = prod(kernel_shape) window elements (for the Global forms,
 K = S = prod(input spatial dims)), Y = output elements, ph×pw pooled bins.
@@ -32,10 +32,6 @@ LP_TAP: dict[int, int] = {1: 1, 2: 1}
 LP_TAP_OTHER = 2
 LP_ROOT: dict[int, int] = {1: 0, 2: 1}
 LP_ROOT_OTHER = 1
-
-#: RoiAlign per sample point and channel: 4 weight multiplies, 3 adds (or max), 1 accumulate;
-#: per output element one fewer accumulate, plus 1 divide in avg mode.
-ROI_ALIGN_PER_SAMPLE = 8
 
 
 def lp_pool_per_output(k: int, p: float) -> int:
@@ -116,56 +112,6 @@ def max_roi_pool(n: NodeView) -> OpCost:
     est = rois.shape[0] * c * max(h * w - ph * pw, 0)
     return arith(est, x.elem_type, exact=False,
                  note="rois not constant: upper bound, every roi spanning the whole feature map")
-
-
-def roi_align_samples(rois, pooled: tuple[int, int], scale: float, sampling_ratio: int,
-                      half_pixel: bool) -> list[int]:
-    """Sample points per bin for each constant roi [x1, y1, x2, y2], as onnxruntime computes
-    them: sampling_ratio² when positive, else ⌈roi_h/ph⌉·⌈roi_w/pw⌉."""
-    ph, pw = pooled
-    off = 0.5 if half_pixel else 0.0
-    out = []
-    for x1, y1, x2, y2 in rois:
-        rw = (x2 * scale - off) - (x1 * scale - off)
-        rh = (y2 * scale - off) - (y1 * scale - off)
-        if not half_pixel:
-            rw, rh = max(rw, 1.0), max(rh, 1.0)
-        gh = sampling_ratio if sampling_ratio > 0 else math.ceil(rh / ph)
-        gw = sampling_ratio if sampling_ratio > 0 else math.ceil(rw / pw)
-        out.append(max(gh, 0) * max(gw, 0))
-    return out
-
-
-@rule("RoiAlign", family="pool")
-def roi_align(n: NodeView) -> OpCost:
-    """RoiAlign, X [N, C, H, W], rois [R, 4] -> [R, C, oh, ow]. Each output element averages
-    (or maxes) S bilinear samples: ops = C·oh·ow·Σ_rois(8·S) in avg mode (4 multiplies,
-    3 adds, 1 accumulate per sample; the divide replaces the first accumulate), one fewer
-    per output element in max mode. S = sampling_ratio² when positive; with
-    sampling_ratio = 0 it is ⌈roi_h/oh⌉·⌈roi_w/ow⌉: exact when rois are constant, else the
-    upper bound ⌈H/oh⌉·⌈W/ow⌉ of a roi spanning the map (exact=False). Left out: the
-    per-sample coordinates and weights, computed once per roi and bin and shared by all
-    C channels."""
-    x, rois = n.inp(0), n.inp(1)
-    c, h, w = x.shape[1], x.shape[2], x.shape[3]
-    oh, ow = int(n.attr("output_height", 1)), int(n.attr("output_width", 1))
-    sr = int(n.attr("sampling_ratio", 0))
-    half_pixel = n.attr("coordinate_transformation_mode", "output_half_pixel") == "half_pixel"
-    const = n.const(1)
-    exact, note = True, ""
-    if const is not None:
-        per_roi = roi_align_samples(const.reshape(-1, 4).tolist(), (oh, ow),
-                                    float(n.attr("spatial_scale", 1.0)), sr, half_pixel)
-    elif sr > 0:
-        per_roi = [sr * sr] * rois.shape[0]
-    else:
-        per_roi = [math.ceil(h / oh) * math.ceil(w / ow)] * rois.shape[0]
-        exact, note = False, "adaptive sampling on non-constant rois: upper bound, rois spanning the map"
-    bins = c * oh * ow
-    ops = sum(bins * ROI_ALIGN_PER_SAMPLE * s for s in per_roi)
-    if n.attr("mode", "avg") == "max":
-        ops -= bins * sum(1 for s in per_roi if s > 0)
-    return arith(ops, x.elem_type, exact=exact, note=note)
 
 
 @rule("MaxUnpool", family="pool")

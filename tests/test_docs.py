@@ -1,0 +1,25 @@
+"""Documentation that must not drift from the code."""
+
+from pathlib import Path
+
+from onnxperf.catalog import catalog_markdown
+from onnxperf.ops import REGISTRY
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def test_rules_reference_matches_registry():
+    # Regenerate with: python -m onnxperf.catalog > docs/rules.md
+    assert (DOCS / "rules.md").read_text() == catalog_markdown()
+
+
+def test_every_rule_documents_its_formula():
+    missing = [f"{e.domain or 'ai.onnx'}::{e.op_type}@{e.since}" for e in REGISTRY.entries()
+               if (e.is_zero and not e.zero_reason) or (not e.is_zero and not (e.fn.__doc__ or "").strip())]
+    assert not missing, f"rules without a docstring/reason: {missing}"
+
+
+def test_conventions_page_states_the_worked_example():
+    text = (DOCS / "conventions.md").read_text()
+    for figure in ("18,375,000", "3,001,176", "500,000", "1×3×500×500"):
+        assert figure in text
