@@ -289,20 +289,41 @@ def _add_constants(graph, tensors: dict[str, TensorInfo]) -> None:
 
 
 def _ort_symbolic(sk: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto | None:
+    """onnxruntime's symbolic shape inference, step by step.
+
+    ``SymbolicShapeInference.infer_shapes`` would save ``sym_shape_infer_temp.onnx`` into the
+    current directory and raise when its inference is incomplete; its steps are run here instead,
+    so nothing is written and a partial result is kept."""
     try:
         from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
     except Exception:  # onnxruntime missing or broken: ONNX's result stands
         notes.append("onnxruntime symbolic shape inference unavailable")
         return None
+    opset = next((o.version for o in sk.opset_import if o.domain in ("", "ai.onnx")), 0)
+    if opset < 7:
+        notes.append("onnxruntime symbolic shape inference needs opset 7 or newer")
+        return None
     sink = io.StringIO()
+    import logging
+
+    log = logging.getLogger("onnxruntime.tools.symbolic_shape_infer")
+    old_level = log.level
+    log.setLevel(logging.CRITICAL)
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            import logging
-
-            logging.getLogger("onnxruntime.tools.symbolic_shape_infer").setLevel(logging.CRITICAL)
-            return SymbolicShapeInference.infer_shapes(sk, auto_merge=True, guess_output_rank=False, verbose=0)
+            sym = SymbolicShapeInference(2**31 - 1, True, False, 0)
+            sym._preprocess(sk)
+            complete = False
+            while sym.run_:
+                complete = sym._infer_impl()
+            sym._update_output_from_vi()
+        if not complete:
+            notes.append("onnxruntime symbolic shape inference was incomplete; its partial result is used")
+        return sym.out_mp_
     except Exception as exc:
         text = str(exc).strip().splitlines()
         notes.append(f"onnxruntime symbolic shape inference failed: {type(exc).__name__}"
                      + (f": {text[0][:160]}" if text else ""))
         return None
+    finally:
+        log.setLevel(old_level)

@@ -244,3 +244,26 @@ def test_model_with_over_2gb_of_external_weights(tmp_path):
     assert a.totals.param_bytes == 4 * k * n > 2 ** 31
     assert a.totals.macs == 2 * k * n
     assert a.main_nodes[0].bytes_read == 4 * (2 * k + k * n)
+
+
+def test_analysis_writes_nothing_into_the_working_directory(tmp_path, monkeypatch):
+    # onnxruntime's symbolic inference would save sym_shape_infer_temp.onnx into the cwd when it
+    # cannot complete; an op of an unknown domain in the middle makes it incomplete.
+    nodes = [helper.make_node("Relu", ["x"], ["t"]),
+             helper.make_node("Mystery", ["t"], ["u"], domain="com.example"),
+             helper.make_node("Relu", ["u"], ["y"])]
+    m = model(nodes, [vi("x", ["batch", 3])], [vi("y", None)], extra_opsets={"com.example": 1})
+    monkeypatch.chdir(tmp_path)
+    a = onnxperf.analyze(m, dims={"batch": 2})
+    assert list(tmp_path.iterdir()) == []
+    assert a.main_nodes[1].status == "unsupported"
+    assert a.main_nodes[2].status == "unknown_shape"
+
+
+def test_one_op_is_registered_by_one_module():
+    from onnxperf.ops.registry import Registry, RuleEntry
+    reg = Registry()
+    reg.add(RuleEntry("", "Foo", 1, "misc", lambda n: None, module="a"))
+    reg.add(RuleEntry("", "Foo", 7, "misc", lambda n: None, module="a"))
+    with pytest.raises(ValueError, match="one op, one module"):
+        reg.add(RuleEntry("", "Foo", 9, "misc", lambda n: None, module="b"))

@@ -17,6 +17,8 @@ fills these in; a rule overrides them only where an op touches less than its who
 
 from __future__ import annotations
 
+import inspect
+
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,10 +169,17 @@ class RuleEntry:
     #: the rule can run when output shapes are unknown (data-dependent outputs such as
     #: NonZero); it must then give bytes_written itself.
     outputs_may_be_unknown: bool = False
+    #: the family module that registered this entry
+    module: str = ""
 
     @property
     def is_zero(self) -> bool:
         return self.fn is None
+
+
+def _owner(entry: "RuleEntry") -> str:
+    """The module that registered a rule (zero-cost declarations are owned by their caller's module)."""
+    return entry.module
 
 
 def _norm_domain(domain: str) -> str:
@@ -188,6 +197,10 @@ class Registry:
         versions = self._by_op.setdefault(key, [])
         if any(e.since == entry.since for e in versions):
             raise ValueError(f"rule for {key[0] or 'ai.onnx'}::{entry.op_type} since {entry.since} registered twice")
+        owners = {_owner(e) for e in versions}
+        if owners and _owner(entry) not in owners:
+            raise ValueError(f"{key[0] or 'ai.onnx'}::{entry.op_type} is registered from {sorted(owners)} "
+                             f"and again from {_owner(entry)!r}: one op, one module")
         versions.append(entry)
         versions.sort(key=lambda e: e.since)
 
@@ -226,7 +239,7 @@ def rule(op_types: str | Iterable[str], *, family: str, domain: str = "", since:
     def deco(fn: Rule) -> Rule:
         for op in names:
             REGISTRY.add(RuleEntry(domain, op, since, family, fn,
-                                   outputs_may_be_unknown=outputs_may_be_unknown))
+                                   outputs_may_be_unknown=outputs_may_be_unknown, module=fn.__module__))
         return fn
 
     return deco
@@ -242,8 +255,9 @@ def register(op_types: str | Iterable[str], fn: Rule, *, family: str, domain: st
 def zero_cost(op_types: str | Iterable[str], *, reason: str, domain: str = "", since: int = 1) -> None:
     """Declare ops that do no arithmetic and move no data (views, metadata, constants)."""
     names = [op_types] if isinstance(op_types, str) else list(op_types)
+    module = inspect.stack()[1].frame.f_globals.get("__name__", "")
     for op in names:
-        REGISTRY.add(RuleEntry(domain, op, since, "zero", None, zero_reason=reason))
+        REGISTRY.add(RuleEntry(domain, op, since, "zero", None, zero_reason=reason, module=module))
 
 
 def prod(xs: Iterable[int]) -> int:

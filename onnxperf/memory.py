@@ -1,0 +1,222 @@
+"""Memory: model size, activation liveness over the execution order, the largest batch that fits.
+
+Liveness model (main graph, in the stable topological order of the analysis):
+
+* an activation tensor (a graph input or a node output; never an initializer or a Constant's
+  value, which are weights) occupies its bytes from the step of its producer (graph inputs: step 0)
+  through the step of its last consumer; graph outputs live to the end;
+* at step *i* the live set contains node *i*'s inputs and outputs together (a kernel reads its
+  inputs while it writes its outputs);
+* the outputs of view ops that runtimes alias (Reshape, Flatten, Squeeze, Unsqueeze, Identity,
+  Dropout at inference: the zero-by-design views) share their input's buffer: they extend its
+  lifetime and add no bytes;
+* "preallocated" is the sum of every distinct activation buffer: what a runtime that gives each
+  tensor its own buffer would hold.
+
+Unknown tensor sizes are never taken as zero: they are counted, and the figures marked partial.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import dtypes
+from .analysis import Analysis
+from .cost import ZERO
+
+#: zero-by-design ops whose (first) output is a view of their first input
+ALIAS_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"})
+
+
+@dataclass(frozen=True)
+class MemoryResult:
+    weight_bytes: int
+    weight_bytes_fp16: int
+    weight_bytes_int8: int
+    preallocated_bytes: int
+    peak_bytes: int
+    #: index into the execution order, and the node's key/name, where the peak happens
+    peak_step: int | None
+    peak_node_key: str | None
+    peak_node_name: str | None
+    #: live activation bytes at each step of the execution order
+    timeline: tuple[int, ...]
+    #: activation tensors whose size is unknown (unbound or unresolved dims)
+    unknown_tensors: int
+
+    @property
+    def total_bytes(self) -> int:
+        """Weights + dynamic activation peak: what must fit in device memory."""
+        return self.weight_bytes + self.peak_bytes
+
+    @property
+    def complete(self) -> bool:
+        return self.unknown_tensors == 0
+
+
+def _weights_as(a: Analysis, bits: int) -> int:
+    """Parameter bytes if the floating-point weights were stored with ``bits`` bits."""
+    total = 0
+    for name, count in a.totals.params_by_dtype:
+        if name in ("float32", "float64", "float16", "bfloat16"):
+            total += (count * bits + 7) // 8
+        else:
+            total += dict(a.totals.param_bytes_by_dtype)[name]
+    return total
+
+
+def liveness(a: Analysis) -> MemoryResult:
+    """Activation liveness over the analysis's execution order (see module docstring)."""
+    nodes = a.main_nodes
+    tensors = a.tensors or {}
+    lm = a.loaded
+    weights = set()
+    if lm is not None:
+        weights = set(lm.graph.initializers) | set(lm.graph.constants)
+    # buffer of each tensor (alias chains resolved to their root)
+    buffer_of: dict[str, str] = {}
+    size: dict[str, int | None] = {}
+
+    def root(name: str) -> str:
+        while name in buffer_of and buffer_of[name] != name:
+            name = buffer_of[name]
+        return name
+
+    def tensor_bytes(name: str) -> int | None:
+        ti = tensors.get(name)
+        if ti is None or not ti.is_static or dtypes.bits(ti.elem_type) is None:
+            return None
+        return ti.nbytes
+
+    n_steps = len(nodes)
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for ref in a.model.inputs:
+        buffer_of[ref.name] = ref.name
+        size[ref.name] = tensor_bytes(ref.name)
+        first[ref.name] = 0
+        last[ref.name] = 0
+    for step, n in enumerate(nodes):
+        for ref in n.inputs:
+            if ref is None or ref.name in weights:
+                continue
+            b = root(ref.name)
+            if b in first:
+                last[b] = max(last[b], step)
+        alias = n.status == ZERO and n.op_type in ALIAS_OPS and n.inputs and n.inputs[0] is not None \
+            and n.inputs[0].name not in weights
+        for j, ref in enumerate(n.outputs):
+            if ref is None or ref.name in weights:
+                continue
+            if alias and j == 0:
+                buffer_of[ref.name] = root(n.inputs[0].name)  # type: ignore[union-attr]
+                continue
+            if n.op_type == "Constant":
+                continue
+            buffer_of[ref.name] = ref.name
+            size[ref.name] = tensor_bytes(ref.name)
+            first[ref.name] = step
+            last[ref.name] = max(last.get(ref.name, step), step)
+    for ref in a.model.outputs:
+        b = root(ref.name)
+        if b in first:
+            last[b] = n_steps - 1 if n_steps else 0
+
+    # sweep: +size at first step, -size after last step
+    delta = [0] * (n_steps + 1)
+    unknown = 0
+    prealloc = 0
+    for b, start in first.items():
+        s = size.get(b)
+        if s is None:
+            unknown += 1
+            continue
+        prealloc += s
+        delta[start] += s
+        delta[last[b] + 1] -= s
+    timeline = []
+    live = 0
+    for step in range(n_steps):
+        live += delta[step]
+        timeline.append(live)
+    peak = max(timeline, default=0)
+    peak_step = timeline.index(peak) if timeline else None
+    pn = nodes[peak_step] if peak_step is not None else None
+    return MemoryResult(
+        weight_bytes=a.totals.param_bytes, weight_bytes_fp16=_weights_as(a, 16), weight_bytes_int8=_weights_as(a, 8),
+        preallocated_bytes=prealloc, peak_bytes=peak, peak_step=peak_step,
+        peak_node_key=pn.key if pn else None, peak_node_name=pn.name if pn else None,
+        timeline=tuple(timeline), unknown_tensors=unknown,
+    )
+
+
+@dataclass(frozen=True)
+class LargestFit:
+    """The largest value of ``dim`` whose weights + activation peak fit ``budget_bytes``."""
+
+    dim: str
+    budget_bytes: int
+    value: int | None  # None: even 1 does not fit
+    total_bytes: int | None  # weights + peak at ``value``
+    next_total_bytes: int | None  # at value + 1 (over the budget)
+    #: exact polynomial of the total in ``dim``, when it is one (it is for almost every model)
+    formula: object | None
+    method: str  # "polynomial" or "search"
+
+
+def largest_fitting(model, budget_bytes: int, dim: str = "batch", dims: dict[str, int] | None = None,
+                    limit: int = 1 << 40) -> LargestFit:
+    """Largest ``dim`` such that weights + dynamic activation peak ≤ ``budget_bytes``.
+
+    Every step's live bytes are fitted as exact polynomials in ``dim`` from a few analyses
+    (:func:`onnxperf.formula.fit_many`), so the search runs on arithmetic, not on the model; the
+    answer is then confirmed by analyzing at it and one above it. Where a step is not polynomial
+    in ``dim``, a bisection over analyses is used instead (slower, same answer).
+    """
+    from .analysis import analyze
+    from .errors import OptionError
+    from .formula import fit_many, largest_int
+    from .loader import LoadedModel, load
+
+    loaded = model if isinstance(model, LoadedModel) else load(model)
+    base = dict(dims or {})
+    base.pop(dim, None)
+
+    def total_at(d: int) -> int:
+        mem = liveness(analyze(loaded, dims={**base, dim: d}))
+        if not mem.complete:
+            raise OptionError(f"--memory: {mem.unknown_tensors} tensor sizes stay unknown with {dim}={d}; "
+                              "bind the other dims first")
+        return mem.total_bytes
+
+    def vector_at(d: dict[str, int]) -> list[int]:
+        mem = liveness(analyze(loaded, dims={**base, **d}))
+        if not mem.complete:
+            raise OptionError(f"--memory: {mem.unknown_tensors} tensor sizes stay unknown with {dim}={d[dim]}; "
+                              "bind the other dims first")
+        return [mem.weight_bytes, *mem.timeline]
+
+    polys = fit_many(vector_at, [dim], degree=3)
+    if all(p is not None for p in polys):
+        weights, steps = polys[0], polys[1:]
+
+        def fits(d: int) -> bool:
+            return weights({dim: d}) + max((p({dim: d}) for p in steps), default=0) <= budget_bytes
+
+        value = largest_int(fits, 1, limit)
+        method = "polynomial"
+    else:
+        value = largest_int(lambda d: total_at(d) <= budget_bytes, 1, min(limit, 1 << 20))
+        method = "search"
+    formula = None
+    try:
+        from .formula import NotPolynomialError, fit
+
+        formula = fit(lambda b: total_at(b[dim]), [dim], degree=3, what="total memory")
+    except NotPolynomialError:  # the total is a max over steps: often, not always, one polynomial
+        formula = None
+    if value is None:
+        return LargestFit(dim, budget_bytes, None, None, total_at(1), formula, method)
+    at = total_at(value)
+    nxt = total_at(value + 1) if value < limit else None
+    return LargestFit(dim, budget_bytes, value, at, nxt, formula, method)

@@ -1,0 +1,178 @@
+"""Liveness peak on hand-computable graphs, exact polynomial fits, roofline functions."""
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import pytest
+from onnx import helper
+
+import onnxperf
+from onnxperf.formula import NotPolynomialError, fit, fit_many, largest_int
+from onnxperf.memory import liveness
+from onnxperf.roofline import COMPUTE, MEMORY, attainable, bound, node_time, ridge_point, roofline
+
+from .util import const, model, vi
+
+F = 4  # bytes per float32
+
+
+def test_chain_peak_is_two_tensors():
+    n = 1000
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Relu", ["a"], ["b"]),
+             helper.make_node("Relu", ["b"], ["c"])]
+    mem = liveness(onnxperf.analyze(model(nodes, [vi("x", [n])], [vi("c", None)])))
+    # each step holds its input and its output; x dies after step 0
+    assert mem.timeline == (2 * n * F, 2 * n * F, 2 * n * F)
+    assert mem.peak_bytes == 2 * n * F and mem.peak_step == 0
+    assert mem.preallocated_bytes == 4 * n * F
+
+
+def test_diamond_peak_by_hand():
+    n = 1000
+    nodes = [helper.make_node("Relu", ["x"], ["a"]),                 # step 0: x, a
+             helper.make_node("Concat", ["x", "x"], ["b"], axis=0),  # step 1: x, a, b(2n)
+             helper.make_node("Concat", ["a", "b"], ["c"], axis=0)]  # step 2: a, b, c(3n); x dead
+    mem = liveness(onnxperf.analyze(model(nodes, [vi("x", [n])], [vi("c", None)])))
+    assert mem.timeline == (2 * n * F, 4 * n * F, 6 * n * F)
+    assert mem.peak_bytes == 6 * n * F and mem.peak_node_key == "2"
+    assert mem.preallocated_bytes == (n + n + 2 * n + 3 * n) * F
+
+
+def test_views_alias_their_input_buffer():
+    n = 1000
+    shape = const("s", [2], 7, [10, 100])
+    nodes = [helper.make_node("Reshape", ["x", "s"], ["r"]), helper.make_node("Relu", ["r"], ["y"])]
+    mem = liveness(onnxperf.analyze(model(nodes, [vi("x", [n])], [vi("y", None)], [shape])))
+    assert mem.timeline == (n * F, 2 * n * F)
+    assert mem.preallocated_bytes == 2 * n * F
+
+
+def test_graph_outputs_live_to_the_end_and_weights_are_not_activations():
+    n = 100
+    w = const("w", [n, n])
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["early"]), helper.make_node("Relu", ["x"], ["t"]),
+             helper.make_node("Relu", ["t"], ["late"])]
+    a = onnxperf.analyze(model(nodes, [vi("x", [1, n])], [vi("early", None), vi("late", None)], [w]))
+    mem = liveness(a)
+    # step 2: early (output, kept) + t + late
+    assert mem.timeline[2] == 3 * n * F
+    assert mem.weight_bytes == n * n * F
+    assert mem.weight_bytes_fp16 == n * n * 2 and mem.weight_bytes_int8 == n * n
+    assert mem.total_bytes == mem.weight_bytes + mem.peak_bytes
+
+
+def test_unknown_sizes_are_counted_not_zero():
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    mem = liveness(onnxperf.analyze(model(nodes, [vi("x", ["batch", 4])], [vi("y", None)])))
+    assert mem.unknown_tensors == 2 and not mem.complete
+
+
+def test_fit_exact_on_polynomials():
+    p = fit(lambda d: 3 * d["b"] * d["s"] ** 2 + 7 * d["s"] + 11, ["b", "s"])
+    assert p({"b": 5, "s": 9}) == 3 * 5 * 81 + 63 + 11
+    assert dict(p.terms) == {(1, 2): 3, (0, 1): 7, (0, 0): 11}
+    q = fit(lambda d: (d["n"] * (d["n"] + 1)) // 2, ["n"])
+    assert dict(q.terms) == {(2,): Fraction(1, 2), (1,): Fraction(1, 2)}
+    assert "b·s²" in p.format()
+
+
+def test_fit_refuses_non_polynomials():
+    with pytest.raises(NotPolynomialError, match="not a polynomial"):
+        fit(lambda d: (d["h"] - 1) // 2 + 1, ["h"])  # a strided conv's output size
+    with pytest.raises(NotPolynomialError):
+        fit(lambda d: 2 ** d["n"], ["n"])
+
+
+def test_fit_many_marks_only_the_bad_component():
+    polys = fit_many(lambda d: [d["b"] * 10, max(d["b"], 3)], ["b"])
+    assert polys[0] is not None and polys[1] is None
+
+
+def test_largest_int():
+    assert largest_int(lambda n: 7 * n + 5 <= 1000) == (1000 - 5) // 7
+    assert largest_int(lambda n: n <= 0) is None
+
+
+def test_mlp_macs_formula_in_batch():
+    h, f = 16, 32
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
+    m = model(nodes, [vi("x", ["batch", h])], [vi("y", None)], [const("w", [h, f])])
+    p = fit(lambda d: onnxperf.analyze(m, dims=d).totals.macs, ["batch"])
+    assert dict(p.terms) == {(1,): h * f}
+
+
+# --- roofline, with the issue's hand-worked figures -----------------------------------------
+
+@dataclass(frozen=True)
+class _Spec:
+    id: str
+    peak: float
+    memory_bandwidth_bytes_per_s: float
+    efficiency: dict = field(default_factory=dict)
+
+    def peak_for(self, dtype: str) -> float:
+        return self.peak
+
+
+XEON = _Spec("xeon", 20 * 1.5e9 * 16 * 1 * 2, 4 * 2400e6 * 8)  # 960 GFLOP/s, 76.8 GB/s
+RTX3090 = _Spec("rtx3090", 10496 * 1.7e9 * 2, 936e9)
+
+
+def test_ridge_points_from_the_issue():
+    assert XEON.peak == 960e9 and XEON.memory_bandwidth_bytes_per_s == 76.8e9
+    assert ridge_point(XEON.peak, XEON.memory_bandwidth_bytes_per_s) == pytest.approx(12.5)
+    assert RTX3090.peak == pytest.approx(35.7e12, rel=1e-3)
+    assert round(ridge_point(RTX3090.peak, RTX3090.memory_bandwidth_bytes_per_s), 1) == 38.1
+
+
+def test_attainable_time_and_bound():
+    pi, beta = XEON.peak, XEON.memory_bandwidth_bytes_per_s
+    assert attainable(pi, beta, 1.0) == beta            # memory roof
+    assert attainable(pi, beta, 100.0) == pi            # compute roof
+    assert node_time(960e9, 1.0, pi, beta) == pytest.approx(1.0)
+    assert node_time(0, 76.8e9, pi, beta) == pytest.approx(1.0)   # data movement takes bytes/beta
+    assert bound(12.5 * 1000 + 1, 1000, pi, beta) == COMPUTE
+    assert bound(12.5 * 1000 - 1, 1000, pi, beta) == MEMORY
+
+
+def test_model_roofline_sums_node_times():
+    n = 256
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Transpose", ["h"], ["y"])]
+    a = onnxperf.analyze(model(nodes, [vi("x", [n, n])], [vi("y", None)], [const("w", [n, n])]))
+    r = roofline(a, XEON)
+    mm, tr = r.nodes
+    flops = 2 * n ** 3
+    assert mm.time_s == pytest.approx(max(flops / XEON.peak, 3 * n * n * F / XEON.memory_bandwidth_bytes_per_s))
+    assert tr.bound == MEMORY and tr.time_s == pytest.approx(2 * n * n * F / XEON.memory_bandwidth_bytes_per_s)
+    assert r.latency_s == pytest.approx(mm.time_s + tr.time_s)
+    assert sum(x.share for x in r.nodes) == pytest.approx(1.0)
+
+
+def test_largest_batch_fits_budget_exactly():
+    from onnxperf.memory import largest_fitting
+    h, f = 64, 256
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"]), helper.make_node("Relu", ["y"], ["z"])]
+    m = model(nodes, [vi("x", ["batch", h])], [vi("z", None)], [const("w", [h, f])])
+    weights = h * f * F
+    # peak: step 0 holds x (b·h) and y (b·f); step 1 holds y and z (2·b·f) -> per batch 2·f floats
+    per_batch = 2 * f * F
+    budget = weights + 37 * per_batch + 5
+    r = largest_fitting(m, budget, "batch")
+    assert r.value == 37 and r.method == "polynomial"
+    assert r.total_bytes == weights + 37 * per_batch <= budget < r.next_total_bytes
+    assert dict(r.formula.terms) == {(1,): per_batch, (0,): weights}
+
+
+def test_largest_batch_none_when_weights_do_not_fit():
+    from onnxperf.memory import largest_fitting
+    m = model([helper.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", ["batch", 8])], [vi("y", None)],
+              [const("w", [8, 8])])
+    assert largest_fitting(m, 100, "batch").value is None
+
+
+def test_parse_bytes():
+    from onnxperf.errors import OptionError
+    from onnxperf.units import parse_bytes
+    assert parse_bytes("8GiB") == 8 * 2**30 and parse_bytes("16GB") == 16 * 10**9 and parse_bytes("512") == 512
+    with pytest.raises(OptionError):
+        parse_bytes("lots")
