@@ -7,10 +7,10 @@ import sys
 from collections.abc import Sequence
 
 from . import __version__
-from .commands import summary
+from .commands import summary, sweep
 from .errors import OnnxPerfError
 
-COMMANDS = (summary,)
+COMMANDS = (summary, sweep)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -248,7 +248,8 @@ class CostWalker:
             bw = cost.bytes_written
         else:
             bw = sum(t.nbytes for t in view.present_outputs)
-        exact = cost.exact and not (entry.outputs_may_be_unknown and block_out)
+        # an unknown output makes the figure inexact unless the rule accounted for it itself
+        exact = cost.exact and not (entry.outputs_may_be_unknown and block_out and cost.bytes_written is None)
         counted = OpCost(counted.macs, counted.flops, counted.int_ops, None, None, exact, cost.note)
         return make(COUNTED, counted, entry, bytes_rw=(br, bw))
 

@@ -130,6 +130,20 @@ def input_dim_names(loaded: LoadedModel) -> list[str]:
     return names
 
 
+#: com.microsoft fused op -> (plain ai.onnx op with the same output shape, inputs it keeps)
+_FUSED_AS = {"FusedConv": ("Conv", 3), "NhwcFusedConv": None, "FusedGemm": ("Gemm", 3)}
+_FUSED_AS = {k: v for k, v in _FUSED_AS.items() if v is not None}
+
+
+def _unfused(node: onnx.NodeProto) -> onnx.NodeProto:
+    """The plain op a fused node computes before its elementwise activation (shape only)."""
+    op, n_inputs = _FUSED_AS[node.op_type]
+    keep = [a for a in node.attribute if not a.name.startswith("activation")]
+    out = onnx.helper.make_node(op, list(node.input)[:n_inputs], list(node.output)[:1], name=node.name)
+    out.attribute.extend(keep)
+    return out
+
+
 def skeleton(loaded: LoadedModel) -> onnx.ModelProto:
     """A copy of the model without weight bytes: every initializer that is external, or too
     large to matter for shape computations, becomes a typed graph input instead."""
@@ -142,6 +156,8 @@ def skeleton(loaded: LoadedModel) -> onnx.ModelProto:
     g = m.graph
     sg = src.graph
     g.name = sg.name
+    # com.microsoft fused ops that neither ONNX nor onnxruntime's symbolic inference shape:
+    # their output shape is that of the plain op they fuse (the activation is elementwise).
     # Constant nodes whose value is external or was not read become typed graph inputs:
     # inference needs only their type and shape, and onnxruntime's symbolic inference would
     # otherwise try to read their bytes.
@@ -149,6 +165,8 @@ def skeleton(loaded: LoadedModel) -> onnx.ModelProto:
         rec = loaded.graph.constants.get(node.output[0]) if node.op_type == "Constant" and node.output else None
         if rec is not None and rec.value is None and node.domain in ("", "ai.onnx"):
             g.input.append(onnx.helper.make_tensor_value_info(rec.name, rec.elem_type, list(rec.dims)))
+        elif node.domain == "com.microsoft" and node.op_type in _FUSED_AS:
+            g.node.append(_unfused(node))
         else:
             g.node.append(node)
     init_names = set()

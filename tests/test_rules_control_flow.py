@@ -27,8 +27,9 @@ def _body_records(a, ctrl):
 
 def _if_model(cond_const=None, else_op="Add"):
     then_g = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["t"])], "then", [], [vi("t", [N, N])])
-    else_g = helper.make_graph([helper.make_node(else_op, ["a", "a"], ["e"], domain="custom.ops" if else_op == "Bar" else None)],
-                               "else", [], [vi("e", [N, N])])
+    domain = "custom.ops" if else_op == "Bar" else None
+    else_g = helper.make_graph([helper.make_node(else_op, ["a", "a"], ["e"], domain=domain)], "else", [],
+                               [vi("e", [N, N])])
     node = helper.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g)
     inputs = [vi("a", [N, N]), vi("b", [N, N])]
     inits = []

@@ -2,6 +2,8 @@
 CenterCropPad), with expected values derived from named dimensions: an output element of
 T interpolation taps costs 2·T − 1 ops (T multiplies, T − 1 adds), nearest 0."""
 
+import math
+
 import pytest
 from onnx import TensorProto
 
@@ -112,7 +114,7 @@ def test_grid_sample_3d_opset20():
 def test_affine_grid(size):
     d = len(size) - 2
     b = size[0]
-    points = b * int(__import__("math").prod(size[2:]))
+    points = b * math.prod(size[2:])
     r = cost(single("AffineGrid", {"t": [b, d, d + 1], "sz": [len(size)]},
                     inits=[const("sz", [len(size)], I64, size)], opset=20))
     assert r.status == "counted"

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from ..analysis import analyze
 from ..output import write_output
 from ..render.summary import RENDERERS
+from ..summary import summarize
+from ..units import parse_bytes
 from .common import add_bindings, add_output, parse_dims, parse_input_shapes
 
 FORMATS = ("text", "json", "csv", "md")
@@ -17,12 +18,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description="Analyze MODEL statically: shapes, per-node MACs/FLOPs/bytes/params, totals.")
     p.add_argument("model", help="path to an .onnx file")
     add_bindings(p)
+    p.add_argument("--hw", metavar="NAME|SPEC.toml", default=None,
+                   help="hardware preset id (see 'onnxperf hw list') or spec file: adds the roofline prediction")
+    p.add_argument("--memory", metavar="SIZE", default=None,
+                   help="memory budget (e.g. 8GiB): report the largest --memory-dim value whose weights + "
+                        "activation peak fit")
+    p.add_argument("--memory-dim", metavar="NAME", default="batch", help="dim to grow for --memory (default: batch)")
     add_output(p, FORMATS)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    a = analyze(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
-                convention=args.convention)
-    write_output(RENDERERS[args.format](a), args.output)
+    budget = parse_bytes(args.memory) if args.memory else None
+    sm = summarize(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
+                   convention=args.convention, hw=args.hw, memory_budget=budget, memory_dim=args.memory_dim)
+    write_output(RENDERERS[args.format](sm), args.output)
     return 0

@@ -115,12 +115,13 @@ def rotary_cost(x: TensorView, cos: TensorView, sin: TensorView, head_size: int,
 def rotary_embedding(n: NodeView) -> OpCost:
     """RotaryEmbedding (X, cos_cache, sin_cache, position_ids): X is [B, H, S, head_size] or
     [B, S, H·head_size] with num_heads; rotary_dim = rotary_embedding_dim or head_size.
-    FLOPs = 3·B·H·S·rotary_dim (see :func:`rotary_cost`; interleaving changes nothing)."""
+    FLOPs = 3·B·H·S·rotary_dim (interleaving changes nothing). Bytes read: X, position_ids
+    and, with position_ids, only the B·S gathered rows of each cache; without, the caches."""
     x = n.inp(0)
     head = x.shape[3] if x.rank == 4 else x.shape[2] // _heads(n, "num_heads")
     pos = n.inp(3) if n.has_input(3) else None
     return rotary_cost(x, n.inp(1), n.inp(2), head, int(n.attr("rotary_embedding_dim", 0) or 0),
-                       pos.numel if pos else None, pos.nbytes if pos else 0)
+                       None if pos is None else pos.numel, 0 if pos is None else pos.nbytes)
 
 
 #: LinearAttention update rules: (decayed state, delta correction)

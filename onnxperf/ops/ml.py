@@ -14,6 +14,12 @@ entries they hit: their tables are not added.
 A table lookup (hash or ordered map) counts as 1 integer op per looked-up element; string
 hashing, whose cost scales with string length, is not counted beyond that.
 
+ONNX infers element types but not shapes for most of these ops, so the rules whose output
+shape follows from X's shape and the attributes are registered with
+``outputs_may_be_unknown`` and compute the bytes they write themselves (an output's own
+static shape is used when known). The walker then marks them inexact when it had no output
+shape.
+
 Map- and sequence-typed values have no static shape in onnxperf: CastMap and
 DictVectorizer (map inputs) are reported unknown_shape; ZipMap (sequence output) is
 registered with ``outputs_may_be_unknown`` and estimates its bytes.
@@ -86,16 +92,35 @@ def _post(n: NodeView) -> int:
     return POST_TRANSFORM_OPS[pt]
 
 
+def written(n: NodeView, outputs: Sequence[tuple[int, int]]) -> int:
+    """Bytes written: per output slot i, its static shape when known, else ``(elem_type,
+    numel)`` from the rule's formula (string labels count 0 bytes)."""
+    total = 0
+    for i, (elem_type, numel) in enumerate(outputs):
+        if i >= len(n.outputs):
+            break
+        total += n.out(i).nbytes if n.has_output(i) else dtypes.nbytes(elem_type, numel)
+    return total
+
+
+def _label_type(n: NodeView, ints_attr: str) -> int:
+    return TensorProto.INT64 if n.attr(ints_attr) else TensorProto.STRING
+
+
+_F32 = TensorProto.FLOAT
+
+
 def _model_cost(n: NodeView, *, macs: int, flops: int, int_ops: int = 0, exact: bool = True,
-                note: str = "", extra_bytes: int = 0) -> OpCost:
+                note: str = "", extra_bytes: int = 0, bytes_written: int | None = None) -> OpCost:
     """An OpCost whose bytes_read is X plus the model's list attributes."""
     read = sum(t.nbytes for t in n.present_inputs) + attr_bytes(n) + extra_bytes
-    return OpCost(macs=macs, flops=flops, int_ops=int_ops, bytes_read=read, exact=exact, note=note)
+    return OpCost(macs=macs, flops=flops, int_ops=int_ops, bytes_read=read, exact=exact, note=note,
+                  bytes_written=bytes_written)
 
 
 # --- linear models -----------------------------------------------------------------------
 
-@rule("LinearClassifier", family="matmul", domain=ML)
+@rule("LinearClassifier", family="matmul", domain=ML, outputs_may_be_unknown=True)
 def linear_classifier(n: NodeView) -> OpCost:
     """LinearClassifier: E = len(coefficients)/F classifiers. MACs = N·E·F; FLOPs = 2·MACs
     + N·E (intercepts, when given) + N·E·post_transform + N·max(E − 1, 1) (label choice).
@@ -106,10 +131,11 @@ def linear_classifier(n: NodeView) -> OpCost:
     macs = samples * e * f
     scores = samples * e
     flops = 2 * macs + (scores if n.attr("intercepts") else 0) + scores * _post(n) + samples * max(e - 1, 1)
-    return _model_cost(n, macs=macs, flops=flops)
+    out = written(n, [(_label_type(n, "classlabels_ints"), samples), (_F32, scores)])
+    return _model_cost(n, macs=macs, flops=flops, bytes_written=out)
 
 
-@rule("LinearRegressor", family="matmul", domain=ML)
+@rule("LinearRegressor", family="matmul", domain=ML, outputs_may_be_unknown=True)
 def linear_regressor(n: NodeView) -> OpCost:
     """LinearRegressor: E = ``targets``. MACs = N·E·F; FLOPs = 2·MACs + N·E (intercepts, when
     given) + N·E·post_transform. bytes_read = X + coefficients and intercepts."""
@@ -117,7 +143,7 @@ def linear_regressor(n: NodeView) -> OpCost:
     e = int(n.attr("targets", 1))
     macs = samples * e * f
     flops = 2 * macs + (samples * e if n.attr("intercepts") else 0) + samples * e * _post(n)
-    return _model_cost(n, macs=macs, flops=flops)
+    return _model_cost(n, macs=macs, flops=flops, bytes_written=written(n, [(_F32, samples * e)]))
 
 
 # --- support vector machines ---------------------------------------------------------------
@@ -130,7 +156,7 @@ def _svm_kernel(n: NodeView, samples: int, v: int, f: int) -> tuple[int, int]:
     return macs, extra
 
 
-@rule("SVMClassifier", family="matmul", domain=ML)
+@rule("SVMClassifier", family="matmul", domain=ML, outputs_may_be_unknown=True)
 def svm_classifier(n: NodeView) -> OpCost:
     """SVMClassifier. With support vectors (V = len(support_vectors)/F, C classes): kernel
     MACs N·V·F (+ N·V·F subtracts for RBF, + N·V·kernel ops), one-vs-one decisions over
@@ -156,11 +182,12 @@ def svm_classifier(n: NodeView) -> OpCost:
     z_cols = n.out(1).shape[-1] if n.has_output(1) and n.out(1).rank else c
     flops += samples * z_cols * _post(n)
     prob = bool(n.attr("prob_a"))
-    return _model_cost(n, macs=macs, flops=flops, exact=not prob,
+    out = written(n, [(_label_type(n, "classlabels_ints"), samples), (_F32, samples * z_cols)])
+    return _model_cost(n, macs=macs, flops=flops, exact=not prob, bytes_written=out,
                        note="Platt probability coupling not counted" if prob else "")
 
 
-@rule("SVMRegressor", family="matmul", domain=ML)
+@rule("SVMRegressor", family="matmul", domain=ML, outputs_may_be_unknown=True)
 def svm_regressor(n: NodeView) -> OpCost:
     """SVMRegressor: V = n_supports support vectors: kernel MACs N·V·F (+ kernel ops as
     SVMClassifier) and N·V MACs for the weighted sum; without support vectors a linear model
@@ -174,7 +201,7 @@ def svm_regressor(n: NodeView) -> OpCost:
     else:
         macs, extra = samples * f, 0
     flops = 2 * macs + extra + samples * (1 + int(bool(n.attr("one_class", 0))) + _post(n))
-    return _model_cost(n, macs=macs, flops=flops)
+    return _model_cost(n, macs=macs, flops=flops, bytes_written=written(n, [(_F32, samples)]))
 
 
 # --- tree ensembles ----------------------------------------------------------------------
@@ -230,6 +257,10 @@ def _tree_cost(n: NodeView, depths: list[tuple[int, bool]], weights_per_leaf: in
                aggregate: str, has_base: bool, extra_bytes: int = 0, classes: int = 0) -> OpCost:
     x = n.inp(0)
     samples, _ = _rows(x.shape)
+    if classes:
+        out = written(n, [(_label_type(n, "classlabels_int64s"), samples), (_F32, samples * classes)])
+    else:
+        out = written(n, [(x.elem_type if n.op_type == "TreeEnsemble" else _F32, samples * targets)])
     compares = samples * sum(d for d, _ in depths)
     agg = samples * len(depths) * weights_per_leaf
     agg += samples * targets * (int(aggregate == "AVERAGE") + int(has_base) + _post(n))
@@ -238,12 +269,13 @@ def _tree_cost(n: NodeView, depths: list[tuple[int, bool]], weights_per_leaf: in
     exact = all(balanced for _, balanced in depths)
     note = "" if exact else "upper bound: every sample walks each tree's deepest path"
     if dtypes.is_float(x.elem_type):
-        return _model_cost(n, macs=0, flops=compares + agg, exact=exact, note=note, extra_bytes=extra_bytes)
+        return _model_cost(n, macs=0, flops=compares + agg, exact=exact, note=note, extra_bytes=extra_bytes,
+                           bytes_written=out)
     return _model_cost(n, macs=0, flops=agg, int_ops=compares, exact=exact, note=note,
-                       extra_bytes=extra_bytes)
+                       extra_bytes=extra_bytes, bytes_written=out)
 
 
-@rule(["TreeEnsembleClassifier", "TreeEnsembleRegressor"], family="misc", domain=ML)
+@rule(["TreeEnsembleClassifier", "TreeEnsembleRegressor"], family="misc", domain=ML, outputs_may_be_unknown=True)
 def tree_ensemble_classic(n: NodeView) -> OpCost:
     """TreeEnsembleClassifier/Regressor (ai.onnx.ml 1–5): per sample, each tree costs one
     compare per internal node on the path taken (its depth D_t, computed from the node
@@ -294,19 +326,21 @@ def ml_elementwise(n: NodeView) -> OpCost:
     x = n.inp(0)
     k = ML_PER_ELEMENT[n.op_type]
     if n.op_type == "Scaler":
-        return OpCost(flops=k * x.numel, bytes_read=x.nbytes + attr_bytes(n, ("scale", "offset")))
-    return arith(k * x.numel, x.elem_type)
+        return OpCost(flops=k * x.numel, bytes_read=x.nbytes + attr_bytes(n, ("scale", "offset")),
+                      bytes_written=written(n, [(_F32, x.numel)]))
+    return arith(k * x.numel, x.elem_type, bytes_written=written(n, [(x.elem_type, x.numel)]))
 
 
-register(list(ML_PER_ELEMENT), ml_elementwise, family="elementwise", domain=ML)
+register(list(ML_PER_ELEMENT), ml_elementwise, family="elementwise", domain=ML, outputs_may_be_unknown=True)
 
 
-@rule("Normalizer", family="norm", domain=ML)
+@rule("Normalizer", family="norm", domain=ML, outputs_may_be_unknown=True)
 def normalizer(n: NodeView) -> OpCost:
     """Normalizer over each row of C values: MAX 2C − 1 (max, divide), L1 3C − 1 (abs, sum,
     divide), L2 3C (square, sum, sqrt, divide) ops per row; computed in float."""
     rows, c = _rows(n.inp(0).shape)
-    return OpCost(flops=rows * NORMALIZER_ROW_OPS[n.attr("norm", "MAX")](c))
+    return OpCost(flops=rows * NORMALIZER_ROW_OPS[n.attr("norm", "MAX")](c),
+                  bytes_written=written(n, [(_F32, rows * c)]))
 
 
 # --- lookups and movement ------------------------------------------------------------------
@@ -328,11 +362,13 @@ def array_feature_extractor(n: NodeView) -> OpCost:
     return OpCost(bytes_read=n.inp(1).nbytes + n.out(0).nbytes)
 
 
-@rule("FeatureVectorizer", family="movement", domain=ML)
+@rule("FeatureVectorizer", family="movement", domain=ML, outputs_may_be_unknown=True)
 def feature_vectorizer(n: NodeView) -> OpCost:
-    """FeatureVectorizer: a Concat of its inputs' columns (cast to float): no arithmetic,
-    default traffic."""
-    return OpCost()
+    """FeatureVectorizer: a Concat of its inputs' columns (cast to float): no arithmetic;
+    every input read, output [N, Σ inputdimensions] float written."""
+    samples, _ = _rows(n.inp(0).shape)
+    dims = n.attr("inputdimensions") or [_rows(t.shape)[1] for t in n.present_inputs]
+    return OpCost(bytes_written=written(n, [(_F32, samples * sum(dims))]))
 
 
 @rule("ZipMap", family="movement", domain=ML, outputs_may_be_unknown=True)

@@ -22,7 +22,7 @@ import math
 from onnx import TensorProto
 
 from .. import dtypes
-from .registry import NodeView, OpCost, arith, prod, register, rule
+from .registry import NodeView, OpCost, arith, register, rule
 
 #: pure movement: no arithmetic, traffic = every input read once, every output written once.
 PURE_MOVEMENT = (

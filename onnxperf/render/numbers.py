@@ -40,3 +40,13 @@ def clean(text: str, limit: int = 60) -> str:
     """A name made safe for one line of a terminal: control characters escaped, long names cut."""
     out = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
     return out if len(out) <= limit else out[: limit - 1] + "…"
+
+
+def seconds(x: float | None) -> str:
+    """0.0123 -> 12.3 ms."""
+    if x is None:
+        return "?"
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if abs(x) >= scale:
+            return f"{x / scale:.3g} {unit}"
+    return f"{x / 1e-9:.3g} ns"

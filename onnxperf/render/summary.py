@@ -8,7 +8,8 @@ import json
 from collections.abc import Callable
 
 from ..analysis import Analysis
-from .numbers import binary_bytes, clean, pct, shape, si
+from ..summary import Summary
+from .numbers import binary_bytes, clean, pct, shape, si, seconds
 
 TOP_K = 10
 
@@ -50,7 +51,8 @@ def _opsets(opsets) -> str:
     return ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in opsets)
 
 
-def render_text(a: Analysis) -> str:
+def render_text(sm: Summary) -> str:
+    a = sm.analysis
     m, t = a.model, a.totals
     lines: list[str] = []
     opsets = _opsets(m.opsets)
@@ -98,6 +100,8 @@ def render_text(a: Analysis) -> str:
             share = pct(n.flops / t.flops) if t.flops else "-"
             outs = " ".join(shape(o.shape) for o in n.outputs if o)
             lines.append(f"  #{n.id:<5} {clean(n.op_type, 18):<18} {clean(n.name, 40):<40} {si(n.flops):>9} {share:>7}  -> {outs}")
+    lines += _memory_text(sm)
+    lines += _roofline_text(sm)
     lines.append("")
     lines.append("Coverage   " + coverage_line(a))
     for w in warnings(a):
@@ -107,26 +111,76 @@ def render_text(a: Analysis) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_json(a: Analysis) -> str:
-    return a.to_json()
+def _memory_text(sm: Summary) -> list[str]:
+    mem = sm.memory
+    out = ["", "Memory"]
+    out.append(f"  {'Weights':<22}{binary_bytes(mem.weight_bytes):<12}(fp16 {binary_bytes(mem.weight_bytes_fp16)}, "
+               f"int8 {binary_bytes(mem.weight_bytes_int8)})")
+    where = f" at node #{mem.peak_node_key} {clean(mem.peak_node_name or '', 40)}" if mem.peak_node_key else ""
+    partial = f"  (partial: {mem.unknown_tensors} tensors of unknown size)" if mem.unknown_tensors else ""
+    out.append(f"  {'Activation peak':<22}{binary_bytes(mem.peak_bytes):<12}dynamic{where}{partial}")
+    out.append(f"  {'Activations, all':<22}{binary_bytes(mem.preallocated_bytes):<12}every tensor in its own buffer")
+    out.append(f"  {'Total':<22}{binary_bytes(mem.total_bytes):<12}weights + activation peak")
+    f = sm.largest
+    if f is not None:
+        if f.value is None:
+            out.append(f"  Largest {f.dim}: none fits {binary_bytes(f.budget_bytes)} "
+                       f"({f.dim}=1 needs {binary_bytes(f.next_total_bytes)})")
+        else:
+            out.append(f"  Largest {f.dim} in {binary_bytes(f.budget_bytes)}: {f.value:,} "
+                       f"(needs {binary_bytes(f.total_bytes)}; {f.value + 1:,} would need {binary_bytes(f.next_total_bytes)})")
+        if f.formula is not None:
+            out.append(f"  Total memory = {f.formula.format()} bytes")
+    return out
+
+
+def _roofline_text(sm: Summary) -> list[str]:
+    r = sm.roofline
+    if r is None:
+        return []
+    spec = sm.spec
+    out = ["", f"Roofline on {clean(getattr(spec, 'name', r.spec_id), 60)} [{r.spec_id}]   ridge {r.ridge_fp32:.3g} FLOP/B (fp32)"]
+    tput = r.throughput_per_s(sm.batch)
+    partial = f"  (partial: {r.unknown_nodes} nodes without cost)" if r.unknown_nodes else ""
+    out.append(f"  Predicted latency   {seconds(r.latency_s)}   throughput {si(tput)}/s (batch {sm.batch}){partial}")
+    tot = r.latency_s or 1.0
+    out.append(f"  Compute-bound {pct(r.compute_bound_time_s / tot)} of time, memory-bound {pct(r.memory_bound_time_s / tot)}")
+    out.append("  Top nodes by predicted time")
+    ranked = sorted((n for n in r.nodes if n.time_s), key=lambda n: (-n.time_s, int(n.key) if n.key.isdigit() else 0))[:TOP_K]
+    names = {n.key: n.name for n in sm.analysis.main_nodes}
+    for n in ranked:
+        i = "-" if n.intensity is None else f"{n.intensity:.3g}"
+        out.append(f"  #{n.key:<5} {clean(n.op_type, 18):<18} {clean(names.get(n.key, ''), 34):<34} {seconds(n.time_s):>10} "
+                   f"{pct(n.share):>7}  {n.bound:<7} I={i}")
+    return out
+
+
+def render_json(sm: Summary) -> str:
+    import json
+
+    return json.dumps(sm.to_dict(), indent=2, ensure_ascii=False) + "\n"
 
 
 CSV_COLUMNS = ("key", "id", "scope", "name", "op_type", "domain", "family", "status", "exact", "macs", "flops",
                "int_ops", "bytes_read", "bytes_written", "params", "intensity_flops_per_byte", "inputs", "outputs", "note")
 
 
-def render_csv(a: Analysis) -> str:
-    """One row per node (subgraph nodes included, with their scope)."""
+def render_csv(sm: Summary) -> str:
+    """One row per node (subgraph nodes included, with their scope); roofline columns with --hw."""
+    a = sm.analysis
+    rl = {n.key: n for n in sm.roofline.nodes} if sm.roofline else {}
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
+    w.writerow(CSV_COLUMNS + (("bound", "predicted_time_s") if rl else ()))
     for n in a.nodes:
         total = n.bytes_read + n.bytes_written
+        r = rl.get(n.key) if not n.scope else None
+        extra = ((r.bound if r else "", "" if r is None or r.time_s is None else f"{r.time_s:.6g}") if rl else ())
         w.writerow([
             n.key, n.id, n.scope, n.name, n.op_type, n.domain, n.family, n.status, n.exact, n.macs, n.flops,
             n.int_ops, n.bytes_read, n.bytes_written, n.params, "" if total == 0 else f"{n.flops / total:.6g}",
             " ".join(f"{i.name}:{i.dtype}{shape(i.shape)}" for i in n.inputs if i),
-            " ".join(f"{o.name}:{o.dtype}{shape(o.shape)}" for o in n.outputs if o), n.note,
+            " ".join(f"{o.name}:{o.dtype}{shape(o.shape)}" for o in n.outputs if o), n.note, *extra,
         ])
     return buf.getvalue()
 
@@ -135,7 +189,8 @@ def _md_cell(text: str) -> str:
     return clean(text, 80).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def render_md(a: Analysis) -> str:
+def render_md(sm: Summary) -> str:
+    a = sm.analysis
     m, t = a.model, a.totals
     out = [f"### onnxperf summary: `{_md_cell(m.path or '<in memory>').replace('`', '')}`", ""]
     binds = ", ".join(f"{k}={v}" for k, v in a.dims) or "none"
@@ -146,6 +201,11 @@ def render_md(a: Analysis) -> str:
             f"| Params | {si(t.params)} ({binary_bytes(t.param_bytes)}) |",
             f"| MACs | {si(t.macs)} |", f"| FLOPs | {si(t.flops)} |",
             f"| Bytes read / written | {binary_bytes(t.bytes_read)} / {binary_bytes(t.bytes_written)} |",
+            f"| Activation peak / total memory | {binary_bytes(sm.memory.peak_bytes)} / {binary_bytes(sm.memory.total_bytes)} |",
+            *([f"| Predicted latency ({_md_cell(sm.roofline.spec_id)}) | {seconds(sm.roofline.latency_s)} |"]
+              if sm.roofline else []),
+            *([f"| Largest {_md_cell(sm.largest.dim)} in {binary_bytes(sm.largest.budget_bytes)} | {sm.largest.value} |"]
+              if sm.largest else []),
             f"| Coverage | {_md_cell(coverage_line(a))} |", ""]
     out += ["| op type | count | MACs | FLOPs | bytes |", "|---|---:|---:|---:|---:|"]
     for r in a.by_op_type[:15]:
@@ -159,6 +219,6 @@ def render_md(a: Analysis) -> str:
     return "\n".join(out) + "\n"
 
 
-RENDERERS: dict[str, Callable[[Analysis], str]] = {
+RENDERERS: dict[str, Callable[[Summary], str]] = {
     "text": render_text, "json": render_json, "csv": render_csv, "md": render_md,
 }

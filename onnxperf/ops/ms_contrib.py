@@ -1,0 +1,242 @@
+"""onnxruntime contrib ops (domain com.microsoft) that its graph optimizers emit: fused
+conv/gemm/matmul, fused activations and bias ops, normalizations, embedding.
+
+Attention-like contrib ops are in :mod:`.ms_contrib_attention`, quantized ones in
+:mod:`.ms_contrib_quant`. com.microsoft ops are looked up with the model's opset ignored
+(onnxruntime versions them itself), so every rule here is registered with since=1.
+
+Every figure reuses the ai.onnx tables: per-element costs from
+:data:`.elementwise.PER_ELEMENT`, normalizations from :data:`.norm.NORM`, softmax from
+:data:`.reduce.ROW_WISE`, pools from :data:`.pool.POOL`; a fused op costs the sum of the ops
+it fuses. Attributes have no schema defaults here: each rule gives its own.
+"""
+
+from __future__ import annotations
+
+from .conv import conv_macs
+from .elementwise import GELU_TANH_PER_ELEMENT, PER_ELEMENT
+from .matmul import gemm
+from .movement import movement
+from .norm import LAYER_NORM_BIAS, NORM
+from .pool import POOL
+from .reduce import ROW_WISE
+from .registry import MS, NodeView, OpCost, arith, prod, register, rule
+
+_ACT = {k.lower(): v for k, v in PER_ELEMENT.items()}
+
+
+def fused_activation_cost(name: str | None) -> int:
+    """Ops per element of a fused ``activation`` attribute (Relu, Tanh, Sigmoid, LeakyRelu,
+    Clip, HardSigmoid ...: the PER_ELEMENT cost of the op of that name); none costs 0."""
+    if not name or str(name).lower() in ("", "identity", "none"):
+        return 0
+    try:
+        return _ACT[str(name).lower()]
+    except KeyError:
+        raise ValueError(f"unknown fused activation {name!r}") from None
+
+
+# --- fused conv / gemm / matmul ------------------------------------------------------------
+
+def fused_conv(n: NodeView) -> OpCost:
+    """FusedConv, NhwcFusedConv (X, W, B, Z) and NhwcConv (X, W, B): a Conv (NCHW or NHWC
+    alike: MACs = Y·(C_in/G)·K, Y the output elements, = N·C_out·O), then + bias, + Z (the
+    fused residual add) and the ``activation`` attribute's per-element cost on Y.
+    FLOPs = 2·MACs + Y·(bias + Z + activation)."""
+    x, w, y = n.inp(0), n.inp(1), n.out(0)
+    macs = conv_macs(x.shape, w.shape, y.shape)  # = prod(Y) · prod(W[1:]) for any layout
+    per = (1 if n.has_input(2) else 0) + (1 if n.has_input(3) else 0) + fused_activation_cost(n.attr("activation"))
+    return arith(2 * macs + per * y.numel, y.elem_type, macs=macs)
+
+
+def fused_gemm(n: NodeView) -> OpCost:
+    """FusedGemm: Gemm (transA, transB, alpha, beta as ai.onnx Gemm) + the ``activation``
+    attribute's per-element cost on the M×N output."""
+    base = gemm(n)
+    y = n.out(0)
+    act = fused_activation_cost(n.attr("activation")) * y.numel
+    return arith(base.flops + base.int_ops + act, n.inp(0).elem_type, macs=base.macs)
+
+
+def fused_matmul(n: NodeView) -> OpCost:
+    """FusedMatMul / TransposeMatMul / FusedMatMulActivation: Y = alpha·op(A)·op(B) with
+    transA/transB (last two dims) and transBatchA/transBatchB (dim 0 moved behind the batch
+    dims). K = A's contracted dim: A.shape[-1], or with transA A.shape[0] (transBatchA) or
+    A.shape[-2]. MACs = Y·K; FLOPs = 2·MACs + Y (alpha ≠ 1) + Y·activation."""
+    a, y = n.inp(0), n.out(0)
+    if n.attr("transA", 0):
+        k = a.shape[0] if n.attr("transBatchA", 0) else a.shape[-2]
+    else:
+        k = a.shape[-1]
+    macs = y.numel * k
+    extra = (y.numel if n.attr("alpha", 1.0) != 1.0 else 0)
+    extra += fused_activation_cost(n.attr("activation")) * y.numel
+    return arith(2 * macs + extra, a.elem_type, macs=macs)
+
+
+def gemm_fast_gelu(n: NodeView) -> OpCost:
+    """GemmFastGelu (X, W, bias): MatMul + bias + FastGelu (tanh form, 9 ops):
+    MACs = Y·K; FLOPs = 2·MACs + Y·(bias + 9)."""
+    x, y = n.inp(0), n.out(0)
+    macs = y.numel * x.shape[-1]
+    per = (1 if n.has_input(2) else 0) + GELU_TANH_PER_ELEMENT
+    return arith(2 * macs + per * y.numel, x.elem_type, macs=macs)
+
+
+def matmul_integer16(n: NodeView) -> OpCost:
+    """MatMulInteger16: MACs = Y·K on int16 data; int ops = 2·MACs."""
+    a, y = n.inp(0), n.out(0)
+    macs = y.numel * a.shape[-1]
+    return OpCost(macs=macs, int_ops=2 * macs)
+
+
+register(["FusedConv", "NhwcFusedConv", "NhwcConv"], fused_conv, family="conv", domain=MS)
+register("FusedGemm", fused_gemm, family="matmul", domain=MS)
+register(["FusedMatMul", "TransposeMatMul", "FusedMatMulActivation"], fused_matmul, family="matmul", domain=MS)
+register("GemmFastGelu", gemm_fast_gelu, family="matmul", domain=MS)
+register("MatMulInteger16", matmul_integer16, family="matmul", domain=MS)
+
+
+# --- fused activations and bias ops ----------------------------------------------------------
+
+#: ops per output element: (bias adds and other fused elementwise work, activation part).
+#: BiasGelu = A + B, then Gelu (erf form); FastGelu = Gelu tanh form (+ bias when given);
+#: QuickGelu = x·sigmoid(alpha·x) (= Swish); BiasAdd = X + bias + skip;
+#: BiasSoftmax = softmax(data + bias); BiasDropout = data + bias (+ residual), dropout as
+#: at inference (identity, like ai.onnx Dropout).
+ACTIVATIONS: dict[str, int] = {
+    "Gelu": PER_ELEMENT["Gelu"],
+    "BiasGelu": PER_ELEMENT["Add"] + PER_ELEMENT["Gelu"],
+    "FastGelu": GELU_TANH_PER_ELEMENT,
+    "QuickGelu": PER_ELEMENT["Swish"],
+    "BiasAdd": 2 * PER_ELEMENT["Add"],
+    "BiasSoftmax": PER_ELEMENT["Add"] + ROW_WISE["Softmax"][0],
+    "BiasDropout": PER_ELEMENT["Add"],
+}
+
+#: inputs whose presence adds one add per output element
+_OPTIONAL_ADDS = {"FastGelu": (1,), "BiasDropout": (2,)}
+
+
+def fused_elementwise(n: NodeView) -> OpCost:
+    """Gelu, BiasGelu, FastGelu, QuickGelu, BiasAdd, BiasSoftmax, BiasDropout:
+    ops = Y·k, k from :data:`ACTIVATIONS`, + Y for an optional bias (FastGelu) or
+    residual (BiasDropout). BiasDropout is costed at inference (dropout is the identity);
+    its mask output, when present, is written (default traffic)."""
+    y = n.out(0)
+    k = ACTIVATIONS[n.op_type] + sum(1 for i in _OPTIONAL_ADDS.get(n.op_type, ()) if n.has_input(i))
+    return arith(k * y.numel, n.inp(0).elem_type)
+
+
+def bias_split_gelu(n: NodeView) -> OpCost:
+    """BiasSplitGelu (X [N, S, D], bias [D]) -> Y [N, S, D/2]: X + bias (2·Y adds), Gelu
+    on the right half (5·Y), times the left half (Y): 8 ops per output element."""
+    y = n.out(0)
+    return arith((2 * PER_ELEMENT["Add"] + PER_ELEMENT["Gelu"] + PER_ELEMENT["Mul"]) * y.numel, n.inp(0).elem_type)
+
+
+register(list(ACTIVATIONS), fused_elementwise, family="activation", domain=MS)
+register("BiasSplitGelu", bias_split_gelu, family="activation", domain=MS)
+register("Trilu", movement, family="movement", domain=MS)
+
+
+# --- normalizations ------------------------------------------------------------------------
+
+def _norm_ops(x_numel: int, rows: int, *, rms: bool, bias: bool, adds_before: int = 0) -> int:
+    e, r = NORM["RMSNormalization" if rms else "LayerNormalization"]
+    if bias and not rms:
+        e += LAYER_NORM_BIAS
+    return (e + adds_before) * x_numel + r * rows
+
+
+def _rows(n: NodeView) -> int:
+    x = n.inp(0)
+    axis = int(n.attr("axis", -1))
+    axis = axis + x.rank if axis < 0 else axis
+    if not 0 <= axis < max(x.rank, 1):
+        raise ValueError(f"axis {axis} out of range for rank {x.rank}")
+    return prod(x.shape[:axis])
+
+
+def layer_norm(n: NodeView) -> OpCost:
+    """LayerNormalization (com.microsoft) and SimplifiedLayerNormalization (RMS norm, in
+    com.microsoft and, as onnxruntime's fusion writes it, in the default domain): over
+    shape[axis:] (axis default −1), rows = prod(shape[:axis]); the ai.onnx
+    LayerNormalization / RMSNormalization costs: 6·X (+X with a bias) + 5·rows, or
+    4·X + 4·rows."""
+    x = n.inp(0)
+    rms = n.op_type == "SimplifiedLayerNormalization"
+    return arith(_norm_ops(x.numel, _rows(n), rms=rms, bias=not rms and n.has_input(2)), x.elem_type)
+
+
+def skip_layer_norm(n: NodeView) -> OpCost:
+    """SkipLayerNormalization (input, skip, gamma, beta, bias) and
+    SkipSimplifiedLayerNormalization (input, skip, gamma, bias): s = input + skip (+ bias),
+    then LayerNormalization (with beta) or RMS norm over the last dim:
+    ops = (1 + bias)·X + norm(X, rows = X / hidden)."""
+    x = n.inp(0)
+    rms = n.op_type == "SkipSimplifiedLayerNormalization"
+    bias_idx = 3 if rms else 4
+    adds = 1 + (1 if n.has_input(bias_idx) else 0)
+    rows = x.numel // x.shape[-1] if x.shape[-1] else 0
+    ops = _norm_ops(x.numel, rows, rms=rms, bias=not rms and n.has_input(3), adds_before=adds)
+    return arith(ops, x.elem_type)
+
+
+def group_norm(n: NodeView) -> OpCost:
+    """GroupNorm (X, gamma, beta) and SkipGroupNorm (X, gamma, beta, skip, bias), NHWC by
+    default (``channels_last`` 1): groups = N·``groups``; ops = 7·X + 5·N·G (the ai.onnx
+    GroupNormalization cost), + X·(1 + bias) for SkipGroupNorm's adds, + 5·X for
+    ``activation`` 1 (SiLU = x·sigmoid(x))."""
+    x = n.inp(0)
+    e, r = NORM["GroupNormalization"]
+    groups = int(n.attr("groups", 0))
+    if groups <= 0:
+        raise ValueError("GroupNorm needs a positive groups attribute")
+    if n.op_type == "SkipGroupNorm":
+        e += 1 + (1 if n.has_input(4) else 0)
+    if n.attr("activation", 0):
+        e += PER_ELEMENT["Sigmoid"] + PER_ELEMENT["Mul"]
+    return arith(e * x.numel + r * x.shape[0] * groups, x.elem_type)
+
+
+def embed_layer_norm(n: NodeView) -> OpCost:
+    """EmbedLayerNormalization (input_ids [B, S], segment_ids, word_embedding [V, H],
+    position_embedding, segment_embedding, gamma, beta, mask, position_ids): three gathers,
+    word + position (+ segment) adds, LayerNormalization with bias over H, and, with a mask,
+    one int op per mask element to count the mask_index.
+    FLOPs = (1 + segment)·X + 7·X + 5·B·S, X = B·S·H.
+    Bytes read: the ids, the mask, gamma, beta and only the gathered embedding rows
+    (B·S rows of each table, at most the table)."""
+    ids, word, y = n.inp(0), n.inp(2), n.out(0)
+    tokens = ids.numel
+    hidden = word.shape[-1]
+    x = tokens * hidden
+    seg = n.has_input(4) and n.has_input(1)
+    ops = _norm_ops(x, tokens, rms=False, bias=True, adds_before=1 + (1 if seg else 0))
+    c = arith(ops, y.elem_type)
+    read = sum(n.inp(i).nbytes for i in (0, 1, 5, 6, 7, 8) if n.has_input(i))
+    for i in (2, 3, 4):
+        if n.has_input(i):
+            t = n.inp(i)
+            read += min(t.nbytes, tokens * (t.nbytes // t.shape[0])) if t.shape[0] else 0
+    mask_ops = n.inp(7).numel if n.has_input(7) else 0
+    return OpCost(flops=c.flops, int_ops=c.int_ops + mask_ops, bytes_read=read)
+
+
+register(["LayerNormalization", "SimplifiedLayerNormalization"], layer_norm, family="norm", domain=MS)
+register("SimplifiedLayerNormalization", layer_norm, family="norm")
+register(["SkipLayerNormalization", "SkipSimplifiedLayerNormalization"], skip_layer_norm, family="norm", domain=MS)
+register(["GroupNorm", "SkipGroupNorm"], group_norm, family="norm", domain=MS)
+register("EmbedLayerNormalization", embed_layer_norm, family="norm", domain=MS)
+
+
+# --- pooling -------------------------------------------------------------------------------
+
+@rule("NhwcMaxPool", family="pool", domain=MS)
+def nhwc_max_pool(n: NodeView) -> OpCost:
+    """NhwcMaxPool (uint8/int8, NHWC): the ai.onnx MaxPool cost, K − 1 compares per output
+    element (K = prod(kernel_shape)); integer data makes them int ops."""
+    a, b = POOL["MaxPool"]
+    k = prod(n.attr("kernel_shape") or [])
+    return arith(n.out(0).numel * (a * k + b) if k else 0, n.inp(0).elem_type)

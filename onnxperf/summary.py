@@ -1,0 +1,84 @@
+"""The summary result: analysis + memory + (optional) roofline and largest-fit, as one plain,
+JSON-serializable object that every renderer formats. Computation happens here, never in a renderer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .analysis import Analysis, analyze
+from .memory import LargestFit, MemoryResult, largest_fitting, liveness
+from .roofline import RooflineResult, roofline
+
+
+@dataclass(frozen=True)
+class Summary:
+    analysis: Analysis
+    memory: MemoryResult
+    spec: Any | None = None  # HardwareSpec
+    roofline: RooflineResult | None = None
+    largest: LargestFit | None = None
+    #: items per inference for throughput (the bound batch dim, else 1)
+    batch: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.analysis.to_dict()
+        m = self.memory
+        d["memory"] = {
+            "weight_bytes": m.weight_bytes, "weight_bytes_if_fp16": m.weight_bytes_fp16,
+            "weight_bytes_if_int8": m.weight_bytes_int8, "activation_preallocated_bytes": m.preallocated_bytes,
+            "activation_peak_bytes": m.peak_bytes, "peak_step": m.peak_step, "peak_node_key": m.peak_node_key,
+            "peak_node_name": m.peak_node_name, "total_bytes": m.total_bytes,
+            "unknown_tensors": m.unknown_tensors, "timeline_bytes": list(m.timeline),
+        }
+        if self.roofline is not None:
+            r = self.roofline
+            d["roofline"] = {
+                "hardware": self.spec.id if self.spec is not None else r.spec_id,
+                "ridge_fp32_flops_per_byte": r.ridge_fp32,
+                "latency_s": r.latency_s, "batch": self.batch,
+                "throughput_items_per_s": r.throughput_per_s(self.batch),
+                "unknown_nodes": r.unknown_nodes,
+                "compute_bound_time_s": r.compute_bound_time_s, "memory_bound_time_s": r.memory_bound_time_s,
+                "by_op_type": [{"op_type": op, "count": c, "time_s": t, "share": s} for op, c, t, s in r.by_op_type],
+                "nodes": [{"key": n.key, "dtype": n.dtype, "ops": n.ops, "bytes": n.bytes, "intensity": n.intensity,
+                           "peak_ops_per_s": n.peak_ops_per_s, "attainable_ops_per_s": n.attainable_ops_per_s,
+                           "bound": n.bound, "time_s": n.time_s, "share": n.share} for n in r.nodes],
+            }
+        if self.largest is not None:
+            f = self.largest
+            d["largest_fit"] = {
+                "dim": f.dim, "budget_bytes": f.budget_bytes, "value": f.value, "total_bytes": f.total_bytes,
+                "next_total_bytes": f.next_total_bytes, "method": f.method,
+                "total_bytes_formula": None if f.formula is None else f.formula.to_dict(),
+            }
+        return d
+
+
+def batch_of(a: Analysis) -> int:
+    """Items per inference: the value bound to a dim named like a batch, else the first input's
+    leading dim when it is known, else 1."""
+    for name, value in a.dims:
+        if "batch" in name.lower():
+            return max(int(value), 1)
+    if a.model.inputs and a.model.inputs[0].shape and isinstance(a.model.inputs[0].shape[0], int):
+        return max(int(a.model.inputs[0].shape[0]), 1)
+    return 1
+
+
+def summarize(model, dims: dict[str, int] | None = None, input_shapes=None, convention: str = "default",
+              hw: str | None = None, memory_budget: int | None = None, memory_dim: str = "batch") -> Summary:
+    """Analyze ``model`` and add memory, roofline (``hw``: preset id or spec file) and the largest
+    value of ``memory_dim`` that fits ``memory_budget`` bytes."""
+    a = analyze(model, dims=dims, input_shapes=input_shapes, convention=convention)
+    spec = None
+    rl = None
+    if hw:
+        from .hardware import load_spec
+
+        spec = load_spec(hw)
+        rl = roofline(a, spec)
+    largest = None
+    if memory_budget is not None:
+        largest = largest_fitting(a.loaded, memory_budget, memory_dim, dims)
+    return Summary(a, liveness(a), spec, rl, largest, batch_of(a))

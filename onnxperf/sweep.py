@@ -1,0 +1,114 @@
+"""Cost as the input grows: evaluate a model over values of one or more dims, and recover the
+exact polynomial of each figure in those dims where it is one."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import OptionError
+from .formula import NotPolynomialError, Polynomial, fit_many
+from .loader import load
+from .summary import Summary, summarize
+
+#: throughput gains below this fraction between consecutive values of the batch dim mark the knee
+KNEE_GAIN = 0.10
+
+FIGURES = ("macs", "flops", "bytes", "activation_peak_bytes", "total_memory_bytes")
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    values: tuple[tuple[str, int], ...]
+    macs: int
+    flops: int
+    int_ops: int
+    bytes: int
+    intensity: float | None
+    activation_peak_bytes: int
+    total_memory_bytes: int
+    latency_s: float | None
+    throughput_per_s: float | None
+    compute_bound_share: float | None
+    complete: bool
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    model: str
+    dims: tuple[str, ...]
+    fixed: tuple[tuple[str, int], ...]
+    hardware: str | None
+    rows: tuple[SweepRow, ...]
+    formulas: tuple[tuple[str, Polynomial | None, str], ...]  # (figure, polynomial, why-not)
+    knee: tuple[tuple[str, int], ...] | None  # where throughput stops rising (batch sweeps)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "onnxperf.sweep/1", "model": self.model, "dims": list(self.dims),
+            "fixed": dict(self.fixed), "hardware": self.hardware,
+            "rows": [{**dict(r.values), **{k: getattr(r, k) for k in (
+                "macs", "flops", "int_ops", "bytes", "intensity", "activation_peak_bytes", "total_memory_bytes",
+                "latency_s", "throughput_per_s", "compute_bound_share", "complete")}} for r in self.rows],
+            "formulas": {name: (p.to_dict() if p is not None else {"error": why}) for name, p, why in self.formulas},
+            "knee": None if self.knee is None else dict(self.knee),
+        }
+
+
+def _row(sm: Summary, values: tuple[tuple[str, int], ...]) -> SweepRow:
+    t = sm.analysis.totals
+    r = sm.roofline
+    lat = r.latency_s if r else None
+    items = dict(values).get("batch", sm.batch) if any("batch" in k for k, _ in values) else sm.batch
+    return SweepRow(
+        values=values, macs=t.macs, flops=t.flops, int_ops=t.int_ops, bytes=t.bytes_total,
+        intensity=t.intensity_flops_per_byte, activation_peak_bytes=sm.memory.peak_bytes,
+        total_memory_bytes=sm.memory.total_bytes, latency_s=lat,
+        throughput_per_s=(items / lat) if lat else None,
+        compute_bound_share=(r.compute_bound_time_s / r.latency_s) if r and r.latency_s else None,
+        complete=sm.analysis.coverage.complete and sm.memory.complete,
+    )
+
+
+def _figures(sm: Summary) -> list[int]:
+    t = sm.analysis.totals
+    return [t.macs, t.flops, t.bytes_total, sm.memory.peak_bytes, sm.memory.total_bytes]
+
+
+def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None, hw: str | None = None,
+          convention: str = "default", formulas: bool = True) -> SweepResult:
+    """Evaluate every combination of ``grid`` values (with ``fixed`` dims bound) and fit formulas."""
+    if not grid:
+        raise OptionError("sweep needs at least one --dim NAME=V1,V2,...")
+    loaded = load(model) if not hasattr(model, "graph") else model
+    fixed = dict(fixed or {})
+    names = tuple(grid)
+    rows = []
+    for combo in itertools.product(*(grid[n] for n in names)):
+        values = tuple(zip(names, combo))
+        sm = summarize(loaded, dims={**fixed, **dict(values)}, convention=convention, hw=hw)
+        rows.append(_row(sm, values))
+    fits: list[tuple[str, Polynomial | None, str]] = []
+    if formulas:
+        def evaluate(b: dict[str, int]) -> list[int]:
+            sm = summarize(loaded, dims={**fixed, **b}, convention=convention)
+            if not (sm.analysis.coverage.complete and sm.memory.complete):
+                raise NotPolynomialError("some nodes stay without cost at the fit points; bind every dim")
+            return _figures(sm)
+
+        try:
+            polys = fit_many(evaluate, names, degree=3)
+            for name, p in zip(FIGURES, polys):
+                fits.append((name, p, "" if p is not None else
+                             f"not a polynomial of degree ≤ 3 in {', '.join(names)}"))
+        except NotPolynomialError as exc:
+            fits = [(name, None, str(exc)) for name in FIGURES]
+    knee = None
+    if len(names) == 1 and "batch" in names[0] and all(r.throughput_per_s for r in rows) and len(rows) > 1:
+        for prev, cur in zip(rows, rows[1:]):
+            if cur.throughput_per_s < prev.throughput_per_s * (1 + KNEE_GAIN):
+                knee = prev.values
+                break
+    return SweepResult(str(getattr(loaded, "path", model)), names, tuple(sorted(fixed.items())),
+                       hw, tuple(rows), tuple(fits), knee)
