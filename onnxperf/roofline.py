@@ -6,8 +6,13 @@ max(W/π, Q/β) and it is compute-bound when W/π ≥ Q/β, i.e. when I ≥ π/�
 
 Ops with no arithmetic that move data (Transpose, Concat, Gather ...) are memory-bound and take
 Q/β, not zero. Nodes run one after another, so the predicted latency is the sum of node times.
-A calibrated spec (``efficiency`` per op family, fitted by ``onnxperf hw calibrate``) scales the
-attainable rates of each family: π_f = e_f·π, β_f = e_f·β.
+A calibrated spec (``efficiency``, fitted by ``onnxperf hw calibrate``) says how much of the roofs
+each op family attains on that machine and what a node costs to dispatch:
+
+    t = max(W / (e_c,f · π), Q / (e_m,f · β)) + o
+
+with keys ``<family>.compute`` (e_c), ``<family>.memory`` (e_m), ``default.compute``,
+``default.memory`` and ``overhead_s`` (o, per executed node). A plain spec has none: e = 1, o = 0.
 """
 
 from __future__ import annotations
@@ -105,23 +110,35 @@ class RooflineResult:
         return None if self.latency_s <= 0 else batch / self.latency_s
 
 
+def efficiencies(spec: Spec, family: str) -> tuple[float, float, float]:
+    """(compute efficiency, memory efficiency, per-node overhead in s) for an op family."""
+    eff = getattr(spec, "efficiency", None) or {}
+    e_c = float(eff.get(f"{family}.compute", eff.get("default.compute", 1.0)))
+    e_m = float(eff.get(f"{family}.memory", eff.get("default.memory", 1.0)))
+    return e_c, e_m, float(eff.get("overhead_s", 0.0))
+
+
+#: ops that no runtime executes as a kernel (folded at load): no dispatch overhead
+_NOT_EXECUTED = frozenset({"Constant"})
+
+
 def node_roofline(n, spec: Spec) -> NodeRoofline:
     """Roofline of one NodeCost: integer ops use the integer peak, FLOPs the float one."""
     dtype = compute_dtype(n.inputs)
     nbytes = n.bytes_read + n.bytes_written
-    eff = 1.0
-    if getattr(spec, "efficiency", None):
-        eff = float(spec.efficiency.get(n.family, spec.efficiency.get("default", 1.0)))
-    bw = spec.memory_bandwidth_bytes_per_s * eff
+    e_c, e_m, overhead = efficiencies(spec, n.family)
+    if n.op_type in _NOT_EXECUTED:
+        overhead = 0.0
+    bw = spec.memory_bandwidth_bytes_per_s * e_m
     if n.status not in (COUNTED, ZERO):
         return NodeRoofline(n.key, n.op_type, n.family, dtype, 0, 0, None, 0.0, 0.0, NONE, None, None)
-    float_peak = spec.peak_for(dtype if dtype in _FLOAT_NAMES or dtype.startswith("float8") else "float32") * eff
-    int_peak = spec.peak_for(dtype if not (dtype in _FLOAT_NAMES or dtype.startswith("float8")) else "int32") * eff
+    float_peak = spec.peak_for(dtype if dtype in _FLOAT_NAMES or dtype.startswith("float8") else "float32") * e_c
+    int_peak = spec.peak_for(dtype if not (dtype in _FLOAT_NAMES or dtype.startswith("float8")) else "int32") * e_c
     ops = n.flops + n.int_ops
     # time of the arithmetic: FLOPs at the float peak plus integer ops at the integer peak
     compute_s = (n.flops / float_peak if n.flops else 0.0) + (n.int_ops / int_peak if n.int_ops else 0.0)
     memory_s = nbytes / bw if nbytes else 0.0
-    t = max(compute_s, memory_s)
+    t = max(compute_s, memory_s) + overhead
     # the peak that this mix of operations runs at (for intensity/attainable figures)
     peak = ops / compute_s if compute_s > 0 else (float_peak if n.int_ops == 0 else int_peak)
     i = intensity(ops, nbytes)

@@ -176,3 +176,16 @@ def test_parse_bytes():
     assert parse_bytes("8GiB") == 8 * 2**30 and parse_bytes("16GB") == 16 * 10**9 and parse_bytes("512") == 512
     with pytest.raises(OptionError):
         parse_bytes("lots")
+
+
+def test_calibrated_efficiencies_and_overhead():
+    n = 256
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Transpose", ["h"], ["y"])]
+    a = onnxperf.analyze(model(nodes, [vi("x", [n, n])], [vi("y", None)], [const("w", [n, n])]))
+    eff = {"matmul.compute": 0.5, "movement.memory": 0.25, "overhead_s": 1e-6}
+    cal = roofline(a, _Spec("x", XEON.peak, XEON.memory_bandwidth_bytes_per_s, eff))
+    mm, tr = cal.nodes
+    flops, mm_bytes, tr_bytes = 2 * n ** 3, 3 * n * n * F, 2 * n * n * F
+    bw = XEON.memory_bandwidth_bytes_per_s
+    assert mm.time_s == pytest.approx(max(flops / (0.5 * XEON.peak), mm_bytes / bw) + 1e-6)
+    assert tr.time_s == pytest.approx(tr_bytes / (0.25 * bw) + 1e-6)
