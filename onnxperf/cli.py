@@ -7,10 +7,10 @@ import sys
 from collections.abc import Sequence
 
 from . import __version__
-from .commands import summary, sweep
+from .commands import hw, summary, sweep, validate
 from .errors import OnnxPerfError
 
-COMMANDS = (summary, sweep)
+COMMANDS = (summary, sweep, validate, hw)
 
 
 def build_parser() -> argparse.ArgumentParser:

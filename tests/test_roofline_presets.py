@@ -1,0 +1,72 @@
+"""Roofline on the shipped presets: worked figures, the dtype picks the peak, summary --hw."""
+
+import json
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import onnxperf
+from onnxperf import cli
+from onnxperf.hardware import load_spec
+from onnxperf.roofline import COMPUTE, MEMORY, ridge_point, roofline
+
+from .util import const, model, single, vi
+
+
+def test_worked_ridges_from_presets():
+    xeon = load_spec("xeon-silver-4210x2")
+    assert xeon.peak_for("float32") == 960e9 and xeon.memory_bandwidth_bytes_per_s == 76.8e9
+    assert ridge_point(xeon.peak_for("float32"), xeon.memory_bandwidth_bytes_per_s) == pytest.approx(12.5)
+    gpu = load_spec("rtx3090")
+    assert gpu.peak_for("float32") == pytest.approx(10496 * 1.7e9 * 2)
+    assert round(ridge_point(gpu.peak_for("float32"), gpu.memory_bandwidth_bytes_per_s), 1) == 38.1
+
+
+def test_fp16_model_uses_fp16_peak():
+    t4 = load_spec("t4")
+    m_, k, n = 2048, 2048, 2048
+    r = roofline(onnxperf.analyze(single("MatMul", {"a": ([m_, k], TensorProto.FLOAT16),
+                                                     "b": ([k, n], TensorProto.FLOAT16)})), t4)
+    node = r.nodes[0]
+    assert node.dtype == "float16" and node.bound == COMPUTE
+    assert node.time_s == pytest.approx(2 * m_ * n * k / t4.peak_for("float16"))
+    assert t4.peak_for("float16") == 65e12
+
+
+def test_int8_ops_use_int8_peak():
+    t4 = load_spec("t4")
+    m_, k, n = 1024, 1024, 1024
+    r = roofline(onnxperf.analyze(single("MatMulInteger", {"a": ([m_, k], TensorProto.UINT8),
+                                                           "b": ([k, n], TensorProto.INT8)})), t4)
+    node = r.nodes[0]
+    assert node.time_s == pytest.approx(max(2 * m_ * n * k / t4.peak_for("int8"),
+                                            (m_ * k + k * n + 4 * m_ * n) / t4.memory_bandwidth_bytes_per_s))
+
+
+def test_memory_bound_at_batch_1_compute_bound_at_large_batch():
+    # a Gemm layer: weights dominate traffic at batch 1, compute dominates at large batch
+    h = 1024
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
+    m = model(nodes, [vi("x", ["batch", h])], [vi("y", None)], [const("w", [h, h])])
+    spec = load_spec("xeon-silver-4210x2")
+    small = roofline(onnxperf.analyze(m, dims={"batch": 1}), spec).nodes[0]
+    large = roofline(onnxperf.analyze(m, dims={"batch": 512}), spec).nodes[0]
+    assert small.bound == MEMORY and large.bound == COMPUTE
+
+
+def test_summary_hw_json_and_unknown_preset(tmp_path, capsys):
+    h = 64
+    m = model([helper.make_node("MatMul", ["x", "w"], ["y"]), helper.make_node("Relu", ["y"], ["z"])],
+              [vi("x", ["batch", h])], [vi("z", None)], [const("w", [h, h])])
+    p = tmp_path / "m.onnx"
+    onnx.save(m, str(p))
+    assert cli.main(["summary", str(p), "--dim", "batch=4", "--hw", "a100-80gb", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    r = d["roofline"]
+    assert r["hardware"] == "a100-80gb" and r["batch"] == 4
+    assert r["latency_s"] == pytest.approx(sum(n["time_s"] for n in r["nodes"]))
+    assert r["throughput_items_per_s"] == pytest.approx(4 / r["latency_s"])
+    assert {n["bound"] for n in r["nodes"]} <= {"compute", "memory"}
+    assert cli.main(["summary", str(p), "--dim", "batch=4", "--hw", "nope"]) == 2
+    assert "nope" in capsys.readouterr().err

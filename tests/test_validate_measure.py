@@ -1,0 +1,367 @@
+"""Measurement layer of ``onnxperf validate``: inputs, weights, runner, profile parser, mapping.
+
+Models are built here with onnx.helper. onnxruntime runs in a child process (about 0.2 s each);
+no assertion looks at a wall-clock value, only at counts, names and structure.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxperf
+from onnxperf.errors import ExternalDataError, InputError, OptionError
+from onnxperf.validate import (
+    NodeTiming, RuntimeRunError, latency_stats, make_inputs, map_groups, memory_needed_bytes,
+    missing_weights, parse_profile, run_session, with_random_weights,
+)
+from onnxperf.validate import runner
+from onnxperf.validate.runner import SPREAD_CV_THRESHOLD
+
+F32, I64 = TensorProto.FLOAT, TensorProto.INT64
+RNG = np.random.default_rng(0)
+
+
+def _init(name, shape, dtype=np.float32, values=None):
+    arr = RNG.standard_normal(shape).astype(dtype) if values is None else np.asarray(values, dtype).reshape(shape)
+    return numpy_helper.from_array(arr, name)
+
+
+def _model(nodes, inputs, outputs, inits, opset=17):
+    g = helper.make_graph(nodes, "g", inputs, outputs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 9
+    return m
+
+
+def _chain() -> onnx.ModelProto:
+    """x -> Conv -> Relu -> Add(const) -> MatMul -> y; node ids 0..3."""
+    c, k, h = 8, 3, 8
+    nodes = [
+        helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("Add", ["r", "A"], ["a"], name="add"),
+        helper.make_node("MatMul", ["a", "M"], ["y"], name="matmul"),
+    ]
+    inits = [_init("W", (c, k, 3, 3)), _init("B", (c,)), _init("A", (1, c, h, h)), _init("M", (h, 4))]
+    return _model(nodes, [helper.make_tensor_value_info("x", F32, [1, k, h, h])],
+                  [helper.make_tensor_value_info("y", F32, [1, c, h, 4])], inits)
+
+
+V, D = 50, 8
+
+
+def _embedding() -> onnx.ModelProto:
+    """input_ids -> Unsqueeze -> Cast -> Gather(E[V, D]); attention_mask -> Cast -> Unsqueeze -> Mul."""
+    nodes = [
+        helper.make_node("Unsqueeze", ["input_ids", "ax0"], ["ids_u"], name="unsq_ids"),
+        helper.make_node("Cast", ["ids_u"], ["ids_c"], name="cast_ids", to=TensorProto.INT32),
+        helper.make_node("Gather", ["E", "ids_c"], ["emb"], name="embed"),
+        helper.make_node("Cast", ["attention_mask"], ["m_f"], name="cast_mask", to=F32),
+        helper.make_node("Unsqueeze", ["m_f", "axm1"], ["m_u"], name="unsq_mask"),
+        helper.make_node("Mul", ["emb", "m_u"], ["y0"], name="mul"),
+        helper.make_node("Where", ["keep", "y0", "zero"], ["y"], name="where"),
+    ]
+    inits = [_init("E", (V, D)), _init("ax0", (1,), np.int64, [0]), _init("axm1", (1,), np.int64, [-1]),
+             _init("zero", (), np.float32, 0.0)]
+    inputs = [helper.make_tensor_value_info("input_ids", I64, ["batch", "sequence"]),
+              helper.make_tensor_value_info("attention_mask", I64, ["batch", "sequence"]),
+              helper.make_tensor_value_info("keep", TensorProto.BOOL, [1]),
+              helper.make_tensor_value_info("segment", I64, ["batch", "sequence"]),
+              helper.make_tensor_value_info("x", F32, [3, 4])]
+    return _model(nodes, inputs, [helper.make_tensor_value_info("y", F32, [1, "batch", "sequence", D])], inits)
+
+
+@pytest.fixture(scope="module")
+def chain_path(tmp_path_factory):
+    p = tmp_path_factory.mktemp("chain") / "chain.onnx"
+    onnx.save(_chain(), str(p))
+    return p
+
+
+def _assert_partition(mapping, n_nodes):
+    ids = [i for g in mapping.groups for i in g.original_node_ids]
+    assert sorted(ids) == list(range(n_nodes)), "every original node in exactly one group"
+
+
+# --- runner + mapping on real onnxruntime runs ------------------------------------------------
+
+def test_chain_disable_names_match_graph_one_to_one(chain_path):
+    a = onnxperf.analyze(chain_path)
+    r = run_session(chain_path, make_inputs(a), runs=3, warmup=1, opt="disable", progress=False)
+    assert len(r.latencies_s) == 3 and r.runs == 3 and r.warmup == 1
+    assert r.optimized_model is None and r.optimized_model_path is None
+    assert r.providers[0] == "CPUExecutionProvider" and r.ort_version
+    assert [t.name for t in r.node_timings] == [n.name for n in _chain().graph.node]
+    assert all(t.calls_per_run == 1 for t in r.node_timings)
+    m = map_groups(a.loaded, None, r.node_timings)
+    assert [g.original_node_ids for g in m.groups] == [(0,), (1,), (2,), (3,)]
+    assert [g.measured_names for g in m.groups] == [("conv",), ("relu",), ("add",), ("matmul",)]
+    assert m.unmapped == () and not any(g.folded for g in m.groups)
+
+
+def test_chain_all_conv_relu_is_one_group(chain_path, tmp_path):
+    a = onnxperf.analyze(chain_path)
+    r = run_session(chain_path, make_inputs(a), runs=3, warmup=1, opt="all", workdir=tmp_path, progress=False)
+    assert len(r.latencies_s) == 3
+    assert r.optimized_model is not None
+    assert r.optimized_model_path and (tmp_path / "optimized.onnx").is_file()
+    assert r.profile_path and json.loads(open(r.profile_path).read())
+    m = map_groups(a.loaded, r.optimized_model, r.node_timings)
+    _assert_partition(m, 4)
+    conv_group = m.group_of(0)
+    assert conv_group.original_node_ids == (0, 1)  # FusedConv or NCHWc Conv with fused Relu
+    assert not conv_group.folded and len(conv_group.measured_names) == 1
+    # nothing dropped: groups + unmapped (Reorder nodes on NCHWc machines) = every timing
+    assert m.measured_s_per_run == pytest.approx(sum(t.mean_s_per_run for t in r.node_timings))
+    assert all(u.op_type.startswith("Reorder") for u in m.unmapped)
+
+
+def test_embedding_model_runs_with_generated_inputs(tmp_path):
+    p = tmp_path / "emb.onnx"
+    onnx.save(_embedding(), str(p))
+    a = onnxperf.analyze(p, dims={"batch": 2, "sequence": 8})
+    r = run_session(p, make_inputs(a), runs=3, warmup=1, opt="all", progress=False)
+    m = map_groups(a.loaded, r.optimized_model, r.node_timings)
+    _assert_partition(m, len(_embedding().graph.node))
+    assert m.group_of(2).measured_names  # the Gather ran (indices in range, else onnxruntime fails)
+
+
+def test_timeout_kills_the_child_with_one_line(chain_path):
+    a = onnxperf.analyze(chain_path)
+    with pytest.raises(RuntimeRunError) as exc:
+        run_session(chain_path, make_inputs(a), runs=3, warmup=1, timeout_s=0.001, progress=False)
+    msg = str(exc.value)
+    assert "time limit" in msg and "\n" not in msg and exc.value.exit_code == 2
+
+
+def test_runtime_error_is_one_line(chain_path):
+    with pytest.raises(RuntimeRunError) as exc:
+        run_session(chain_path, {"x": np.zeros((1, 3, 8, 8), np.int64)}, runs=1, warmup=0, progress=False)
+    assert str(exc.value).startswith("onnxruntime failed: ") and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("script, expect", [
+    ("import os, resource, signal, sys\nresource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
+     "sys.stderr.write('noise\\nError: bad kernel\\n'); sys.stderr.flush()\n"
+     "os.kill(os.getpid(), signal.SIGSEGV)\n", "onnxruntime crashed (SIGSEGV): Error: bad kernel"),
+    ("import sys\nsys.stderr.write('last words\\n'); sys.exit(7)\n", "exited with code 7: last words"),
+])
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_child_crash_is_one_line(chain_path, tmp_path, monkeypatch, script, expect):
+    fake = tmp_path / "fake_child.py"  # stands in for onnxruntime dying in native code
+    fake.write_text(script)
+    monkeypatch.setattr(runner, "_CHILD", fake)
+    with pytest.raises(RuntimeRunError) as exc:
+        run_session(chain_path, {"x": np.zeros((1, 3, 8, 8), np.float32)}, runs=1, warmup=0, progress=False)
+    assert expect in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_bad_options_are_refused_before_running(chain_path):
+    for kw in ({"opt": "max"}, {"runs": 0}, {"warmup": -1}, {"threads": 0}, {"timeout_s": 0}):
+        with pytest.raises(OptionError):
+            run_session(chain_path, {}, **kw)
+
+
+# --- inputs ---------------------------------------------------------------------------------
+
+def test_input_ranges_and_determinism():
+    a = onnxperf.analyze(_embedding(), dims={"batch": 4, "sequence": 16})
+    x = make_inputs(a, seed=3)
+    ids = x["input_ids"]
+    assert ids.dtype == np.int64 and ids.shape == (4, 16)
+    assert ids.min() >= 0 and ids.max() < V and ids.max() >= 2  # the table's range, not [0, 2)
+    assert (x["attention_mask"] == 1).all() and x["attention_mask"].dtype == np.int64
+    assert x["keep"].dtype == np.bool_ and x["keep"].all()
+    assert set(np.unique(x["segment"])) <= {0, 1}
+    assert x["x"].dtype == np.float32 and (x["x"] >= -1).all() and (x["x"] < 1).all()
+    again = make_inputs(a, seed=3)
+    assert all(np.array_equal(x[k], again[k]) for k in x)
+    other = make_inputs(a, seed=4)
+    assert not np.array_equal(x["input_ids"], other["input_ids"])
+
+
+def test_unbound_dims_are_named():
+    a = onnxperf.analyze(_embedding())
+    with pytest.raises(OptionError, match=r"input_ids.*batch"):
+        make_inputs(a)
+
+
+def test_memory_refused_before_allocating():
+    big = _model([helper.make_node("Relu", ["x"], ["y"])], [helper.make_tensor_value_info("x", F32, ["n", "n"])],
+                 [helper.make_tensor_value_info("y", F32, ["n", "n"])], [])
+    n = 1 << 20
+    a = onnxperf.analyze(big, dims={"n": n})
+    assert memory_needed_bytes(a) == n * n * 4  # 4 TiB: allocating would fail long before the check
+    with pytest.raises(OptionError, match="limit"):
+        make_inputs(a)
+    small = onnxperf.analyze(big, dims={"n": 4})
+    with pytest.raises(OptionError):
+        make_inputs(small, max_bytes=63)
+    x = make_inputs(small, max_bytes=64)
+    assert memory_needed_bytes(x) == 64
+
+
+# --- weights --------------------------------------------------------------------------------
+
+def test_random_weights_for_missing_external_data(tmp_path):
+    m = _chain()
+    onnx.save(m, str(tmp_path / "m.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+              location="m.onnx.data", size_threshold=0)
+    (tmp_path / "m.onnx.data").unlink()
+    assert missing_weights(tmp_path / "m.onnx") == ["m.onnx.data"]
+    out = with_random_weights(tmp_path / "m.onnx", tmp_path / "copy" / "m.onnx", seed=1)
+    assert missing_weights(out) == []
+    full = onnx.load(str(out))
+    w = {t.name: numpy_helper.to_array(t) for t in full.graph.initializer}
+    assert w["W"].shape == (8, 3, 3, 3) and w["W"].dtype == np.float32 and np.abs(w["W"]).max() < 0.2
+    again = with_random_weights(tmp_path / "m.onnx", tmp_path / "copy2" / "m.onnx", seed=1)
+    w2 = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(again)).graph.initializer}
+    assert all(np.array_equal(w[k], w2[k]) for k in w)
+
+
+def test_external_data_outside_the_folder_is_refused(tmp_path):
+    m = _chain()
+    t = m.graph.initializer[0]
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    e = t.external_data.add()
+    e.key, e.value = "location", "../secret.bin"
+    onnx.save(m, str(tmp_path / "m.onnx"))
+    with pytest.raises(ExternalDataError):
+        missing_weights(tmp_path / "m.onnx")
+    with pytest.raises(ExternalDataError):
+        with_random_weights(tmp_path / "m.onnx", tmp_path / "out" / "m.onnx")
+
+
+# --- profile parser on a canned trace -------------------------------------------------------
+
+def _node(name, op, ts, dur, idx):
+    return {"cat": "Node", "ph": "X", "name": f"{name}_kernel_time", "ts": ts, "dur": dur,
+            "args": {"op_name": op, "provider": "CPUExecutionProvider", "node_index": str(idx)}}
+
+
+def _run(ts, dur):
+    return {"cat": "Session", "ph": "X", "name": "model_run", "ts": ts, "dur": dur, "args": {}}
+
+
+CANNED = [
+    {"cat": "Session", "ph": "X", "name": "session_initialization", "ts": 0, "dur": 90, "args": {}},
+    # warm-up run: slow first kernels, must not count
+    _node("conv", "Conv", 100, 500, 0), _node("gate", "If", 610, 40, 1), _node("neg", "Neg", 620, 20, 0),
+    _run(100, 560),
+    # timed run 1
+    _node("conv", "Conv", 1000, 10, 0),
+    {"cat": "Node", "ph": "X", "name": "conv_fence_before", "ts": 999, "dur": 1, "args": {"op_name": "Conv"}},
+    _node("neg", "Neg", 1020, 4, 0),  # If body, written before its parent
+    {"cat": "Session", "ph": "X", "name": "SequentialExecutor::Execute", "ts": 1019, "dur": 6, "args": {}},
+    _node("gate", "If", 1015, 30, 1),
+    _run(995, 60),
+    # timed run 2
+    _node("conv", "Conv", 2000, 20, 0), _node("neg", "Neg", 2030, 6, 0), _node("gate", "If", 2025, 20, 1),
+    _node("tail", "Relu", 2045, 0, 2),  # 0 µs right when the If ends: not in its body
+    _run(1995, 60),
+]
+
+
+def test_profile_parser_excludes_warmup_and_if_parent(tmp_path):
+    p = tmp_path / "profile.json"
+    p.write_text(json.dumps(CANNED))
+    got = {t.name: t for t in parse_profile(p, runs=2)}
+    assert set(got) == {"conv", "neg", "tail"}  # the If's own event is dropped
+    assert got["conv"].mean_s_per_run == pytest.approx((10 + 20) / 2 * 1e-6)  # 500 µs warm-up excluded
+    assert got["conv"].op_type == "Conv" and got["conv"].provider == "CPUExecutionProvider"
+    assert got["conv"].calls_per_run == 1 and got["conv"].parent is None and got["conv"].node_index == 0
+    assert got["neg"].parent == "gate" and got["neg"].mean_s_per_run == pytest.approx(5e-6)
+    assert got["tail"].parent is None and got["tail"].calls_per_run == 0.5
+    assert [t.name for t in parse_profile(CANNED, runs=3)][:2] == ["conv", "neg"]
+    with pytest.raises(InputError):
+        parse_profile(CANNED, runs=4)
+
+
+def test_body_time_goes_to_the_parent_group():
+    then_g = helper.make_graph([helper.make_node("Neg", ["x"], ["t"], name="neg")], "then", [],
+                               [helper.make_tensor_value_info("t", F32, [2])])
+    else_g = helper.make_graph([helper.make_node("Abs", ["x"], ["e"], name="abs")], "else", [],
+                               [helper.make_tensor_value_info("e", F32, [2])])
+    m = _model([helper.make_node("ReduceSum", ["x"], ["s"], name="rs", keepdims=0),
+                helper.make_node("Greater", ["s", "zero"], ["cond"], name="gt"),
+                helper.make_node("If", ["cond"], ["y"], name="gate", then_branch=then_g, else_branch=else_g)],
+               [helper.make_tensor_value_info("x", F32, [2])], [helper.make_tensor_value_info("y", F32, [2])],
+               [_init("zero", (), np.float32, 0.0)])
+    timings = [NodeTiming("rs", "ReduceSum", "cpu", 1e-6, 1), NodeTiming("gt", "Greater", "cpu", 2e-6, 1),
+               NodeTiming("neg", "Neg", "cpu", 4e-6, 1, 0, "gate")]
+    mp = map_groups(m, None, timings)
+    assert mp.group_of(2).measured_s_per_run == pytest.approx(4e-6) and mp.unmapped == ()
+
+
+# --- mapping on a hand-written NCHWc rewrite --------------------------------------------------
+
+def test_mapping_nchwc_sum_fusion_reorders_and_folded_constant():
+    """Original: c1 -> r1 -> c2 -> add(+r1 out) -> r2 -> mul(Constant). Optimized as onnxruntime
+    writes NCHWc: nodes named '<original tensor>_nchwc', renamed tensors, Reorder nodes."""
+    orig = _model([
+        helper.make_node("Conv", ["x", "W1"], ["t1"], name="c1"),
+        helper.make_node("Relu", ["t1"], ["a"], name="r1"),
+        helper.make_node("Conv", ["a", "W2"], ["t2"], name="c2"),
+        helper.make_node("Add", ["t2", "a"], ["s"], name="add"),
+        helper.make_node("Relu", ["s"], ["y"], name="r2"),
+        helper.make_node("Constant", [], ["sc"], name="cst", value=_init("v", (), np.float32, 2.0)),
+        helper.make_node("Mul", ["y", "sc"], ["out"], name="mul"),
+    ], [helper.make_tensor_value_info("x", F32, [1, 8, 4, 4])],
+        [helper.make_tensor_value_info("out", F32, [1, 8, 4, 4])],
+        [_init("W1", (8, 8, 1, 1)), _init("W2", (8, 8, 1, 1))])
+    nchwc = "com.microsoft.nchwc"
+    opt = _model([
+        helper.make_node("ReorderInput", ["x"], ["rt0"], name="ReorderInput", domain=nchwc),
+        helper.make_node("Conv", ["rt0", "W1r"], ["rt1"], name="a_nchwc", domain=nchwc, activation="Relu"),
+        helper.make_node("Conv", ["rt1", "W2r", "", "rt1"], ["rt2"], name="t2_nchwc", domain=nchwc,
+                         activation="Relu"),
+        helper.make_node("ReorderOutput", ["rt2"], ["y"], name="ReorderOutput", domain=nchwc),
+        helper.make_node("Mul", ["y", "sc"], ["out"], name="mul"),
+    ], [helper.make_tensor_value_info("x", F32, [1, 8, 4, 4])],
+        [helper.make_tensor_value_info("out", F32, [1, 8, 4, 4])],
+        [_init("W1r", (8, 8, 1, 1)), _init("W2r", (8, 8, 1, 1)), _init("sc", (), np.float32, 2.0)])
+    us = 1e-6
+    timings = [NodeTiming("ReorderInput", "ReorderInput", "cpu", 1 * us, 1),
+               NodeTiming("a_nchwc", "Conv", "cpu", 10 * us, 1), NodeTiming("t2_nchwc", "Conv", "cpu", 20 * us, 1),
+               NodeTiming("ReorderOutput", "ReorderOutput", "cpu", 2 * us, 1),
+               NodeTiming("mul", "Mul", "cpu", 3 * us, 1), NodeTiming("ghost", "Memcpy", "cpu", 4 * us, 1)]
+    m = map_groups(orig, opt, timings)
+    _assert_partition(m, 7)
+    by_ids = {g.original_node_ids: g for g in m.groups}
+    assert set(by_ids) == {(0, 1), (2, 3, 4), (5,), (6,)}
+    assert by_ids[(0, 1)].measured_names == ("a_nchwc",) and by_ids[(0, 1)].measured_s_per_run == pytest.approx(10 * us)
+    assert by_ids[(2, 3, 4)].original_op_types == ("Conv", "Add", "Relu")
+    assert by_ids[(2, 3, 4)].measured_s_per_run == pytest.approx(20 * us)
+    assert by_ids[(5,)].folded and by_ids[(5,)].measured_s_per_run == 0
+    assert {u.name for u in m.unmapped} == {"ReorderInput", "ReorderOutput", "ghost"}
+    assert m.unmapped_s_per_run == pytest.approx(7 * us)
+    assert m.measured_s_per_run == pytest.approx(40 * us)
+
+
+def test_unnamed_nodes_match_by_profiler_default_names():
+    m = _model([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["y"])],
+               [helper.make_tensor_value_info("x", F32, [2])], [helper.make_tensor_value_info("y", F32, [2])], [])
+    timings = [NodeTiming("Relu_0", "Relu", "cpu", 1e-6, 1, 0), NodeTiming("Neg_1", "Neg", "cpu", 2e-6, 1, 1)]
+    mp = map_groups(m, None, timings)
+    assert [g.measured_s_per_run for g in mp.groups] == [pytest.approx(1e-6), pytest.approx(2e-6)]
+    assert [g.measured_names for g in mp.groups] == [("Relu_0",), ("Neg_1",)]
+
+
+# --- latency statistics ---------------------------------------------------------------------
+
+def test_latency_stats_and_spread_warning():
+    s = latency_stats([0.010, 0.010, 0.010, 0.010], batch=8)
+    assert s.n == 4 and s.mean_s == pytest.approx(0.010) and s.cv == 0 and s.spread_warning is None
+    assert s.throughput_per_s == pytest.approx(800)
+    noisy = latency_stats([0.010, 0.020, 0.010, 0.030])
+    assert noisy.cv > SPREAD_CV_THRESHOLD and "cv" in noisy.spread_warning
+    assert noisy.min_s == 0.010 and noisy.max_s == 0.030 and noisy.p50_s == pytest.approx(0.015)
+    with pytest.raises(OptionError):
+        latency_stats([])
