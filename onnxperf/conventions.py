@@ -39,7 +39,7 @@ def _fvcore(entry: RuleEntry, n: NodeView, cost: OpCost) -> OpCost:
         return OpCost(flops=n.inp(0).numel * (5 if affine else 4), exact=cost.exact)
     if op in ("Resize", "Upsample"):
         mode = n.attr("mode", "nearest")
-        per = 1 if mode == "nearest" else 4 if mode == "linear" else 0
+        per = 1 if mode == "nearest" else 4 if mode in ("linear", "bilinear") else 0
         return OpCost(flops=n.out(0).numel * per, exact=cost.exact)
     if op == "GlobalAveragePool":
         return OpCost(flops=n.inp(0).numel, exact=cost.exact)

@@ -8,8 +8,8 @@ Liveness model (main graph, in the stable topological order of the analysis):
 * at step *i* the live set contains node *i*'s inputs and outputs together (a kernel reads its
   inputs while it writes its outputs);
 * the outputs of view ops that runtimes alias (Reshape, Flatten, Squeeze, Unsqueeze, Identity,
-  Dropout at inference: the zero-by-design views) share their input's buffer: they extend its
-  lifetime and add no bytes;
+  Dropout at inference: zero by design, or a rule that moves no byte) share their input's buffer:
+  they extend its lifetime and add no bytes;
 * "preallocated" is the sum of every distinct activation buffer: what a runtime that gives each
   tensor its own buffer would hold.
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from . import dtypes
 from .analysis import Analysis
-from .cost import ZERO
+from .cost import COUNTED, ZERO
 
 #: zero-by-design ops whose (first) output is a view of their first input
 ALIAS_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"})
@@ -103,7 +103,9 @@ def liveness(a: Analysis) -> MemoryResult:
             b = root(ref.name)
             if b in first:
                 last[b] = max(last[b], step)
-        alias = n.status == ZERO and n.op_type in ALIAS_OPS and n.inputs and n.inputs[0] is not None \
+        # a view: zero by design, or (Dropout at inference from opset 12) a rule that moves no byte
+        is_view = n.status == ZERO or (n.status == COUNTED and n.bytes_read == 0 and n.flops == 0 and n.int_ops == 0)
+        alias = is_view and n.op_type in ALIAS_OPS and n.inputs and n.inputs[0] is not None \
             and n.inputs[0].name not in weights
         for j, ref in enumerate(n.outputs):
             if ref is None or ref.name in weights:

@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto
 
-from onnxperf.ops.elementwise import PER_ELEMENT
-from onnxperf.ops.matmul import einsum_macs
+from onnxperf.ops.matmul import einsum_cost, einsum_macs
 
 from .util import const, cost, single
 
@@ -88,6 +87,45 @@ def test_matmul_integer_counts_int_ops_not_flops():
     assert r.flops == 0
 
 
+U8, I8, I32 = TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32
+#: requantizing an output: scale multiply, round, zero-point add, saturate (min, max), as
+#: QuantizeLinear to int8 with a zero point
+REQUANT = 1 + 1 + 1 + 2
+
+
+def test_qlinear_matmul_zero_points_and_requantize():
+    m_, k, n = 3, 4, 5
+    r = cost(single("QLinearMatMul", {"a": ([m_, k], U8), "as": [], "azp": ([], U8), "b": ([k, n], I8), "bs": [],
+                                      "bzp": ([], I8), "ys": [], "yzp": ([], U8)}, opset=10))
+    assert r.status == "counted"
+    macs = m_ * n * k
+    assert r.macs == macs
+    # as MatMulInteger with both zero points: one subtract per element of A and of B
+    assert r.int_ops == 2 * macs + m_ * k + k * n
+    assert r.flops == REQUANT * m_ * n
+
+
+def test_matmul_integer_zero_points_match_qlinear_matmul():
+    m_, k, n = 3, 4, 5
+    r = cost(single("MatMulInteger", {"a": ([m_, k], U8), "b": ([k, n], I8), "azp": ([], U8), "bzp": ([], I8)}))
+    assert r.int_ops == 2 * m_ * n * k + m_ * k + k * n
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_qlinear_conv_zero_points_bias_and_requantize(bias):
+    n, c_in, c_out, k, h = 1, 4, 6, 3, 7
+    ho = h - k + 1
+    ins = {"x": ([n, c_in, h, h], U8), "xs": [], "xzp": ([], U8), "w": ([c_out, c_in, k, k], I8), "ws": [],
+           "wzp": ([], I8), "ys": [], "yzp": ([], U8), "b": ([c_out], I32) if bias else None}
+    r = cost(single("QLinearConv", ins, opset=10))
+    assert r.status == "counted" and r.family == "conv"
+    y = n * c_out * ho * ho
+    macs = y * c_in * k * k
+    assert r.macs == macs
+    assert r.int_ops == 2 * macs + n * c_in * h * h + c_out * c_in * k * k + (y if bias else 0)
+    assert r.flops == REQUANT * y
+
+
 @pytest.mark.parametrize("eq,shapes,expected", [
     ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)], 2 * 3 * 4 * 5),
     ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)], 2 * 3 * 4 + 2 * 4 * 5),
@@ -98,19 +136,57 @@ def test_einsum_macs(eq, shapes, expected):
     assert einsum_macs(eq, shapes) == expected
 
 
+I, J, K = 3, 4, 5
+
+
+@pytest.mark.parametrize("eq,shapes,macs,ops", [
+    # single operand: a diagonal is a gather, only summed-out labels cost adds
+    ("ii->i", [(I, I)], 0, 0),
+    ("ii->", [(I, I)], 0, I - 1),            # trace
+    ("ij->", [(I, J)], 0, I * J - 1),
+    ("ij->i", [(I, J)], 0, I * J - I),
+    ("ij->ji", [(I, J)], 0, 0),              # transpose
+    ("iij->j", [(I, I, J)], 0, I * J - J),   # diagonal, then sum over i
+    # pairwise steps that contract nothing: one multiply per product element, no MACs
+    ("i,j->ij", [(I,), (J,)], 0, I * J),
+    ("ij,ij->ij", [(I, J), (I, J)], 0, I * J),
+    ("i,j", [(I,), (J,)], 0, I * J),         # implicit output ij
+    # contraction steps keep MACs
+    ("ij,jk->ik", [(I, J), (J, K)], I * J * K, 0),
+    ("ij,ij->", [(I, J), (I, J)], I * J, 0),  # a dot product
+    ("i,j,jk->ik", [(I,), (J,), (J, K)], I * J * K, I * J),  # outer product, then a contraction
+])
+def test_einsum_cost(eq, shapes, macs, ops):
+    assert einsum_cost(eq, shapes) == (macs, ops)
+
+
 def test_einsum_node():
     b, i, j, k = 2, 3, 4, 5
     r = cost(single("Einsum", {"a": [b, i, j], "b2": [b, j, k]}, equation="bij,bjk->bik", opset=17))
     assert r.macs == b * i * j * k
+    assert r.flops == 2 * b * i * j * k
 
 
-@pytest.mark.parametrize("op", ["Add", "Relu", "Sigmoid", "Erf", "HardSwish"])
+def test_einsum_node_outer_product_and_diagonal():
+    r = cost(single("Einsum", {"a": [I], "b2": [J]}, equation="i,j->ij", opset=17))
+    assert (r.macs, r.flops) == (0, I * J)
+    r = cost(single("Einsum", {"a": [I, I]}, equation="ii->i", opset=17))
+    assert r.outputs[0].shape == (I,)
+    assert (r.macs, r.flops) == (0, 0)
+
+
+#: ops per element, written out from each op's ONNX definition: Sigmoid = neg, exp, add, div;
+#: HardSwish = x · max(0, min(1, alpha·x + beta)): mul, add, min, max, mul
+EXPECTED_PER_ELEMENT = {"Add": 1, "Relu": 1, "Sigmoid": 4, "Erf": 1, "HardSwish": 5}
+
+
+@pytest.mark.parametrize("op", sorted(EXPECTED_PER_ELEMENT))
 def test_elementwise_per_element_costs(op):
     shape = [2, 3, 4]
     numel = int(np.prod(shape))
     inputs = {"a": shape, "b": shape} if op == "Add" else {"a": shape}
     r = cost(single(op, inputs))
-    assert r.flops == PER_ELEMENT[op] * numel
+    assert r.flops == EXPECTED_PER_ELEMENT[op] * numel
     assert r.bytes_read == 4 * numel * len(inputs)
     assert r.bytes_written == 4 * numel
 
@@ -123,6 +199,45 @@ def test_elementwise_broadcast_counts_output_elements():
 def test_integer_elementwise_is_int_ops():
     r = cost(single("Add", {"a": ([4], TensorProto.INT64), "b": ([4], TensorProto.INT64)}))
     assert (r.flops, r.int_ops) == (0, 4)
+
+
+@pytest.mark.parametrize("dtype,flops,int_ops", [(TensorProto.FLOAT, 1, 0), (TensorProto.INT64, 0, 1)])
+def test_where_counts_on_its_data_not_its_bool_condition(dtype, flops, int_ops):
+    numel = 6
+    r = cost(single("Where", {"c": ([numel], TensorProto.BOOL), "a": ([numel], dtype), "b": ([numel], dtype)}))
+    assert (r.flops, r.int_ops) == (flops * numel, int_ops * numel)
+
+
+def test_comparisons_count_on_their_inputs_type():
+    numel = 6
+    r = cost(single("Less", {"a": [numel], "b": [numel]}))
+    assert (r.flops, r.int_ops) == (numel, 0)
+    r = cost(single("Less", {"a": ([numel], TensorProto.INT32), "b": ([numel], TensorProto.INT32)}))
+    assert (r.flops, r.int_ops) == (0, numel)
+
+
+@pytest.mark.parametrize("bounds", [(), ("min",), ("max",), ("min", "max")])
+def test_clip_one_op_per_bound_given(bounds):
+    numel = 10
+    ins = {"x": [numel], "min": [] if "min" in bounds else None, "max": [] if "max" in bounds else None}
+    r = cost(single("Clip", ins, opset=13))
+    assert r.rule_since == 11
+    assert r.flops == len(bounds) * numel
+
+
+def test_clip_before_opset_11_has_both_bounds():
+    numel = 10
+    r = cost(single("Clip", {"x": [numel]}, opset=6))
+    assert r.flops == 2 * numel
+
+
+@pytest.mark.parametrize("alpha,per_element", [(1.0, 4 + 1), (1.702, 4 + 1 + 1)])
+def test_swish_alpha_multiply_is_free_at_one(alpha, per_element):
+    # x · sigmoid(alpha·x): Sigmoid (4) and a multiply; the alpha multiply only when alpha != 1
+    numel = 12
+    r = cost(single("Swish", {"x": [numel]}, opset=24, alpha=alpha))
+    assert r.status == "counted" and r.family == "activation"
+    assert r.flops == per_element * numel
 
 
 def test_gelu_tanh_approximation():

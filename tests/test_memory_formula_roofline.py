@@ -189,3 +189,10 @@ def test_calibrated_efficiencies_and_overhead():
     bw = XEON.memory_bandwidth_bytes_per_s
     assert mm.time_s == pytest.approx(max(flops / (0.5 * XEON.peak), mm_bytes / bw) + 1e-6)
     assert tr.time_s == pytest.approx(tr_bytes / (0.25 * bw) + 1e-6)
+
+
+def test_dropout_at_inference_from_opset_12_is_a_view():
+    n = 1000
+    nodes = [helper.make_node("Dropout", ["x"], ["d"]), helper.make_node("Relu", ["d"], ["y"])]
+    mem = liveness(onnxperf.analyze(model(nodes, [vi("x", [n])], [vi("y", None)], opset=13)))
+    assert mem.timeline == (n * F, 2 * n * F)

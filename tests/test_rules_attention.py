@@ -6,14 +6,22 @@ import pytest
 from onnx import TensorProto
 
 from onnxperf.ops.attention import (
-    ROTARY_OPS_PER_ELEMENT, SCALE_OPS, SILU_PER_ELEMENT, SOFTCAP_OPS, SOFTMAX_PER_ELEMENT, attention_core,
+    ROTARY_OPS_PER_ELEMENT, SCALE_OPS, SOFTCAP_OPS, SOFTMAX_PER_ELEMENT, attention_core,
 )
-from onnxperf.ops.elementwise import PER_ELEMENT
+from onnxperf.ops.elementwise import SILU_PER_ELEMENT
 from onnxperf.ops.reduce import ROW_WISE
 
 from .util import cost, single
 
 F16 = TensorProto.FLOAT16
+
+# ops per attention score, written out: 1 scaling multiply; softmax = max, sub, exp, sum, div;
+# soft cap = divide, tanh, multiply; 1 per mask source
+SCALE, SOFTMAX, SOFTCAP = 1, 5, 3
+# rotary: each (x1, x2) pair becomes (cos·x1 − sin·x2, sin·x1 + cos·x2): 6 ops per 2 elements
+ROTARY = 6 // 2
+# SiLU = x·sigmoid(x): neg, exp, add, div, mul
+SILU = 5
 
 
 def _since(op):
@@ -25,7 +33,11 @@ def _since(op):
 
 
 def test_softmax_cost_comes_from_the_softmax_rule():
-    assert SOFTMAX_PER_ELEMENT == ROW_WISE["Softmax"][0] == 5
+    assert SOFTMAX_PER_ELEMENT == ROW_WISE["Softmax"][0] == SOFTMAX
+
+
+def test_per_score_and_per_element_constants():
+    assert (SCALE_OPS, SOFTCAP_OPS, ROTARY_OPS_PER_ELEMENT, SILU_PER_ELEMENT) == (SCALE, SOFTCAP, ROTARY, SILU)
 
 
 def test_attention_4d_self_attention():
@@ -36,7 +48,7 @@ def test_attention_4d_self_attention():
     assert r.outputs[0].shape == (b, h, s, d)
     scores = b * h * s * s
     assert r.macs == 2 * scores * d
-    assert r.flops == 2 * r.macs + scores * (SCALE_OPS + SOFTMAX_PER_ELEMENT)
+    assert r.flops == 2 * r.macs + scores * (SCALE + SOFTMAX)
     assert r.bytes_read == 3 * 4 * b * h * s * d
     assert r.bytes_written == 4 * b * h * s * d
 
@@ -51,7 +63,7 @@ def test_attention_3d_gqa_causal_mask_softcap():
     scores = b * hq * sq * skv
     assert r.macs == scores * (d + dv)  # every query head does its own products under GQA
     masks = 2  # attn_mask and the causal mask
-    assert r.flops == 2 * r.macs + scores * (SCALE_OPS + SOFTCAP_OPS + masks + SOFTMAX_PER_ELEMENT)
+    assert r.flops == 2 * r.macs + scores * (SCALE + SOFTCAP + masks + SOFTMAX)
     assert "full" in r.note and "causal" in r.note
 
 
@@ -80,11 +92,12 @@ def test_attention_rule_covers_later_versions_with_window():
     r = cost(m)
     assert r.rule_since == 23
     scores = b * h * s * s
-    assert r.flops == 2 * r.macs + scores * (SCALE_OPS + 1 + SOFTMAX_PER_ELEMENT)
+    assert r.flops == 2 * r.macs + scores * (SCALE + 1 + SOFTMAX)
 
 
 def test_attention_core_helper():
-    assert attention_core(1, 1, 2, 3, 4, 5) == (2 * 3 * 9, 2 * 2 * 3 * 9 + 6 * (SCALE_OPS + SOFTMAX_PER_ELEMENT))
+    # 1 batch, 1 head, 2 queries, 3 keys, D = 4, Dv = 5: 6 scores of 4 + 5 MACs each
+    assert attention_core(1, 1, 2, 3, 4, 5) == (54, 2 * 54 + 6 * 6)
 
 
 @pytest.mark.parametrize("rot_dim", [0, 4])
@@ -96,7 +109,7 @@ def test_rotary_embedding_4d_with_position_ids(rot_dim):
                rotary_embedding_dim=rot_dim)
     r = cost(m)
     assert r.status == "counted"
-    assert r.flops == ROTARY_OPS_PER_ELEMENT * b * h * s * rot
+    assert r.flops == ROTARY * b * h * s * rot
     # only the gathered cache rows are read
     assert r.bytes_read == 4 * b * h * s * head + 8 * b * s + 2 * 4 * b * s * (rot // 2)
 
@@ -106,7 +119,7 @@ def test_rotary_embedding_3d_without_position_ids():
     m = single("RotaryEmbedding", {"x": [b, s, h * head], "cos": [b, s, head // 2], "sin": [b, s, head // 2]},
                opset=_since("RotaryEmbedding"), num_heads=h)
     r = cost(m)
-    assert r.flops == ROTARY_OPS_PER_ELEMENT * b * s * h * head
+    assert r.flops == ROTARY * b * s * h * head
     assert r.bytes_read == 4 * (b * s * h * head + 2 * b * s * head // 2)
 
 
@@ -120,22 +133,33 @@ def test_linear_attention(rule_name):
                q_num_heads=hq, kv_num_heads=hkv, update_rule=rule_name)
     r = cost(m)
     assert r.status == "counted"
-    state = hkv * dk * dv
-    macs = state + hq * dk * dv + (state if "delta" in rule_name else 0)
-    ops = 2 * macs + hq * dv
-    if "gated" in rule_name:
-        ops += hkv * dk * PER_ELEMENT["Exp"] + state
-    if "delta" in rule_name:
-        ops += 2 * hkv * dv
+    # per token, recurrent form:
+    update = hkv * dk * dv      # k ⊗ v added into the state S (MACs)
+    readout = hq * dk * dv      # q^T·S (MACs)
+    scaling = hq * dv           # output scaling multiplies
+    gate = hkv * dk + hkv * dk * dv   # exp of the decay (its last dim per token), exp(g)·S
+    correction = hkv * dk * dv  # S^T·k (MACs)
+    beta = 2 * hkv * dv         # v − S^T·k, β·(…)
+    expected = {  # (MACs, FLOPs) per token
+        "linear": (update + readout, 2 * (update + readout) + scaling),
+        "gated": (update + readout, 2 * (update + readout) + scaling + gate),
+        "delta": (update + readout + correction, 2 * (update + readout + correction) + scaling + beta),
+        "gated_delta": (update + readout + correction,
+                        2 * (update + readout + correction) + scaling + gate + beta),
+    }
+    assert expected["gated_delta"] == (256, 624)  # dims 2, 3, 4, 2, 8, 4 worked by hand
+    macs, flops = expected[rule_name]
     assert r.macs == b * t * macs
-    assert r.flops == b * t * ops
+    assert r.flops == b * t * flops
 
 
-def test_swiglu():
+@pytest.mark.parametrize("alpha,per_element", [(1.0, SILU + 1), (0.5, SILU + 1 + 1)])
+def test_swiglu(alpha, per_element):
+    # Swish_alpha(A)·B: SiLU, the alpha multiply unless alpha is 1, and the product with B
     shape = [2, 3, 8]
-    r = cost(single("SwiGLU", {"a": shape, "b": shape}, opset=_since("SwiGLU")))
+    r = cost(single("SwiGLU", {"a": shape, "b": shape}, opset=_since("SwiGLU"), alpha=alpha))
     assert r.status == "counted"
-    assert r.flops == (PER_ELEMENT["Swish"] + PER_ELEMENT["Mul"]) * 2 * 3 * 8
+    assert r.flops == per_element * 2 * 3 * 8
 
 
 @pytest.mark.parametrize("act,bias", [("none", False), ("silu", True)])
@@ -147,7 +171,7 @@ def test_causal_conv_with_state(act, bias):
     assert r.status == "counted" and r.family == "conv"
     macs = b * c * length * k
     assert r.macs == macs
-    act_ops = SILU_PER_ELEMENT * b * c * length if act != "none" else 0
+    act_ops = SILU * b * c * length if act != "none" else 0
     assert r.flops == 2 * macs + (b * c * length if bias else 0) + act_ops
 
 

@@ -5,7 +5,8 @@ import pytest
 from onnx import TensorProto, helper
 
 from onnxperf.ops import REGISTRY
-from onnxperf.ops.ml import POST_TRANSFORM_OPS, tree_depths
+from onnxperf.ops.ml import POST_TRANSFORM_OPS
+from onnxperf.ops.ml_trees import tree_depths
 
 from .util import cost, model, single, vi
 
@@ -15,6 +16,16 @@ I64, STR = TensorProto.INT64, TensorProto.STRING
 
 def ml(op, inputs, outputs=("y",), ml_opset=3, opset=17, **attrs):
     return single(op, inputs, outputs=outputs, domain=ML, extra_opsets={ML: ml_opset}, opset=opset, **attrs)
+
+
+#: ops per score of each post_transform, written out: LOGISTIC = Sigmoid (neg, exp, add, div);
+#: SOFTMAX = Softmax per element (max, sub, exp, sum, div); SOFTMAX_ZERO + a zero test;
+#: PROBIT = mul, sub, erfinv, mul
+EXPECTED_POST = {"NONE": 0, "LOGISTIC": 4, "SOFTMAX": 5, "SOFTMAX_ZERO": 6, "PROBIT": 4}
+
+
+def test_post_transform_table_is_as_documented():
+    assert POST_TRANSFORM_OPS == EXPECTED_POST
 
 
 def test_tree_depths():
@@ -32,7 +43,7 @@ def test_linear_classifier(post):
     assert r.status == "counted" and r.family == "matmul"
     macs = n * e * f
     assert r.macs == macs
-    assert r.flops == 2 * macs + n * e + n * e * POST_TRANSFORM_OPS[post] + n * (e - 1)
+    assert r.flops == 2 * macs + n * e + n * e * EXPECTED_POST[post] + n * (e - 1)
     # the model lives in attributes: coefficients and intercepts (4 bytes), labels (8 bytes)
     assert r.bytes_read == 4 * n * f + 4 * e * f + 4 * e + 8 * e
 
@@ -115,15 +126,17 @@ def test_tree_ensemble_classifier():
     r = cost(ml("TreeEnsembleClassifier", {"x": [n, 2]}, outputs=("label", "probs"), classlabels_int64s=[0, 1],
                 post_transform="LOGISTIC", **_classic_tree_attrs("class")))
     assert r.status == "counted"
-    assert r.flops == n * (3 + 2 + classes * POST_TRANSFORM_OPS["LOGISTIC"] + (classes - 1))
+    assert r.flops == n * (3 + 2 + classes * EXPECTED_POST["LOGISTIC"] + (classes - 1))
+    assert r.bytes_written == 8 * n + 4 * n * classes  # int64 labels, float scores
 
 
-def test_tree_ensemble_v5():
+@pytest.mark.parametrize("dtype,size", [(TensorProto.FLOAT, 4), (TensorProto.DOUBLE, 8)])
+def test_tree_ensemble_v5(dtype, size):
     n = 3
-    split = helper.make_tensor("s", TensorProto.FLOAT, [3], [0.5, 0.2, 0.1])
-    weights = helper.make_tensor("w", TensorProto.FLOAT, [5], [1.0] * 5)
+    split = helper.make_tensor("s", dtype, [3], [0.5, 0.2, 0.1])
+    weights = helper.make_tensor("w", dtype, [5], [1.0] * 5)
     modes = helper.make_tensor("m", TensorProto.UINT8, [3], [0, 0, 0])
-    r = cost(ml("TreeEnsemble", {"x": [n, 2]}, ml_opset=5, opset=21, n_targets=1, tree_roots=[0, 2],
+    r = cost(ml("TreeEnsemble", {"x": ([n, 2], dtype)}, ml_opset=5, opset=21, n_targets=1, tree_roots=[0, 2],
                 nodes_featureids=[0, 1, 0], nodes_splits=split, nodes_modes=modes,
                 nodes_truenodeids=[1, 1, 3], nodes_trueleafs=[0, 1, 1],
                 nodes_falsenodeids=[0, 2, 4], nodes_falseleafs=[1, 1, 1],
@@ -131,6 +144,7 @@ def test_tree_ensemble_v5():
     assert r.status == "counted"
     assert r.flops == n * ((2 + 1) + 2)
     assert not r.exact
+    assert r.bytes_written == size * n  # scores of X's type
 
 
 def test_elementwise_preprocessing():

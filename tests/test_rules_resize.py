@@ -80,16 +80,21 @@ def test_resize_uint8_is_int_ops():
     assert (r.flops, r.int_ops) == (0, N * C * 2 * H * 2 * W * 7)
 
 
-@pytest.mark.parametrize("opset", [7, 9])
+@pytest.mark.parametrize("opset", [1, 7, 9])
 def test_upsample(opset):
-    if opset == 7:
+    if opset == 1:
+        # Upsample-1: height_scale/width_scale attributes, "bilinear"; ONNX infers no shape for
+        # it, so the output shape is declared
+        m = single("Upsample", {"x": [N, C, H, W]}, height_scale=2.0, width_scale=2.0, mode="bilinear", opset=1,
+                   out_shapes={"y": [N, C, 2 * H, 2 * W]}, out_dtype=F32)
+    elif opset == 7:
         m = single("Upsample", {"x": [N, C, H, W]}, scales=[1.0, 1.0, 2.0, 2.0], mode="linear", opset=7)
     else:
         m = single("Upsample", {"x": [N, C, H, W], "sc": [4]}, inits=[const("sc", [4], F32, [1, 1, 2, 2])],
                    mode="linear", opset=9)
     r = cost(m)
-    assert r.status == "counted" and r.rule_since == 7
-    assert r.flops == N * C * 2 * H * 2 * W * 7
+    assert r.status == "counted" and r.rule_since == 1
+    assert r.flops == N * C * 2 * H * 2 * W * 7  # 4 taps: 2·4 − 1 ops per output element
 
 
 @pytest.mark.parametrize("opset,mode,taps", [(16, "bilinear", 4), (16, "bicubic", 16), (16, "nearest", 1),

@@ -3,12 +3,14 @@
 import pytest
 from onnx import TensorProto
 
-from onnxperf.ops.elementwise import PER_ELEMENT
-from onnxperf.ops.rnn import BIAS_ADDS_PER_GATE, CLIP_OPS, PEEPHOLE_OPS
-
 from .util import const, cost, single
 
-SIG, TANH = PER_ELEMENT["Sigmoid"], PER_ELEMENT["Tanh"]
+# ops per element of the activations, from their ONNX definitions: Sigmoid = neg, exp, add,
+# div; Tanh, Relu = 1 elementary op; HardSigmoid = mul, add, min, max
+SIG, TANH, RELU, HARD_SIG = 4, 1, 1, 4
+# per hidden unit per step: the biases Wb + Rb are 2 adds per gate; a clip is a min and a max
+# on each activation's input; LSTM peepholes are P·C for the i, f and o gates and their adds
+BIAS_ADDS_PER_GATE, CLIP_OPS, PEEPHOLE_OPS = 2, 2, 3 + 3
 
 
 def _inputs(seq, batch, i, h, gates, dirs, *, bias=True, peep=False, layout=0, lens=None):
@@ -30,8 +32,11 @@ def test_lstm_forward_with_bias_and_peepholes():
     assert r.status == "counted" and r.exact
     assert r.outputs[0].shape == (seq, dirs, batch, h)
     macs = seq * dirs * batch * (i + h) * gates * h
-    # f = Sigmoid on i, f, o; g = Tanh on c; h = Tanh on C; cell update 4 ops
+    # f = Sigmoid on i, f, o; g = Tanh on c; h = Tanh on C; cell update C = f·C' + i·c,
+    # H = o·h(C): 4 ops; 2 bias adds per gate; peepholes 6:
+    # 3·4 + 1 + 1 + 4 + 2·4 + 6 = 32 ops per hidden unit per step
     per_unit = 3 * SIG + TANH + TANH + 4 + BIAS_ADDS_PER_GATE * gates + PEEPHOLE_OPS
+    assert per_unit == 32
     assert r.macs == macs
     assert r.flops == 2 * macs + seq * dirs * batch * h * per_unit
     assert r.family == "rnn"
@@ -43,7 +48,8 @@ def test_lstm_bidirectional_without_bias_and_clip():
                direction="bidirectional", clip=1.0)
     r = cost(m)
     macs = seq * dirs * batch * (i + h) * gates * h
-    per_unit = 3 * SIG + 2 * TANH + 4 + CLIP_OPS * 5
+    per_unit = 3 * SIG + 2 * TANH + 4 + CLIP_OPS * 5  # 5 activations clipped
+    assert per_unit == 28
     assert r.macs == macs
     assert r.flops == 2 * macs + seq * dirs * batch * h * per_unit
 
@@ -67,7 +73,7 @@ def test_gru_custom_activations_per_direction():
     r = cost(m)
     macs = seq * dirs * batch * (i + h) * gates * h
     fwd = 2 * SIG + TANH + 5
-    bwd = 2 * PER_ELEMENT["HardSigmoid"] + PER_ELEMENT["Relu"] + 5
+    bwd = 2 * HARD_SIG + RELU + 5
     assert r.flops == 2 * macs + seq * batch * h * (fwd + bwd)
 
 

@@ -7,13 +7,11 @@ from onnx import TensorProto, helper
 
 import onnxperf
 from onnxperf.ops import REGISTRY
-from onnxperf.ops.zero import RANDOM_PER_ELEMENT
-
 from .util import const, cost, model, single, vi
 
 I64 = TensorProto.INT64
 
-ZERO_OPS = ["Shape", "Size", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Constant",
+ZERO_OPS = ["Shape", "Size", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Constant",
             "Optional", "OptionalGetElement", "OptionalHasElement", "SequenceAt", "SequenceConstruct",
             "SequenceEmpty", "SequenceErase", "SequenceInsert", "SequenceLength"]
 
@@ -30,7 +28,6 @@ def test_declared_zero_with_a_reason(op):
     ("Flatten", {"x": [2, 3, 4]}, {}),
     ("Identity", {"x": [5]}, {}),
     ("Shape", {"x": [2, 3]}, {}),
-    ("Dropout", {"x": [4, 4]}, {}),
 ])
 def test_zero_ops_in_a_model(op, inputs, attrs):
     inits = [const("s", [2], I64, [6, 4])] if "s" in inputs else []
@@ -77,26 +74,82 @@ def test_string_ops_counted_zero_ops_inexact(op, inputs, outputs, opset, attrs, 
     assert not r.exact
 
 
-@pytest.mark.parametrize("op", ["RandomUniform", "RandomNormal"])
-def test_random_generators(op):
+# --- Dropout: zero-cost before opset 12, a rule on training_mode from 12 -----------------
+
+D = 4 * 4  # elements of the Dropout tests' [4, 4] input
+
+
+def test_dropout_before_opset_12_is_zero_by_design():
+    e = REGISTRY.lookup("", "Dropout", 11)
+    assert e is not None and e.is_zero and len(e.zero_reason) > 10
+    r = cost(single("Dropout", {"x": [4, 4]}, opset=11))
+    assert r.status == "zero_by_design"
+    assert (r.macs, r.flops, r.int_ops, r.bytes_read, r.bytes_written) == (0, 0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("training", [None, False])
+def test_dropout_at_inference_costs_nothing(training):
+    # training_mode absent, or the constant false: the identity (ratio ignored)
+    ins = {"x": [4, 4], "ratio": [], "t": ([], TensorProto.BOOL) if training is not None else None}
+    inits = [const("ratio", [], TensorProto.FLOAT, 0.5)]
+    if training is not None:
+        inits.append(const("t", [], TensorProto.BOOL, training))
+    r = cost(single("Dropout", ins, inits=inits, opset=17))
+    assert r.status == "counted" and r.exact
+    assert (r.macs, r.flops, r.int_ops, r.bytes_read, r.bytes_written) == (0, 0, 0, 0, 0)
+    assert "inference" in r.note
+
+
+def test_dropout_at_inference_writes_only_a_requested_mask():
+    r = cost(single("Dropout", {"x": [4, 4]}, ("y", "mask"), opset=17))
+    assert (r.flops, r.bytes_read, r.bytes_written) == (0, 0, D)  # bool mask, 1 byte each
+
+
+def test_dropout_training_mode_constant_true():
+    # per element: a random draw, a compare with the ratio, a scale multiply = 3 ops
+    ins = {"x": [4, 4], "ratio": [], "t": ([], TensorProto.BOOL)}
+    inits = [const("ratio", [], TensorProto.FLOAT, 0.5), const("t", [], TensorProto.BOOL, True)]
+    r = cost(single("Dropout", ins, ("y", "mask"), inits=inits, opset=17))
+    assert r.status == "counted" and r.family == "random" and r.exact
+    assert r.flops == 3 * D
+    assert r.bytes_read == 4 * D + 4 + 1  # data, ratio, training_mode
+    assert r.bytes_written == 4 * D + D  # output, bool mask
+
+
+def test_dropout_training_mode_from_data_is_an_upper_bound():
+    r = cost(single("Dropout", {"x": [4, 4], "ratio": None, "t": ([], TensorProto.BOOL)}, opset=17))
+    assert r.status == "counted" and not r.exact
+    assert r.flops == 3 * D
+    assert "training_mode" in r.note
+
+
+# --- random generators -------------------------------------------------------------------
+
+#: ops per generated element, written out: uniform = draw, scale, add low; normal = Box-Muller
+#: (2 draws, log, mul, sqrt, mul, cos, sin, 2 mul per pair = 5 per value) + scale and mean (2)
+UNIFORM, NORMAL, BERNOULLI = 3, 7, 2
+
+
+@pytest.mark.parametrize("op,per_element", [("RandomUniform", UNIFORM), ("RandomNormal", NORMAL)])
+def test_random_generators(op, per_element):
     shape = [3, 5]
     r = cost(single(op, {}, shape=shape))
     assert r.status == "counted" and r.family == "random"
-    assert r.flops == RANDOM_PER_ELEMENT[op] * 15
+    assert r.flops == per_element * 15
     assert (r.bytes_read, r.bytes_written) == (0, 4 * 15)
 
 
-@pytest.mark.parametrize("op", ["RandomUniformLike", "RandomNormalLike"])
-def test_random_like_reads_no_data(op):
+@pytest.mark.parametrize("op,per_element", [("RandomUniformLike", UNIFORM), ("RandomNormalLike", NORMAL)])
+def test_random_like_reads_no_data(op, per_element):
     r = cost(single(op, {"x": [2, 8]}))
-    assert r.flops == RANDOM_PER_ELEMENT[op] * 16
+    assert r.flops == per_element * 16
     assert r.bytes_read == 0 and r.bytes_written == 4 * 16
 
 
 def test_bernoulli_reads_its_probabilities():
     n = 10
     r = cost(single("Bernoulli", {"p": [n]}, opset=15))
-    assert r.flops == RANDOM_PER_ELEMENT["Bernoulli"] * n
+    assert r.flops == BERNOULLI * n  # a draw and a compare with p
     assert r.bytes_read == 4 * n
 
 

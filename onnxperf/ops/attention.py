@@ -19,7 +19,7 @@ The attention core (:func:`attention_core`, shared with the com.microsoft attent
 
 from __future__ import annotations
 
-from .elementwise import PER_ELEMENT
+from .elementwise import PER_ELEMENT, SILU_PER_ELEMENT, swish_per_element
 from .reduce import ROW_WISE
 from .registry import NodeView, OpCost, TensorView, arith, rule
 
@@ -33,8 +33,6 @@ SOFTCAP_OPS = 3
 #: ops per rotated element of a rotary embedding: each (x1, x2) pair becomes
 #: (cos·x1 − sin·x2, sin·x1 + cos·x2): 4 multiplies and 2 adds per pair
 ROTARY_OPS_PER_ELEMENT = 3
-#: SiLU = x·sigmoid(x)
-SILU_PER_ELEMENT = PER_ELEMENT["Sigmoid"] + PER_ELEMENT["Mul"]
 
 
 def attention_core(b: int, hq: int, sq: int, t: int, d: int, dv: int, *, masks: int = 0,
@@ -163,10 +161,11 @@ def linear_attention(n: NodeView) -> OpCost:
 
 @rule("SwiGLU", family="activation", since=28)
 def swiglu(n: NodeView) -> OpCost:
-    """SwiGLU: Y = Swish_alpha(A)·B: Swish (6 ops per element, from PER_ELEMENT) and a
-    multiply: 7 ops per output element."""
+    """SwiGLU: Y = Swish_alpha(A)·B: Swish (5 ops per element with alpha = 1, the default,
+    6 otherwise: the elementwise Swish rule's) and a multiply: 6 (or 7) ops per output element."""
     y = n.out(0)
-    return arith((PER_ELEMENT["Swish"] + PER_ELEMENT["Mul"]) * y.numel, n.inp(0).elem_type)
+    k = swish_per_element(n.attr("alpha", 1.0)) + PER_ELEMENT["Mul"]
+    return arith(k * y.numel, n.inp(0).elem_type)
 
 
 @rule("CausalConvWithState", family="conv", since=27)

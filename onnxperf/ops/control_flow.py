@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .registry import NodeView, OpCost, SubgraphCost, register
+from .registry import NodeView, OpCost, SubgraphCost, axis_of, register, scalar
 
 #: a Loop trip count at or above this is a "run until the condition says stop" sentinel
 #: (exporters write INT64_MAX or INT32_MAX), not a count
@@ -43,12 +43,6 @@ def _scaled(body: SubgraphCost, times: int, *, exact: bool, notes: list[str], ex
                   exact=exact, note="; ".join(x for x in notes if x))
 
 
-def _scalar(v: np.ndarray | None) -> int | None:
-    if v is None or np.asarray(v).size != 1:
-        return None
-    return int(np.asarray(v).reshape(-1)[0])
-
-
 def _cost_key(sc: SubgraphCost) -> tuple[int, int, int, int]:
     return (sc.flops, sc.bytes_read + sc.bytes_written, sc.int_ops, sc.macs)
 
@@ -59,7 +53,7 @@ def if_(n: NodeView) -> OpCost:
     bytes_read = cond + the branch's reads; bytes_written = the branch's writes."""
     then, other = n.subgraphs["then_branch"], n.subgraphs["else_branch"]
     cond_bytes = n.inp(0).nbytes if n.has_input(0) else 0
-    c = _scalar(n.const(0))
+    c = scalar(n.const(0))
     notes = []
     if c is not None:
         name, taken = ("then_branch", then) if c else ("else_branch", other)
@@ -99,8 +93,8 @@ def loop(n: NodeView) -> OpCost:
             notes.append(f"{trips} iterations, from the length of scan output {o.name!r}")
             break
     if trips is None:
-        m = _scalar(n.const(0)) if n.has_input(0) else None
-        cond0 = _scalar(n.const(1)) if n.has_input(1) else None
+        m = scalar(n.const(0)) if n.has_input(0) else None
+        cond0 = scalar(n.const(1)) if n.has_input(1) else None
         if cond0 == 0:
             trips, exact = 0, True
             notes.append("the initial cond is the constant false: the body never runs")
@@ -158,10 +152,7 @@ def scan_9(n: NodeView) -> OpCost:
     body = n.subgraphs["body"]
     first = _scan_inputs(n, 0)[0]
     axes = n.attr("scan_input_axes") or [0]
-    axis = int(axes[0])
-    axis = axis + first.rank if axis < 0 else axis
-    if not 0 <= axis < first.rank:
-        raise ValueError(f"scan axis {axes[0]} out of range for rank {first.rank}")
+    axis = axis_of(axes[0], first.rank)
     length = first.shape[axis]
     notes = [f"{length} iterations (scan input {first.name!r}, axis {axis})"]
     uncosted = _uncosted_note([("body", body)])

@@ -6,6 +6,7 @@ O = prod(output spatial dims), I = prod(input spatial dims).
 
 from __future__ import annotations
 
+from .quant import REQUANT_OPS
 from .registry import NodeView, OpCost, arith, prod, rule
 
 
@@ -72,9 +73,11 @@ def conv_integer(n: NodeView) -> OpCost:
 @rule("QLinearConv", family="conv")
 def qlinear_conv(n: NodeView) -> OpCost:
     """QLinearConv: inputs x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp[, bias].
-    MACs as Conv on integers; int ops = 2·MACs + bias adds; requantizing each output
-    costs 2 FLOPs (scale multiply, round) + 1 int op (zero-point add)."""
+    MACs as Conv on integers; int ops = 2·MACs + one zero-point subtract per element of x
+    and of w (as ConvInteger; the zero points are required inputs here) + bias adds;
+    requantizing each output costs REQUANT_OPS = 5 FLOPs (quant.py: scale multiply, round,
+    zero-point add, saturate)."""
     x, w, y = n.inp(0), n.inp(3), n.out(0)
     macs = conv_macs(x.shape, w.shape, y.shape)
     bias = y.numel if n.has_input(8) else 0
-    return OpCost(macs=macs, int_ops=2 * macs + bias + y.numel, flops=2 * y.numel)
+    return OpCost(macs=macs, int_ops=2 * macs + x.numel + w.numel + bias, flops=REQUANT_OPS * y.numel)

@@ -1,4 +1,5 @@
-"""Matrix products: MatMul, Gemm, MatMulInteger, QLinearMatMul, Einsum (ai.onnx).
+"""Matrix products and matmul-like linear algebra: MatMul, Gemm, MatMulInteger,
+QLinearMatMul, Einsum, Det (ai.onnx).
 
 Batch dims broadcast as numpy does (``numpy.broadcast_shapes``), never by hand.
 """
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .quant import REQUANT_OPS
 from .registry import NodeView, OpCost, arith, prod, rule
 
 
@@ -59,62 +61,113 @@ def matmul_integer(n: NodeView) -> OpCost:
 @rule("QLinearMatMul", family="matmul")
 def qlinear_matmul(n: NodeView) -> OpCost:
     """QLinearMatMul (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp): MACs as MatMul on
-    integers, int ops = 2·MACs + Y (zero-point add); requantizing costs 2 FLOPs per output."""
+    integers; int ops = 2·MACs + one zero-point subtract per element of A and of B (as
+    MatMulInteger; the zero points are required inputs here); requantizing each output
+    costs REQUANT_OPS = 5 FLOPs (quant.py: scale multiply, round, zero-point add, saturate)."""
     a, b, y = n.inp(0), n.inp(3), n.out(0)
     macs = matmul_macs(a.shape, b.shape)
-    return OpCost(macs=macs, int_ops=2 * macs + y.numel, flops=2 * y.numel)
+    return OpCost(macs=macs, int_ops=2 * macs + a.numel + b.numel, flops=REQUANT_OPS * y.numel)
 
 
-def einsum_macs(equation: str, shapes: list[tuple[int, ...]]) -> int:
-    """MACs of an einsum evaluated pairwise, left to right (as onnxruntime does): each
-    contraction of operands costs the product of the sizes of every index that appears in
-    either operand. A single-operand einsum (a transpose, trace or sum) costs no MACs.
-
-    Ellipsis dims are named by position and broadcast.
-    """
+def _einsum_labels(equation: str, shapes: list[tuple[int, ...]]
+                   ) -> tuple[list[list[str]], set[str], dict[str, int]]:
+    """(labels of each operand, output labels, size of each label). Ellipsis dims are named
+    by position and broadcast; implicit mode (no ``->``) keeps the labels that appear once."""
     eq = equation.replace(" ", "")
-    lhs, _, rhs = eq.partition("->")
+    lhs, arrow, rhs = eq.partition("->")
     terms = lhs.split(",")
     sizes: dict[str, int] = {}
     labelled: list[list[str]] = []
     for term, shape in zip(terms, shapes):
-        labels: list[str] = []
         if "..." in term:
             pre, post = term.split("...")
             n_ell = len(shape) - len(pre) - len(post)
-            labels = list(pre) + [f"…{len(shape) - len(pre) - len(post) - i}" for i in range(n_ell)] + list(post)
+            labels = list(pre) + [f"…{n_ell - i}" for i in range(n_ell)] + list(post)
         else:
             labels = list(term)
         for lab, dim in zip(labels, shape):
             sizes[lab] = max(sizes.get(lab, 1), int(dim))
         labelled.append(labels)
-    if not rhs and "->" not in eq:
+    ellipsis = {lab for labels in labelled for lab in labels if lab.startswith("…")}
+    if not arrow:
         counts: dict[str, int] = {}
         for labels in labelled:
             for lab in labels:
                 counts[lab] = counts.get(lab, 0) + 1
-        out_labels = {lab for lab, c in counts.items() if c == 1 or lab.startswith("…")}
+        out_labels = {lab for lab, c in counts.items() if c == 1} | ellipsis
     else:
-        out_labels = set(rhs.replace("...", "")) | {lab for labels in labelled for lab in labels if lab.startswith("…")}
-    if len(labelled) < 2:
-        return 0
-    macs = 0
+        out_labels = set(rhs.replace("...", "")) | ellipsis
+    return labelled, out_labels, sizes
+
+
+def einsum_cost(equation: str, shapes: list[tuple[int, ...]]) -> tuple[int, int]:
+    """(MACs, other ops) of an einsum evaluated pairwise, left to right (as onnxruntime does).
+
+    A pairwise step that contracts a label (one that neither the output nor a later operand
+    has) is matmul work: MACs = the product of the sizes of every label of either operand.
+    A step that contracts nothing (an outer product ``i,j->ij``, a Hadamard product
+    ``ij,ij->ij``) is elementwise: 1 multiply per product element, no MACs.
+    A single operand costs no MACs: its diagonals (``ii->i``) are gathers (0 ops) and each
+    summed-out label costs adds: ops = prod(sizes of its distinct labels) − prod(sizes of
+    the output labels) (``ij->`` = I·J − 1; a transpose ``ij->ji`` = 0).
+    """
+    labelled, out_labels, sizes = _einsum_labels(equation, shapes)
+    if not labelled:
+        return 0, 0
+    if len(labelled) == 1:
+        distinct = set(labelled[0])
+        return 0, max(prod(sizes[lab] for lab in distinct) - prod(sizes[lab] for lab in distinct & out_labels), 0)
+    macs = ops = 0
     acc = labelled[0]
     for i, nxt in enumerate(labelled[1:], start=1):
         union = list(dict.fromkeys(acc + nxt))
-        macs += prod(sizes[lab] for lab in union)
         later = {lab for labels in labelled[i + 1:] for lab in labels}
-        acc = [lab for lab in union if lab in out_labels or lab in later]
-    return macs
+        kept = [lab for lab in union if lab in out_labels or lab in later]
+        products = prod(sizes[lab] for lab in union)
+        if len(kept) < len(union):
+            macs += products
+        else:
+            ops += products
+        acc = kept
+    return macs, ops
+
+
+def einsum_macs(equation: str, shapes: list[tuple[int, ...]]) -> int:
+    """MACs of :func:`einsum_cost`."""
+    return einsum_cost(equation, shapes)[0]
 
 
 @rule("Einsum", family="matmul")
 def einsum(n: NodeView) -> OpCost:
-    """Einsum: MACs from :func:`einsum_macs` (pairwise contraction, left to right);
-    FLOPs = 2·MACs, or, for a single operand, one add per input element reduced."""
+    """Einsum: pairwise, left to right (:func:`einsum_cost`): MACs of the contracting steps,
+    FLOPs = 2·MACs + 1 per product element of the steps that contract nothing (outer and
+    Hadamard products); a single operand: one add per element summed out, diagonals free."""
     shapes = [t.shape for t in n.present_inputs]
-    macs = einsum_macs(n.attr("equation", ""), shapes)
-    if macs == 0:
-        x = n.inp(0)
-        return arith(max(x.numel - n.out(0).numel, 0), x.elem_type)
-    return arith(2 * macs, n.inp(0).elem_type, macs=macs)
+    macs, ops = einsum_cost(n.attr("equation", ""), shapes)
+    return arith(2 * macs + ops, n.inp(0).elem_type, macs=macs)
+
+
+def det_ops(m: int) -> tuple[int, int]:
+    """(MACs, ops) of the determinant of one M×M matrix by LU with partial pivoting.
+
+    Eliminating column j leaves a (M−1−j)² trailing block: with r = M − 1 − j it costs
+    r pivot compares, r divides (the multipliers) and r² multiply-subtracts (MACs, 2 ops
+    each); the determinant is then the product of the M diagonal entries (M − 1 multiplies).
+    MACs = Σ r², ops = Σ (2r + 2r²) + (M − 1), r = 1 .. M−1.
+    """
+    if m <= 1:
+        return 0, 0
+    sq = (m - 1) * m * (2 * m - 1) // 6
+    lin = (m - 1) * m // 2
+    return sq, 2 * lin + 2 * sq + (m - 1)
+
+
+@rule("Det", family="matmul")
+def det(n: NodeView) -> OpCost:
+    """Det of X [*, M, M]: batch = prod(*) matrices, each costing :func:`det_ops` (LU with
+    partial pivoting, matmul-like work: about M³/3 MACs, (2/3)·M³ FLOPs; the row swaps are
+    data movement, not counted)."""
+    x = n.inp(0)
+    batch = prod(x.shape[:-2])
+    macs, ops = det_ops(x.shape[-1])
+    return arith(batch * ops, x.elem_type, macs=batch * macs)

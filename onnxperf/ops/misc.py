@@ -12,7 +12,8 @@ import math
 from onnx import TensorProto
 
 from .. import dtypes
-from .registry import NodeView, OpCost, arith, rule
+from .reduce import ROW_WISE
+from .registry import NodeView, OpCost, arith, rule, scalar
 
 #: NonMaxSuppression, per compared pair of boxes: intersection corners (2 max, 2 min),
 #: width/height (2 sub), clamp at 0 (2 max), intersection area (1 mul), union
@@ -58,8 +59,7 @@ def non_max_suppression(n: NodeView) -> OpCost:
     c = scores.shape[1]
     m: int | None = 0
     if n.has_input(2):
-        v = n.const(2)
-        m = None if v is None else int(v.reshape(-1)[0])
+        m = scalar(n.const(2))
     if m == 0:
         return OpCost(bytes_written=0, note="max_output_boxes_per_class is 0: nothing selected")
     sort = s * math.ceil(math.log2(s)) if s > 1 else 0
@@ -121,22 +121,17 @@ def negative_log_likelihood_loss(n: NodeView) -> OpCost:
     return arith(ops, x.elem_type, bytes_read=read)
 
 
-#: log-softmax over K classes, per row: max (K − 1), subtract (K), exp (K), sum (K − 1),
-#: log (1), subtract (K) = 5K − 1.
-def log_softmax_row_ops(k: int) -> int:
-    return 5 * k - 1
-
-
 @rule("SoftmaxCrossEntropyLoss", family="misc", since=12)
 def softmax_cross_entropy_loss(n: NodeView) -> OpCost:
     """SoftmaxCrossEntropyLoss: scores [N, K, d1..dk], labels [N, d1..dk] (T rows): a
-    log-softmax over K per row (5K − 1 ops), then the NLL of NegativeLogLikelihoodLoss:
-    ops = T·(5K − 1) + NLL(T). Traffic is the default: every score is read, and the optional
-    log_prob output is written."""
+    log-softmax over K per row (the LogSoftmax rule's cost: 5 ops per score + 1 per row, 5K + 1),
+    then the NLL of NegativeLogLikelihoodLoss: ops = T·(5K + 1) + NLL(T). Traffic is the
+    default: every score is read, and the optional log_prob output is written."""
     x, labels = n.inp(0), n.inp(1)
     t, k = labels.numel, x.shape[1]
-    ops = t * log_softmax_row_ops(k) + _nll_ops(t, n.has_input(2), n.attr("ignore_index") is not None,
-                                                n.attr("reduction", "mean"))
+    per_score, per_row = ROW_WISE["LogSoftmax"]
+    ops = t * (per_score * k + per_row) + _nll_ops(t, n.has_input(2), n.attr("ignore_index") is not None,
+                                                   n.attr("reduction", "mean"))
     return arith(ops, x.elem_type)
 
 

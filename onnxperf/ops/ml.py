@@ -1,14 +1,14 @@
 """Classical ML operators of the ``ai.onnx.ml`` domain (scikit-learn style models).
 
 Notation: N samples, F features (the last dim of X), E linear classifiers or targets,
-C classes, V support vectors, T trees.
+C classes, V support vectors. The tree ensembles are in :mod:`.ml_trees`.
 
 The model of these ops lives in attributes (coefficients, support vectors, tree nodes), not
 in input tensors, so the default traffic (inputs only) would miss it: the model-like rules
 add the bytes of their numeric and string list attributes (ints 8 bytes, floats 4, strings
 their UTF-8 length), read once per call. Tensor-valued attributes are not visible to rules;
-where one matters (TreeEnsemble's splits and leaf weights) its size is derived from the
-node count. Lookup ops (LabelEncoder, CategoryMapper, OneHotEncoder) read only the table
+where one matters (TreeEnsemble's splits and leaf weights, in :mod:`.ml_trees`) its size is
+derived from the node count. Lookup ops (LabelEncoder, CategoryMapper, OneHotEncoder) read only the table
 entries they hit: their tables are not added.
 
 A table lookup (hash or ordered map) counts as 1 integer op per looked-up element; string
@@ -27,19 +27,27 @@ registered with ``outputs_may_be_unknown`` and estimates its bytes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from onnx import TensorProto
 
 from .. import dtypes
+from .elementwise import PER_ELEMENT
+from .reduce import ROW_WISE
 from .registry import NodeView, OpCost, arith, register, rule
 
 ML = "ai.onnx.ml"
 
-#: ops per score of a post_transform: LOGISTIC = 1/(1 + exp(−x)) (neg, exp, add, div);
-#: SOFTMAX per element: max, sub, exp, sum, div; SOFTMAX_ZERO also tests for zero;
-#: PROBIT = √2·erfinv(2p − 1) (mul, sub, erfinv, mul).
-POST_TRANSFORM_OPS: dict[str, int] = {"NONE": 0, "LOGISTIC": 4, "SOFTMAX": 5, "SOFTMAX_ZERO": 6, "PROBIT": 4}
+#: ops per score of a post_transform: LOGISTIC = the Sigmoid rule's 1/(1 + exp(−x)) (neg,
+#: exp, add, div); SOFTMAX = the Softmax rule's per element (max, sub, exp, sum, div);
+#: SOFTMAX_ZERO also tests for zero; PROBIT = √2·erfinv(2p − 1) (mul, sub, erfinv, mul).
+POST_TRANSFORM_OPS: dict[str, int] = {
+    "NONE": 0,
+    "LOGISTIC": PER_ELEMENT["Sigmoid"],
+    "SOFTMAX": ROW_WISE["Softmax"][0],
+    "SOFTMAX_ZERO": ROW_WISE["Softmax"][0] + 1,
+    "PROBIT": 4,
+}
 #: TreeEnsemble (ai.onnx.ml 5) encodes post_transform as an int.
 _POST_TRANSFORM_BY_INT = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")
 
@@ -56,7 +64,7 @@ NORMALIZER_ROW_OPS = {
 }
 
 
-def _rows(x_shape: Sequence[int]) -> tuple[int, int]:
+def rows_features(x_shape: Sequence[int]) -> tuple[int, int]:
     """(N, F): samples and features of an [N, F] (or [F]) input."""
     f = x_shape[-1] if x_shape else 1
     n = 1
@@ -85,7 +93,8 @@ def attr_bytes(n: NodeView, names: Iterable[str] | None = None) -> int:
     return sum(_list_bytes(v) for k in keys if isinstance(v := n.attrs.get(k), (list, tuple)))
 
 
-def _post(n: NodeView) -> int:
+def post_transform_ops(n: NodeView) -> int:
+    """Ops per score of the node's ``post_transform`` (a string, or TreeEnsemble's int code)."""
     pt = n.attr("post_transform", "NONE")
     if isinstance(pt, int):
         pt = _POST_TRANSFORM_BY_INT[pt]
@@ -103,14 +112,15 @@ def written(n: NodeView, outputs: Sequence[tuple[int, int]]) -> int:
     return total
 
 
-def _label_type(n: NodeView, ints_attr: str) -> int:
+def label_type(n: NodeView, ints_attr: str) -> int:
+    """int64 labels when the ``ints_attr`` list is given, else string labels."""
     return TensorProto.INT64 if n.attr(ints_attr) else TensorProto.STRING
 
 
-_F32 = TensorProto.FLOAT
+F32 = TensorProto.FLOAT
 
 
-def _model_cost(n: NodeView, *, macs: int, flops: int, int_ops: int = 0, exact: bool = True,
+def model_cost(n: NodeView, *, macs: int, flops: int, int_ops: int = 0, exact: bool = True,
                 note: str = "", extra_bytes: int = 0, bytes_written: int | None = None) -> OpCost:
     """An OpCost whose bytes_read is X plus the model's list attributes."""
     read = sum(t.nbytes for t in n.present_inputs) + attr_bytes(n) + extra_bytes
@@ -126,24 +136,25 @@ def linear_classifier(n: NodeView) -> OpCost:
     + N·E (intercepts, when given) + N·E·post_transform + N·max(E − 1, 1) (label choice).
     Arithmetic is in float (the coefficients are floats) whatever X's type.
     bytes_read = X + coefficients, intercepts and class labels."""
-    samples, f = _rows(n.inp(0).shape)
+    samples, f = rows_features(n.inp(0).shape)
     e = len(n.attr("coefficients", [])) // f
     macs = samples * e * f
     scores = samples * e
-    flops = 2 * macs + (scores if n.attr("intercepts") else 0) + scores * _post(n) + samples * max(e - 1, 1)
-    out = written(n, [(_label_type(n, "classlabels_ints"), samples), (_F32, scores)])
-    return _model_cost(n, macs=macs, flops=flops, bytes_written=out)
+    flops = (2 * macs + (scores if n.attr("intercepts") else 0) + scores * post_transform_ops(n)
+             + samples * max(e - 1, 1))
+    out = written(n, [(label_type(n, "classlabels_ints"), samples), (F32, scores)])
+    return model_cost(n, macs=macs, flops=flops, bytes_written=out)
 
 
 @rule("LinearRegressor", family="matmul", domain=ML, outputs_may_be_unknown=True)
 def linear_regressor(n: NodeView) -> OpCost:
     """LinearRegressor: E = ``targets``. MACs = N·E·F; FLOPs = 2·MACs + N·E (intercepts, when
     given) + N·E·post_transform. bytes_read = X + coefficients and intercepts."""
-    samples, f = _rows(n.inp(0).shape)
+    samples, f = rows_features(n.inp(0).shape)
     e = int(n.attr("targets", 1))
     macs = samples * e * f
-    flops = 2 * macs + (samples * e if n.attr("intercepts") else 0) + samples * e * _post(n)
-    return _model_cost(n, macs=macs, flops=flops, bytes_written=written(n, [(_F32, samples * e)]))
+    flops = 2 * macs + (samples * e if n.attr("intercepts") else 0) + samples * e * post_transform_ops(n)
+    return model_cost(n, macs=macs, flops=flops, bytes_written=written(n, [(F32, samples * e)]))
 
 
 # --- support vector machines ---------------------------------------------------------------
@@ -165,7 +176,7 @@ def svm_classifier(n: NodeView) -> OpCost:
     Without support vectors (linear SVM), E = len(coefficients)/F: MACs N·E·F, + N·E rho adds.
     Then N·Z·post_transform on the Z score columns. Platt probabilities (prob_a/prob_b) need
     an iterative pairwise coupling that is not counted: inexact then."""
-    samples, f = _rows(n.inp(0).shape)
+    samples, f = rows_features(n.inp(0).shape)
     labels = n.attr("classlabels_ints") or n.attr("classlabels_strings") or []
     c = max(len(labels), 2)
     sv = len(n.attr("support_vectors", [])) // f if n.attr("vectors_per_class") else 0
@@ -180,10 +191,10 @@ def svm_classifier(n: NodeView) -> OpCost:
         macs = samples * e * f
         flops = 2 * macs + samples * e
     z_cols = n.out(1).shape[-1] if n.has_output(1) and n.out(1).rank else c
-    flops += samples * z_cols * _post(n)
+    flops += samples * z_cols * post_transform_ops(n)
     prob = bool(n.attr("prob_a"))
-    out = written(n, [(_label_type(n, "classlabels_ints"), samples), (_F32, samples * z_cols)])
-    return _model_cost(n, macs=macs, flops=flops, exact=not prob, bytes_written=out,
+    out = written(n, [(label_type(n, "classlabels_ints"), samples), (F32, samples * z_cols)])
+    return model_cost(n, macs=macs, flops=flops, exact=not prob, bytes_written=out,
                        note="Platt probability coupling not counted" if prob else "")
 
 
@@ -193,124 +204,15 @@ def svm_regressor(n: NodeView) -> OpCost:
     SVMClassifier) and N·V MACs for the weighted sum; without support vectors a linear model
     of N·F MACs. FLOPs = 2·MACs + kernel ops + N (rho) + N·[one_class compare] +
     N·post_transform."""
-    samples, f = _rows(n.inp(0).shape)
+    samples, f = rows_features(n.inp(0).shape)
     v = int(n.attr("n_supports", 0))
     if v:
         kmacs, extra = _svm_kernel(n, samples, v, f)
         macs = kmacs + samples * v
     else:
         macs, extra = samples * f, 0
-    flops = 2 * macs + extra + samples * (1 + int(bool(n.attr("one_class", 0))) + _post(n))
-    return _model_cost(n, macs=macs, flops=flops, bytes_written=written(n, [(_F32, samples)]))
-
-
-# --- tree ensembles ----------------------------------------------------------------------
-
-def tree_depths(roots: Iterable[int], children: dict[int, tuple[int, ...]]) -> list[tuple[int, bool]]:
-    """Per tree: (internal nodes on its longest root-to-leaf path, every leaf at that depth).
-    ``children`` maps an internal node to its internal children (leaves omitted)."""
-    out = []
-    for root in roots:
-        depths: set[int] = set()
-        stack = [(root, 1)]
-        seen = 0
-        while stack:
-            node, d = stack.pop()
-            seen += 1
-            if seen > 10_000_000:
-                raise ValueError("tree ensemble: cycle in node ids")
-            kids = children.get(node, ())
-            internal = [k for k in kids if k is not None]
-            if len(internal) < len(kids) or not kids:  # a leaf child ends a path here
-                depths.add(d)
-            stack.extend((k, d + 1) for k in internal)
-        out.append((max(depths), len(depths) == 1))
-    return out
-
-
-def _classic_trees(n: NodeView) -> tuple[list[tuple[int, bool]], int]:
-    """Depths of TreeEnsembleClassifier/Regressor trees, and max weights per leaf."""
-    tree_ids = list(n.attr("nodes_treeids", []))
-    node_ids = list(n.attr("nodes_nodeids", []))
-    modes = list(n.attr("nodes_modes", []))
-    trues = list(n.attr("nodes_truenodeids", []))
-    falses = list(n.attr("nodes_falsenodeids", []))
-    internal = {(t, i) for t, i, m in zip(tree_ids, node_ids, modes) if m != "LEAF"}
-    children: dict[tuple[int, int], tuple] = {}
-    referenced: set[tuple[int, int]] = set()
-    for t, i, m, a, b in zip(tree_ids, node_ids, modes, trues, falses):
-        if m == "LEAF":
-            continue
-        kids = tuple((t, k) if (t, k) in internal else None for k in (a, b))
-        children[(t, i)] = kids
-        referenced.update(k for k in kids if k is not None)
-    roots = [k for k in sorted(internal) if k not in referenced]
-    leaf_only = [(0, True)] * len(set(tree_ids) - {t for t, _ in internal})  # single-leaf trees
-    prefix = "class" if n.attr("class_treeids") else "target"
-    per_leaf: dict[tuple[int, int], int] = {}
-    for t, i in zip(n.attr(f"{prefix}_treeids", []), n.attr(f"{prefix}_nodeids", [])):
-        per_leaf[(t, i)] = per_leaf.get((t, i), 0) + 1
-    return tree_depths(roots, children) + leaf_only, max(per_leaf.values(), default=1)
-
-
-def _tree_cost(n: NodeView, depths: list[tuple[int, bool]], weights_per_leaf: int, targets: int,
-               aggregate: str, has_base: bool, extra_bytes: int = 0, classes: int = 0) -> OpCost:
-    x = n.inp(0)
-    samples, _ = _rows(x.shape)
-    if classes:
-        out = written(n, [(_label_type(n, "classlabels_int64s"), samples), (_F32, samples * classes)])
-    else:
-        out = written(n, [(x.elem_type if n.op_type == "TreeEnsemble" else _F32, samples * targets)])
-    compares = samples * sum(d for d, _ in depths)
-    agg = samples * len(depths) * weights_per_leaf
-    agg += samples * targets * (int(aggregate == "AVERAGE") + int(has_base) + _post(n))
-    if classes:
-        agg += samples * max(classes - 1, 1)
-    exact = all(balanced for _, balanced in depths)
-    note = "" if exact else "upper bound: every sample walks each tree's deepest path"
-    if dtypes.is_float(x.elem_type):
-        return _model_cost(n, macs=0, flops=compares + agg, exact=exact, note=note, extra_bytes=extra_bytes,
-                           bytes_written=out)
-    return _model_cost(n, macs=0, flops=agg, int_ops=compares, exact=exact, note=note,
-                       extra_bytes=extra_bytes, bytes_written=out)
-
-
-@rule(["TreeEnsembleClassifier", "TreeEnsembleRegressor"], family="misc", domain=ML, outputs_may_be_unknown=True)
-def tree_ensemble_classic(n: NodeView) -> OpCost:
-    """TreeEnsembleClassifier/Regressor (ai.onnx.ml 1–5): per sample, each tree costs one
-    compare per internal node on the path taken (its depth D_t, computed from the node
-    attributes; the deepest path is taken, an upper bound unless every leaf of a tree is at
-    the same depth) and one add per weight at the leaf reached (W = most weights at a leaf).
-    Per target (E = n_targets, or C classes): 1 divide for AVERAGE, 1 add for base_values,
-    post_transform ops; a classifier also picks its label (C − 1 compares).
-    ops = N·(ΣD_t + T·W + E·(avg + base + post) [+ C − 1]). Compares are on X's type."""
-    depths, w = _classic_trees(n)
-    labels = n.attr("classlabels_int64s") or n.attr("classlabels_strings") or []
-    classes = len(labels) if n.op_type == "TreeEnsembleClassifier" else 0
-    targets = classes or int(n.attr("n_targets", 1))
-    return _tree_cost(n, depths, w, targets, n.attr("aggregate_function", "SUM"),
-                      bool(n.attr("base_values")), classes=classes)
-
-
-@rule("TreeEnsemble", family="misc", domain=ML, since=5)
-def tree_ensemble(n: NodeView) -> OpCost:
-    """TreeEnsemble (ai.onnx.ml 5): as TreeEnsembleRegressor, with the trees given by
-    ``tree_roots`` and node indices whose true/false children are leaves when
-    ``nodes_trueleafs``/``nodes_falseleafs`` say so; each leaf adds one weight.
-    ops = N·(ΣD_t + T + E·(avg + post)). A set-membership node counts as one compare.
-    Its tensor attributes (splits, leaf weights: one X-typed value per node and per leaf,
-    modes: 1 byte per node) are added to bytes_read from the node and leaf counts."""
-    true_ids, false_ids = list(n.attr("nodes_truenodeids", [])), list(n.attr("nodes_falsenodeids", []))
-    true_leaf, false_leaf = list(n.attr("nodes_trueleafs", [])), list(n.attr("nodes_falseleafs", []))
-    children = {
-        i: (None if tl else t, None if fl else f)
-        for i, (t, f, tl, fl) in enumerate(zip(true_ids, false_ids, true_leaf, false_leaf))
-    }
-    depths = tree_depths(list(n.attr("tree_roots", [])), children)
-    agg = {0: "AVERAGE", 1: "SUM", 2: "MIN", 3: "MAX"}[int(n.attr("aggregate_function", 1))]
-    elem = n.inp(0).elem_type
-    extra = dtypes.nbytes(elem, len(true_ids) + len(n.attr("leaf_targetids", []))) + len(true_ids)
-    return _tree_cost(n, depths, 1, int(n.attr("n_targets", 1)), agg, False, extra_bytes=extra)
+    flops = 2 * macs + extra + samples * (1 + int(bool(n.attr("one_class", 0))) + post_transform_ops(n))
+    return model_cost(n, macs=macs, flops=flops, bytes_written=written(n, [(F32, samples)]))
 
 
 # --- elementwise preprocessing -------------------------------------------------------------
@@ -320,27 +222,39 @@ def tree_ensemble(n: NodeView) -> OpCost:
 ML_PER_ELEMENT: dict[str, int] = {"Binarizer": 1, "Imputer": 2, "Scaler": 2}
 
 
-def ml_elementwise(n: NodeView) -> OpCost:
-    """Binarizer (1), Imputer (2), Scaler (2) ops per element, on X's type (Scaler computes in
-    float). Scaler also reads its scale and offset lists."""
+def _ml_elementwise_rule(per_elem: int) -> Callable[[NodeView], OpCost]:
+    def ml_elementwise(n: NodeView) -> OpCost:
+        """Binarizer (1), Imputer (2) ops per element (:data:`ML_PER_ELEMENT`), on X's type;
+        the output has X's type and shape."""
+        x = n.inp(0)
+        return arith(per_elem * x.numel, x.elem_type, bytes_written=written(n, [(x.elem_type, x.numel)]))
+
+    return ml_elementwise
+
+
+for _op in ("Binarizer", "Imputer"):
+    register(_op, _ml_elementwise_rule(ML_PER_ELEMENT[_op]), family="elementwise", domain=ML,
+             outputs_may_be_unknown=True)
+
+
+@rule("Scaler", family="elementwise", domain=ML, outputs_may_be_unknown=True)
+def scaler(n: NodeView) -> OpCost:
+    """Scaler: 2 ops per element (:data:`ML_PER_ELEMENT`: subtract offset, multiply by
+    scale), computed in float whatever X's type, float output. Reads X and its scale and
+    offset lists."""
     x = n.inp(0)
-    k = ML_PER_ELEMENT[n.op_type]
-    if n.op_type == "Scaler":
-        return OpCost(flops=k * x.numel, bytes_read=x.nbytes + attr_bytes(n, ("scale", "offset")),
-                      bytes_written=written(n, [(_F32, x.numel)]))
-    return arith(k * x.numel, x.elem_type, bytes_written=written(n, [(x.elem_type, x.numel)]))
-
-
-register(list(ML_PER_ELEMENT), ml_elementwise, family="elementwise", domain=ML, outputs_may_be_unknown=True)
+    return OpCost(flops=ML_PER_ELEMENT["Scaler"] * x.numel,
+                  bytes_read=x.nbytes + attr_bytes(n, ("scale", "offset")),
+                  bytes_written=written(n, [(F32, x.numel)]))
 
 
 @rule("Normalizer", family="norm", domain=ML, outputs_may_be_unknown=True)
 def normalizer(n: NodeView) -> OpCost:
     """Normalizer over each row of C values: MAX 2C − 1 (max, divide), L1 3C − 1 (abs, sum,
     divide), L2 3C (square, sum, sqrt, divide) ops per row; computed in float."""
-    rows, c = _rows(n.inp(0).shape)
+    rows, c = rows_features(n.inp(0).shape)
     return OpCost(flops=rows * NORMALIZER_ROW_OPS[n.attr("norm", "MAX")](c),
-                  bytes_written=written(n, [(_F32, rows * c)]))
+                  bytes_written=written(n, [(F32, rows * c)]))
 
 
 # --- lookups and movement ------------------------------------------------------------------
@@ -366,9 +280,9 @@ def array_feature_extractor(n: NodeView) -> OpCost:
 def feature_vectorizer(n: NodeView) -> OpCost:
     """FeatureVectorizer: a Concat of its inputs' columns (cast to float): no arithmetic;
     every input read, output [N, Σ inputdimensions] float written."""
-    samples, _ = _rows(n.inp(0).shape)
-    dims = n.attr("inputdimensions") or [_rows(t.shape)[1] for t in n.present_inputs]
-    return OpCost(bytes_written=written(n, [(_F32, samples * sum(dims))]))
+    samples, _ = rows_features(n.inp(0).shape)
+    dims = n.attr("inputdimensions") or [rows_features(t.shape)[1] for t in n.present_inputs]
+    return OpCost(bytes_written=written(n, [(F32, samples * sum(dims))]))
 
 
 @rule("ZipMap", family="movement", domain=ML, outputs_may_be_unknown=True)
@@ -376,7 +290,7 @@ def zip_map(n: NodeView) -> OpCost:
     """ZipMap: [N, C] scores -> N maps {label: score}: no arithmetic. The sequence output has
     no static shape: bytes_written is estimated as N·C entries of (key, float value), keys
     8 bytes (int labels) or the labels' UTF-8 length (string labels): inexact."""
-    samples, c = _rows(n.inp(0).shape)
+    samples, c = rows_features(n.inp(0).shape)
     strings = n.attr("classlabels_strings")
     value = dtypes.nbytes(TensorProto.FLOAT, 1)
     per_row = (_list_bytes(strings) + c * value) if strings else c * (8 + value)

@@ -22,7 +22,7 @@ import math
 from onnx import TensorProto
 
 from .. import dtypes
-from .registry import NodeView, OpCost, arith, register, rule
+from .registry import NodeView, OpCost, arith, axis_of, register, rule
 
 #: pure movement: no arithmetic, traffic = every input read once, every output written once.
 PURE_MOVEMENT = (
@@ -130,7 +130,7 @@ def compress(n: NodeView) -> OpCost:
     if axis is None:
         cap = min(cond.numel, x.numel)
     else:
-        d = x.shape[axis % x.rank]
+        d = x.shape[axis_of(axis, x.rank)]
         cap = (x.numel // d if d else 0) * min(cond.numel, d)
     written, exact = _upper_bound_bytes(n, 0, x.elem_type, cap)
     note = "" if exact else "output size depends on the condition: upper bound (all selected)"
@@ -159,7 +159,7 @@ def unique(n: NodeView) -> OpCost:
     """
     x = n.inp(0)
     axis = n.attr("axis")
-    k = x.numel if axis is None else x.shape[axis % x.rank]
+    k = x.numel if axis is None else x.shape[axis_of(axis, x.rank)]
     ops = x.numel * math.ceil(math.log2(k)) if k > 1 else 0
     written, _ = _upper_bound_bytes(n, 0, x.elem_type, x.numel)
     for i in range(1, min(len(n.outputs), 4)):

@@ -14,13 +14,13 @@ it fuses. Attributes have no schema defaults here: each rule gives its own.
 from __future__ import annotations
 
 from .conv import conv_macs
-from .elementwise import GELU_TANH_PER_ELEMENT, PER_ELEMENT
+from .elementwise import GELU_PER_ELEMENT, GELU_TANH_PER_ELEMENT, PER_ELEMENT, SILU_PER_ELEMENT
 from .matmul import gemm
 from .movement import movement
 from .norm import LAYER_NORM_BIAS, NORM
 from .pool import POOL
 from .reduce import ROW_WISE
-from .registry import MS, NodeView, OpCost, arith, prod, register, rule
+from .registry import MS, NodeView, OpCost, Rule, arith, axis_of, prod, register, rule
 
 _ACT = {k.lower(): v for k, v in PER_ELEMENT.items()}
 
@@ -101,14 +101,15 @@ register("MatMulInteger16", matmul_integer16, family="matmul", domain=MS)
 
 #: ops per output element: (bias adds and other fused elementwise work, activation part).
 #: BiasGelu = A + B, then Gelu (erf form); FastGelu = Gelu tanh form (+ bias when given);
-#: QuickGelu = x·sigmoid(alpha·x) (= Swish); BiasAdd = X + bias + skip;
+#: QuickGelu = x·sigmoid(alpha·x), alpha 1.702 by default: SiLU and the multiply by alpha;
+#: BiasAdd = X + bias + skip;
 #: BiasSoftmax = softmax(data + bias); BiasDropout = data + bias (+ residual), dropout as
 #: at inference (identity, like ai.onnx Dropout).
 ACTIVATIONS: dict[str, int] = {
-    "Gelu": PER_ELEMENT["Gelu"],
-    "BiasGelu": PER_ELEMENT["Add"] + PER_ELEMENT["Gelu"],
+    "Gelu": GELU_PER_ELEMENT,
+    "BiasGelu": PER_ELEMENT["Add"] + GELU_PER_ELEMENT,
     "FastGelu": GELU_TANH_PER_ELEMENT,
-    "QuickGelu": PER_ELEMENT["Swish"],
+    "QuickGelu": SILU_PER_ELEMENT + PER_ELEMENT["Mul"],
     "BiasAdd": 2 * PER_ELEMENT["Add"],
     "BiasSoftmax": PER_ELEMENT["Add"] + ROW_WISE["Softmax"][0],
     "BiasDropout": PER_ELEMENT["Add"],
@@ -118,24 +119,28 @@ ACTIVATIONS: dict[str, int] = {
 _OPTIONAL_ADDS = {"FastGelu": (1,), "BiasDropout": (2,)}
 
 
-def fused_elementwise(n: NodeView) -> OpCost:
-    """Gelu, BiasGelu, FastGelu, QuickGelu, BiasAdd, BiasSoftmax, BiasDropout:
-    ops = Y·k, k from :data:`ACTIVATIONS`, + Y for an optional bias (FastGelu) or
-    residual (BiasDropout). BiasDropout is costed at inference (dropout is the identity);
-    its mask output, when present, is written (default traffic)."""
-    y = n.out(0)
-    k = ACTIVATIONS[n.op_type] + sum(1 for i in _OPTIONAL_ADDS.get(n.op_type, ()) if n.has_input(i))
-    return arith(k * y.numel, n.inp(0).elem_type)
+def _fused_elementwise_rule(per_elem: int, optional_adds: tuple[int, ...]) -> Rule:
+    def fused_elementwise(n: NodeView) -> OpCost:
+        """Gelu, BiasGelu, FastGelu, QuickGelu, BiasAdd, BiasSoftmax, BiasDropout:
+        ops = Y·k, k from :data:`ACTIVATIONS`, + Y for an optional bias (FastGelu) or
+        residual (BiasDropout). BiasDropout is costed at inference (dropout is the identity);
+        its mask output, when present, is written (default traffic)."""
+        y = n.out(0)
+        k = per_elem + sum(1 for i in optional_adds if n.has_input(i))
+        return arith(k * y.numel, n.inp(0).elem_type)
+
+    return fused_elementwise
 
 
 def bias_split_gelu(n: NodeView) -> OpCost:
     """BiasSplitGelu (X [N, S, D], bias [D]) -> Y [N, S, D/2]: X + bias (2·Y adds), Gelu
     on the right half (5·Y), times the left half (Y): 8 ops per output element."""
     y = n.out(0)
-    return arith((2 * PER_ELEMENT["Add"] + PER_ELEMENT["Gelu"] + PER_ELEMENT["Mul"]) * y.numel, n.inp(0).elem_type)
+    return arith((2 * PER_ELEMENT["Add"] + GELU_PER_ELEMENT + PER_ELEMENT["Mul"]) * y.numel, n.inp(0).elem_type)
 
 
-register(list(ACTIVATIONS), fused_elementwise, family="activation", domain=MS)
+for _op, _k in ACTIVATIONS.items():
+    register(_op, _fused_elementwise_rule(_k, _OPTIONAL_ADDS.get(_op, ())), family="activation", domain=MS)
 register("BiasSplitGelu", bias_split_gelu, family="activation", domain=MS)
 register("Trilu", movement, family="movement", domain=MS)
 
@@ -151,53 +156,57 @@ def _norm_ops(x_numel: int, rows: int, *, rms: bool, bias: bool, adds_before: in
 
 def _rows(n: NodeView) -> int:
     x = n.inp(0)
-    axis = int(n.attr("axis", -1))
-    axis = axis + x.rank if axis < 0 else axis
-    if not 0 <= axis < max(x.rank, 1):
-        raise ValueError(f"axis {axis} out of range for rank {x.rank}")
-    return prod(x.shape[:axis])
+    return prod(x.shape[:axis_of(n.attr("axis", -1), x.rank)])
 
 
-def layer_norm(n: NodeView) -> OpCost:
-    """LayerNormalization (com.microsoft) and SimplifiedLayerNormalization (RMS norm, in
-    com.microsoft and, as onnxruntime's fusion writes it, in the default domain): over
-    shape[axis:] (axis default −1), rows = prod(shape[:axis]); the ai.onnx
-    LayerNormalization / RMSNormalization costs: 6·X (+X with a bias) + 5·rows, or
-    4·X + 4·rows."""
-    x = n.inp(0)
-    rms = n.op_type == "SimplifiedLayerNormalization"
-    return arith(_norm_ops(x.numel, _rows(n), rms=rms, bias=not rms and n.has_input(2)), x.elem_type)
+def _layer_norm_rule(rms: bool) -> Rule:
+    def layer_norm(n: NodeView) -> OpCost:
+        """LayerNormalization (com.microsoft) and SimplifiedLayerNormalization (RMS norm, in
+        com.microsoft and, as onnxruntime's fusion writes it, in the default domain): over
+        shape[axis:] (axis default −1), rows = prod(shape[:axis]); the ai.onnx
+        LayerNormalization / RMSNormalization costs: 6·X (+X with a bias) + 5·rows, or
+        4·X + 4·rows."""
+        x = n.inp(0)
+        return arith(_norm_ops(x.numel, _rows(n), rms=rms, bias=not rms and n.has_input(2)), x.elem_type)
+
+    return layer_norm
 
 
-def skip_layer_norm(n: NodeView) -> OpCost:
-    """SkipLayerNormalization (input, skip, gamma, beta, bias) and
-    SkipSimplifiedLayerNormalization (input, skip, gamma, bias): s = input + skip (+ bias),
-    then LayerNormalization (with beta) or RMS norm over the last dim:
-    ops = (1 + bias)·X + norm(X, rows = X / hidden)."""
-    x = n.inp(0)
-    rms = n.op_type == "SkipSimplifiedLayerNormalization"
+def _skip_layer_norm_rule(rms: bool) -> Rule:
     bias_idx = 3 if rms else 4
-    adds = 1 + (1 if n.has_input(bias_idx) else 0)
-    rows = x.numel // x.shape[-1] if x.shape[-1] else 0
-    ops = _norm_ops(x.numel, rows, rms=rms, bias=not rms and n.has_input(3), adds_before=adds)
-    return arith(ops, x.elem_type)
+
+    def skip_layer_norm(n: NodeView) -> OpCost:
+        """SkipLayerNormalization (input, skip, gamma, beta, bias) and
+        SkipSimplifiedLayerNormalization (input, skip, gamma, bias): s = input + skip (+ bias),
+        then LayerNormalization (with beta) or RMS norm over the last dim:
+        ops = (1 + bias)·X + norm(X, rows = X / hidden)."""
+        x = n.inp(0)
+        adds = 1 + (1 if n.has_input(bias_idx) else 0)
+        rows = x.numel // x.shape[-1] if x.shape[-1] else 0
+        ops = _norm_ops(x.numel, rows, rms=rms, bias=not rms and n.has_input(3), adds_before=adds)
+        return arith(ops, x.elem_type)
+
+    return skip_layer_norm
 
 
-def group_norm(n: NodeView) -> OpCost:
-    """GroupNorm (X, gamma, beta) and SkipGroupNorm (X, gamma, beta, skip, bias), NHWC by
-    default (``channels_last`` 1): groups = N·``groups``; ops = 7·X + 5·N·G (the ai.onnx
-    GroupNormalization cost), + X·(1 + bias) for SkipGroupNorm's adds, + 5·X for
-    ``activation`` 1 (SiLU = x·sigmoid(x))."""
-    x = n.inp(0)
-    e, r = NORM["GroupNormalization"]
-    groups = int(n.attr("groups", 0))
-    if groups <= 0:
-        raise ValueError("GroupNorm needs a positive groups attribute")
-    if n.op_type == "SkipGroupNorm":
-        e += 1 + (1 if n.has_input(4) else 0)
-    if n.attr("activation", 0):
-        e += PER_ELEMENT["Sigmoid"] + PER_ELEMENT["Mul"]
-    return arith(e * x.numel + r * x.shape[0] * groups, x.elem_type)
+def _group_norm_rule(skip: bool) -> Rule:
+    def group_norm(n: NodeView) -> OpCost:
+        """GroupNorm (X, gamma, beta) and SkipGroupNorm (X, gamma, beta, skip, bias), NHWC by
+        default (``channels_last`` 1): groups = N·``groups``; ops = 7·X + 5·N·G (the ai.onnx
+        GroupNormalization cost), + X·(1 + bias) for SkipGroupNorm's adds, + 5·X for
+        ``activation`` 1 (SiLU = x·sigmoid(x))."""
+        x = n.inp(0)
+        e, r = NORM["GroupNormalization"]
+        groups = int(n.attr("groups", 0))
+        if groups <= 0:
+            raise ValueError("GroupNorm needs a positive groups attribute")
+        if skip:
+            e += 1 + (1 if n.has_input(4) else 0)
+        if n.attr("activation", 0):
+            e += SILU_PER_ELEMENT
+        return arith(e * x.numel + r * x.shape[0] * groups, x.elem_type)
+
+    return group_norm
 
 
 def embed_layer_norm(n: NodeView) -> OpCost:
@@ -224,10 +233,13 @@ def embed_layer_norm(n: NodeView) -> OpCost:
     return OpCost(flops=c.flops, int_ops=c.int_ops + mask_ops, bytes_read=read)
 
 
-register(["LayerNormalization", "SimplifiedLayerNormalization"], layer_norm, family="norm", domain=MS)
-register("SimplifiedLayerNormalization", layer_norm, family="norm")
-register(["SkipLayerNormalization", "SkipSimplifiedLayerNormalization"], skip_layer_norm, family="norm", domain=MS)
-register(["GroupNorm", "SkipGroupNorm"], group_norm, family="norm", domain=MS)
+register("LayerNormalization", _layer_norm_rule(rms=False), family="norm", domain=MS)
+register("SimplifiedLayerNormalization", _layer_norm_rule(rms=True), family="norm", domain=MS)
+register("SimplifiedLayerNormalization", _layer_norm_rule(rms=True), family="norm")
+register("SkipLayerNormalization", _skip_layer_norm_rule(rms=False), family="norm", domain=MS)
+register("SkipSimplifiedLayerNormalization", _skip_layer_norm_rule(rms=True), family="norm", domain=MS)
+register("GroupNorm", _group_norm_rule(skip=False), family="norm", domain=MS)
+register("SkipGroupNorm", _group_norm_rule(skip=True), family="norm", domain=MS)
 register("EmbedLayerNormalization", embed_layer_norm, family="norm", domain=MS)
 
 

@@ -16,12 +16,10 @@ past length is a constant: an upper bound, exact=False.
 
 from __future__ import annotations
 
-import numpy as np
-
 from .attention import ROTARY_OPS_PER_ELEMENT, attention_core, rotary_cost
 from .ms_contrib_quant import dequant_ops, quant_ops
 from .norm import NORM
-from .registry import MS, NodeView, OpCost, register
+from .registry import MS, NodeView, OpCost, register, scalar
 
 
 def _num_heads(n: NodeView, name: str = "num_heads") -> int:
@@ -31,17 +29,11 @@ def _num_heads(n: NodeView, name: str = "num_heads") -> int:
     return h
 
 
-def _scalar(v: np.ndarray | None) -> int | None:
-    if v is None or np.asarray(v).size != 1:
-        return None
-    return int(np.asarray(v).reshape(-1)[0])
-
-
 def _total_length(n: NodeView, past_len: int, s_new: int, present_len: int | None,
                   past_seq_idx: int) -> tuple[int, bool, str]:
     """(T, exact, note) from the past length, the new length and the present length."""
     if past_len and present_len == past_len and s_new:
-        given = _scalar(n.const(past_seq_idx)) if n.has_input(past_seq_idx) else None
+        given = scalar(n.const(past_seq_idx)) if n.has_input(past_seq_idx) else None
         if given is not None:
             return given + s_new, True, ""
         return past_len, False, (f"past and present share one buffer of {past_len} positions: T counted as "
@@ -162,7 +154,7 @@ def group_query_attention(n: NodeView) -> OpCost:
     d = q.shape[2] // (hq + 2 * hkv) if not n.has_input(1) else q.shape[2] // hq
     past_len = n.inp(3).shape[2] if n.has_input(3) else 0
     present_len = n.out(1).shape[2] if n.has_output(1) else None
-    given = _scalar(n.const(6)) if n.has_input(6) else None
+    given = scalar(n.const(6)) if n.has_input(6) else None
     notes: list[str] = []
     if given is not None:
         t, exact = given, True

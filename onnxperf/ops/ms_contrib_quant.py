@@ -8,8 +8,8 @@ Two conventions, each inherited from the ai.onnx rule of the same kind:
 * matmul- and conv-like ops follow ai.onnx QLinearMatMul/QLinearConv/MatMulInteger
   (matmul.py, conv.py): integer MACs are int ops (2 per MAC), one int op per element of an
   integer operand whose zero point is given, and requantizing an output costs
-  :data:`REQUANT_FLOPS` FLOPs (merged scale multiply, round) + :data:`REQUANT_INT_OPS` int op
-  (zero-point add); a float output costs 1 scale multiply (+ bias add);
+  :data:`.quant.REQUANT_OPS` FLOPs (merged scale multiply, round, zero-point add, saturate:
+  QuantizeLinear to int8); a float output costs 1 scale multiply (+ bias add);
 * the QLinear wrappers of float ops follow ai.onnx Quantize/DequantizeLinear (quant.py):
   each input element is dequantized ((x − zp)·scale: 1 or 2 FLOPs), the float op costs its
   ai.onnx per-element cost, and each output is quantized (divide, round, zero-point add,
@@ -26,14 +26,12 @@ from .conv import qlinear_conv
 from .elementwise import PER_ELEMENT
 from .matmul import matmul_macs
 from .pool import POOL
-from .quant import DYNAMIC_QUANT_SCALAR_OPS, QUANT_STEPS, dequantize_linear, quantize_linear, quantize_per_element
+from .quant import (
+    DYNAMIC_QUANT_SCALAR_OPS, QUANT_STEPS, REQUANT_OPS, dequantize_linear, quantize_linear, quantize_per_element,
+)
 from .reduce import ROW_WISE
-from .registry import MS, NodeView, OpCost, prod, register
+from .registry import MS, NodeView, OpCost, Rule, axis_of, prod, register
 
-#: requantizing an int32 accumulator: merged scale multiply and round (FLOPs), zero-point add
-#: (int op): as ai.onnx QLinearConv / QLinearMatMul
-REQUANT_FLOPS = 2
-REQUANT_INT_OPS = 1
 #: dequantizing a weight element of a block-quantized tensor: subtract the zero point
 #: (explicit, or implicit 2^(bits−1) for packed unsigned formats) and multiply by the scale
 BLOCK_DEQUANT_OPS = QUANT_STEPS["zero_point"] + QUANT_STEPS["scale"]
@@ -76,9 +74,7 @@ def gather_block_quantized(n: NodeView) -> OpCost:
     data, idx, y = n.inp(0), n.inp(1), n.out(0)
     zp = n.has_input(3) or data.elem_type == TensorProto.UINT8
     flops = dequant_ops(zp) * y.numel
-    gather_axis = int(n.attr("gather_axis", 0))
-    gather_axis = gather_axis + data.rank if gather_axis < 0 else gather_axis
-    rows = data.shape[gather_axis] if data.rank else 1
+    rows = data.shape[axis_of(n.attr("gather_axis", 0), data.rank)] if data.rank else 1
     read = idx.nbytes
     for i in (0, 2, 3):
         if n.has_input(i):
@@ -124,7 +120,7 @@ def dynamic_quantize_matmul(n: NodeView) -> OpCost:
 def qgemm(n: NodeView) -> OpCost:
     """QGemm (A, a_scale, a_zp, B, b_scale, b_zp, C, y_scale, y_zp): MACs = M·N·K (transA,
     transB as Gemm); int ops = 2·MACs + zero-point subtracts (A, B elements when given) + Y
-    (int32 C add); output: requantized with y_scale (2 FLOPs + 1 int op per element), else
+    (int32 C add); output: requantized with y_scale (REQUANT_OPS = 5 FLOPs per element), else
     float (1 FLOP: scale multiply, alpha folded in)."""
     a, b, y = n.inp(0), n.inp(3), n.out(0)
     m, k = (a.shape[1], a.shape[0]) if n.attr("transA", 0) else (a.shape[0], a.shape[1])
@@ -132,14 +128,14 @@ def qgemm(n: NodeView) -> OpCost:
     macs = m * nn * k
     int_ops = 2 * macs + _zp_int_ops(n, ((0, 2), (3, 5))) + (y.numel if n.has_input(6) else 0)
     if n.has_input(7):
-        return OpCost(macs=macs, int_ops=int_ops + REQUANT_INT_OPS * y.numel, flops=REQUANT_FLOPS * y.numel)
+        return OpCost(macs=macs, int_ops=int_ops, flops=REQUANT_OPS * y.numel)
     return OpCost(macs=macs, int_ops=int_ops, flops=y.numel)
 
 
 def qlinear_conv_ms(n: NodeView) -> OpCost:
     """QLinearConv (com.microsoft; NHWC with ``channels_last``): the ai.onnx QLinearConv
-    cost (MACs = Y·(C_in/G)·K holds in either layout; int ops = 2·MACs + bias + Y,
-    FLOPs = 2·Y to requantize)."""
+    cost (MACs = Y·(C_in/G)·K holds in either layout; int ops = 2·MACs + X + W (zero-point
+    subtracts) + bias, FLOPs = 5·Y to requantize)."""
     return qlinear_conv(n)
 
 
@@ -163,13 +159,15 @@ QLINEAR_ELEMENTWISE: dict[str, tuple[str, tuple[int, ...], int]] = {
 }
 
 
-def qlinear_elementwise(n: NodeView) -> OpCost:
-    """QLinearAdd/Mul/Sigmoid/LeakyRelu: per output element, dequantize each quantized
-    input (1 FLOP, +1 with its zero point), the float op (PER_ELEMENT: Add 1, Mul 1,
-    Sigmoid 4, LeakyRelu 2), quantize the result (4 FLOPs, +1 with the output zero point)."""
-    op, in_zps, out_zp = QLINEAR_ELEMENTWISE[n.op_type]
-    per = sum(dequant_ops(n.has_input(z)) for z in in_zps) + PER_ELEMENT[op] + quant_ops(n.has_input(out_zp))
-    return OpCost(flops=per * n.out(0).numel)
+def _qlinear_elementwise_rule(op: str, in_zps: tuple[int, ...], out_zp: int) -> Rule:
+    def qlinear_elementwise(n: NodeView) -> OpCost:
+        """QLinearAdd/Mul/Sigmoid/LeakyRelu: per output element, dequantize each quantized
+        input (1 FLOP, +1 with its zero point), the float op (PER_ELEMENT: Add 1, Mul 1,
+        Sigmoid 4, LeakyRelu 2), quantize the result (4 FLOPs, +1 with the output zero point)."""
+        per = sum(dequant_ops(n.has_input(z)) for z in in_zps) + PER_ELEMENT[op] + quant_ops(n.has_input(out_zp))
+        return OpCost(flops=per * n.out(0).numel)
+
+    return qlinear_elementwise
 
 
 def qlinear_softmax(n: NodeView) -> OpCost:
@@ -179,19 +177,22 @@ def qlinear_softmax(n: NodeView) -> OpCost:
     return OpCost(flops=per * n.inp(0).numel)
 
 
-def qlinear_pool(n: NodeView) -> OpCost:
-    """QLinearAveragePool / QLinearGlobalAveragePool (X, x_scale, x_zp, y_scale, y_zp):
-    dequantize every input element, the ai.onnx AveragePool cost (K per output element:
-    K − 1 adds and a divide; K = prod(kernel_shape), or the spatial size for the global
-    pool), quantize every output element."""
-    x, y = n.inp(0), n.out(0)
-    a, b = POOL["AveragePool"]
-    if n.op_type == "QLinearGlobalAveragePool":
-        k = x.numel // y.numel if y.numel else 0
-    else:
-        k = prod(n.attr("kernel_shape") or [])
-    flops = dequant_ops(n.has_input(2)) * x.numel + y.numel * (a * k + b) + quant_ops(n.has_input(4)) * y.numel
-    return OpCost(flops=flops)
+def _qlinear_pool_rule(global_pool: bool) -> Rule:
+    def qlinear_pool(n: NodeView) -> OpCost:
+        """QLinearAveragePool / QLinearGlobalAveragePool (X, x_scale, x_zp, y_scale, y_zp):
+        dequantize every input element, the ai.onnx AveragePool cost (K per output element:
+        K − 1 adds and a divide; K = prod(kernel_shape), or the spatial size for the global
+        pool), quantize every output element."""
+        x, y = n.inp(0), n.out(0)
+        a, b = POOL["AveragePool"]
+        if global_pool:
+            k = x.numel // y.numel if y.numel else 0
+        else:
+            k = prod(n.attr("kernel_shape") or [])
+        flops = dequant_ops(n.has_input(2)) * x.numel + y.numel * (a * k + b) + quant_ops(n.has_input(4)) * y.numel
+        return OpCost(flops=flops)
+
+    return qlinear_pool
 
 
 def _same_quant(n: NodeView, scale_idx: int, zp_idx: int) -> bool:
@@ -212,7 +213,9 @@ def qlinear_concat(n: NodeView) -> OpCost:
     return OpCost(flops=flops)
 
 
-register(list(QLINEAR_ELEMENTWISE), qlinear_elementwise, family="quant", domain=MS)
+for _op, (_float_op, _in_zps, _out_zp) in QLINEAR_ELEMENTWISE.items():
+    register(_op, _qlinear_elementwise_rule(_float_op, _in_zps, _out_zp), family="quant", domain=MS)
 register("QLinearSoftmax", qlinear_softmax, family="quant", domain=MS)
-register(["QLinearAveragePool", "QLinearGlobalAveragePool"], qlinear_pool, family="pool", domain=MS)
+register("QLinearAveragePool", _qlinear_pool_rule(global_pool=False), family="pool", domain=MS)
+register("QLinearGlobalAveragePool", _qlinear_pool_rule(global_pool=True), family="pool", domain=MS)
 register("QLinearConcat", qlinear_concat, family="movement", domain=MS)

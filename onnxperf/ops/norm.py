@@ -12,9 +12,9 @@ Notation: N batch, C channels, G groups, S = prod(spatial dims), L = row length.
 
 from __future__ import annotations
 
-from .registry import NodeView, OpCost, arith, prod, rule
+from .registry import NodeView, OpCost, arith, axis_of, prod, rule
 
-#: (ops per element, ops per row / group / channel). Keep docs/conventions.md in step.
+#: (ops per element, ops per row / group / channel). docs/rules.md reproduces it.
 NORM: dict[str, tuple[int, int]] = {
     # inference, per-channel constants folded at run time: a = scale / sqrt(var + eps),
     # b = B − mean·a (per channel: add, sqrt, div, mul, sub); then y = x·a + b (mul, add).
@@ -52,13 +52,6 @@ LP_NORM_OTHER: tuple[int, int] = (4, 1)
 LRN_FIXED = 4
 
 
-def _axis(axis: int, rank: int) -> int:
-    a = axis + rank if axis < 0 else axis
-    if not 0 <= a < max(rank, 1):
-        raise ValueError(f"axis {axis} out of range for rank {rank}")
-    return a
-
-
 def _cost(n: NodeView, per_elem: int, per_row: int, rows: int) -> OpCost:
     x = n.inp(0)
     return arith(per_elem * x.numel + per_row * rows, x.elem_type)
@@ -90,7 +83,7 @@ def batch_norm_14(n: NodeView) -> OpCost:
 
 def _rows_from_axis(n: NodeView) -> int:
     x = n.inp(0)
-    return prod(x.shape[:_axis(n.attr("axis", -1), x.rank)])
+    return prod(x.shape[:axis_of(n.attr("axis", -1), x.rank)])
 
 
 @rule("LayerNormalization", family="norm")
@@ -139,7 +132,7 @@ def lp_norm(n: NodeView) -> OpCost:
     (e, r) = LP_NORM[p] (p=2: 3·X + rows; p=1: 3·X)."""
     x = n.inp(0)
     e, r = lp_norm_costs(n.attr("p", 2))
-    length = x.shape[_axis(n.attr("axis", -1), x.rank)]
+    length = x.shape[axis_of(n.attr("axis", -1), x.rank)]
     return _cost(n, e, r, x.numel // length if length else 0)
 
 
@@ -148,7 +141,7 @@ def mvn(n: NodeView) -> OpCost:
     """MeanVarianceNormalization over ``axes`` (default [0, 2, 3]): groups =
     X / prod(shape[axes]); ops = 5·X + 6·groups (the ONNX function body)."""
     x = n.inp(0)
-    axes = {_axis(int(a), x.rank) for a in n.attr("axes", [0, 2, 3])}
+    axes = {axis_of(int(a), x.rank) for a in n.attr("axes", [0, 2, 3])}
     span = prod(x.shape[a] for a in axes)
     e, r = NORM["MeanVarianceNormalization"]
     return _cost(n, e, r, x.numel // span if span else 0)

@@ -18,13 +18,18 @@ from collections.abc import Callable
 from .registry import NodeView, OpCost, arith, prod, register, rule
 
 #: window pools: (ops per window element, ops per output element); ops = Y·(a·K + b).
-#: Max: K − 1 compares; Average: K − 1 adds + 1 divide. Keep docs/conventions.md in step.
+#: Max: K − 1 compares; Average: K − 1 adds + 1 divide. docs/rules.md reproduces it.
 POOL: dict[str, tuple[int, int]] = {
     "MaxPool": (1, -1),
     "GlobalMaxPool": (1, -1),
     "AveragePool": (1, 0),
     "GlobalAveragePool": (1, 0),
 }
+
+#: pools whose window is the whole spatial extent (K = S)
+GLOBAL_POOLS = frozenset({"GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool"})
+#: pools with an optional Indices output (the argmax of each window, int64)
+WITH_INDICES = frozenset({"MaxPool"})
 
 #: Lp pools per window element, keyed by p: |x| (p=1), x·x (p=2), else |x| and pow;
 #: the window sum adds K − 1 adds; the root per output: none (p=1), sqrt, else pow(1/p).
@@ -41,33 +46,38 @@ def lp_pool_per_output(k: int, p: float) -> int:
     return k * tap + (k - 1) + root if k else 0
 
 
-def _window(n: NodeView) -> int:
-    if n.op_type.startswith("Global"):
+def _window(n: NodeView, global_pool: bool) -> int:
+    """K: the spatial size of the input for a Global pool, else prod(kernel_shape)."""
+    if global_pool:
         return prod(n.inp(0).shape[2:])
     return prod(n.attr("kernel_shape"))
 
 
-def _pool_rule(per_tap: int, per_out: int) -> Callable[[NodeView], OpCost]:
+def _pool_rule(per_tap: int, per_out: int, *, global_pool: bool, indices_output: bool
+               ) -> Callable[[NodeView], OpCost]:
     def pool_rule(n: NodeView) -> OpCost:
         """Max/Average (Global) pools: ops = Y·(a·K + b) with (a, b) from :data:`POOL`
         (full windows: padding not subtracted). MaxPool's optional Indices output adds
         Y·(K − 1) integer ops: the winner's index is selected alongside each compare."""
         x, y = n.inp(0), n.out(0)
-        k = _window(n)
+        k = _window(n, global_pool)
         per = per_tap * k + per_out if k else 0
         c = arith(y.numel * per, x.elem_type)
-        if n.op_type == "MaxPool" and n.has_output(1):
+        if indices_output and n.has_output(1):
             return OpCost(flops=c.flops, int_ops=c.int_ops + y.numel * max(k - 1, 0))
         return c
 
     return pool_rule
 
 
-def lp_pool(n: NodeView) -> OpCost:
-    """LpPool / GlobalLpPool: ops = Y·(K·tap + (K − 1) + root), tap and root from
-    :data:`LP_TAP`/:data:`LP_ROOT` by p (p=2: 2·K ops per output)."""
-    x, y = n.inp(0), n.out(0)
-    return arith(y.numel * lp_pool_per_output(_window(n), n.attr("p", 2)), x.elem_type)
+def _lp_pool_rule(global_pool: bool) -> Callable[[NodeView], OpCost]:
+    def lp_pool(n: NodeView) -> OpCost:
+        """LpPool / GlobalLpPool: ops = Y·(K·tap + (K − 1) + root), tap and root from
+        :data:`LP_TAP`/:data:`LP_ROOT` by p (p=2: 2·K ops per output)."""
+        x, y = n.inp(0), n.out(0)
+        return arith(y.numel * lp_pool_per_output(_window(n, global_pool), n.attr("p", 2)), x.elem_type)
+
+    return lp_pool
 
 
 def _round_half_away(v: float) -> int:
@@ -122,5 +132,7 @@ def max_unpool(n: NodeView) -> OpCost:
 
 
 for _op, (_a, _b) in POOL.items():
-    register(_op, _pool_rule(_a, _b), family="pool")
-register(["LpPool", "GlobalLpPool"], lp_pool, family="pool")
+    register(_op, _pool_rule(_a, _b, global_pool=_op in GLOBAL_POOLS, indices_output=_op in WITH_INDICES),
+             family="pool")
+for _op in ("LpPool", "GlobalLpPool"):
+    register(_op, _lp_pool_rule(global_pool=_op in GLOBAL_POOLS), family="pool")

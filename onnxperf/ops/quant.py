@@ -16,9 +16,17 @@ Per element (N = elements of x):
 * DynamicQuantizeLinear: by its ONNX function, ReduceMin and ReduceMax (N − 1 compares
   each), 9 scalar ops for scale and zero point (Min, Max, Sub, Div, Div, Sub, Clip as 2,
   Round), then QuantizeLinear to uint8 with a zero point (5 per element): 7N + 7.
+
+Requantizing an int32 accumulator to an 8-bit output (QLinearConv, QLinearMatMul and the
+com.microsoft integer kernels) costs :data:`REQUANT_OPS` per output element: the accumulator
+times the merged scale (x_scale·w_scale / y_scale, one multiply in place of QuantizeLinear's
+divide), then round, zero-point add and saturate: QuantizeLinear to int8 with a zero point.
+They are FLOPs, like QuantizeLinear's on its float input (the scaled value is a float).
 """
 
 from __future__ import annotations
+
+from onnx import TensorProto
 
 from .. import dtypes
 from .registry import NodeView, OpCost, arith, rule
@@ -36,6 +44,11 @@ def quantize_per_element(target_elem_type: int, has_zero_point: bool, saturate: 
     if dtypes.is_float(target_elem_type):
         return k + (QUANT_STEPS["saturate"] if saturate else 0)
     return k + QUANT_STEPS["round"] + QUANT_STEPS["saturate"]
+
+
+#: FLOPs per output element to requantize an int32 accumulator: scale multiply, round,
+#: zero-point add, saturate (min, max), as QuantizeLinear to int8 with a zero point.
+REQUANT_OPS = quantize_per_element(TensorProto.INT8, has_zero_point=True)
 
 
 @rule("QuantizeLinear", family="quant", since=10)

@@ -1,5 +1,6 @@
-"""Reductions, scans and row-wise ops (ai.onnx): the Reduce* ops, ArgMax/ArgMin, CumSum/CumProd,
-TopK and Det (family "reduce"), and Softmax, LogSoftmax, Hardmax (family "activation").
+"""Reductions, scans and row-wise ops (ai.onnx): the Reduce* ops, ArgMax/ArgMin, CumSum/CumProd
+and TopK (family "reduce"), and Softmax, LogSoftmax, Hardmax (family "activation"). (Det, an LU
+factorization, is matmul-like work: matmul.py.)
 
 Notation: In = input elements, Out = output elements; a *line* is the run of L elements along
 the reduced/scanned axis; a *row* is the group a row-wise op normalizes over.
@@ -11,9 +12,11 @@ Counting:
   ``axes`` attribute or input (it moved from attribute to input at opset 13/18): the counts
   come from the input and output shapes, which works for every version, ``keepdims`` and
   ``noop_with_empty_axes``.
-* Composite row-wise ops (Softmax, LogSoftmax) follow their ONNX function bodies with a
-  per-element table: a reduction inside them is 1 op per element reduced (the accumulator is
-  seeded with the identity), so Softmax is exactly 5 ops per element.
+* Composite ops (Softmax, LogSoftmax, and ReduceLogSumExp among the Reduce ops) are counted
+  in the numerically stable form every runtime uses (a max shift before the exp, as Softmax's
+  ONNX function body does) with a per-element table: a reduction inside them is 1 op per
+  element reduced (the accumulator is seeded with the identity), so Softmax is exactly 5 ops
+  per element and ReduceLogSumExp 4 per element + 2 per output.
 * Integer inputs make every count integer ops, not FLOPs (``arith``).
 """
 
@@ -21,10 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .registry import NodeView, OpCost, arith, prod, register, rule
+from .registry import NodeView, OpCost, arith, axis_of, prod, register, rule, scalar
 
 #: Reduce ops and ArgMax/ArgMin: (ops per input element, ops per reduction step, ops per
-#: output element); cost = a·In + b·(In − Out) + c·Out. Keep docs/conventions.md in step.
+#: output element); cost = a·In + b·(In − Out) + c·Out. docs/rules.md reproduces it.
 REDUCE: dict[str, tuple[int, int, int]] = {
     "ReduceSum": (0, 1, 0),        # adds
     "ReduceMean": (0, 1, 1),       # adds, 1 divide per output
@@ -34,7 +37,8 @@ REDUCE: dict[str, tuple[int, int, int]] = {
     "ReduceL1": (1, 1, 0),         # |x|, adds
     "ReduceL2": (1, 1, 1),         # x·x, adds, sqrt
     "ReduceLogSum": (0, 1, 1),     # adds, log
-    "ReduceLogSumExp": (1, 1, 1),  # exp, adds, log: the ONNX function body (no max shift)
+    # stable form, as Softmax: max, subtract, exp, sum per element; log, add the max per output
+    "ReduceLogSumExp": (4, 0, 2),
     "ReduceSumSquare": (1, 1, 0),  # x·x, adds
     "ArgMax": (0, 1, 0),           # compares (the index rides along with the winner)
     "ArgMin": (0, 1, 0),
@@ -64,24 +68,17 @@ def _reduce_rule(a: int, b: int, c: int) -> Callable[[NodeView], OpCost]:
     return reduce_rule
 
 
-def _axis(axis: int, rank: int) -> int:
-    a = axis + rank if axis < 0 else axis
-    if not 0 <= a < max(rank, 1):
-        raise ValueError(f"axis {axis} out of range for rank {rank}")
-    return a
-
-
 def _scan_rule(per_step: int) -> Callable[[NodeView], OpCost]:
     def scan_rule(n: NodeView) -> OpCost:
         """CumSum/CumProd: lines = In / L, L the length of the scanned axis (a constant
         input); ops = per_step · lines · (L − 1), or (L − 2) when ``exclusive``.
         When the axis is not a constant the figure is the bound In (exact=False)."""
         x = n.inp(0)
-        axis = n.const(1)
+        axis = scalar(n.const(1))
         if axis is None or x.rank == 0:
             return arith(per_step * x.numel, x.elem_type, exact=False,
                          note="scan axis not constant: bounded by one op per element")
-        length = x.shape[_axis(int(axis.reshape(-1)[0]), x.rank)]
+        length = x.shape[axis_of(axis, x.rank)]
         lines = x.numel // length if length else 0
         steps = max(length - (2 if n.attr("exclusive", 0) else 1), 0)
         return arith(per_step * lines * steps, x.elem_type)
@@ -102,7 +99,7 @@ def topk(n: NodeView) -> OpCost:
     k·⌈log2 k⌉ to emit the k winners in order when ``sorted`` (always before opset 11).
     ops = lines · (select + sort); k = 0 costs nothing. Index bookkeeping is not counted."""
     x, y = n.inp(0), n.out(0)
-    ax = _axis(n.attr("axis", -1), x.rank)
+    ax = axis_of(n.attr("axis", -1), x.rank)
     length, k = x.shape[ax], y.shape[ax]
     if length == 0 or k == 0:
         return arith(0, x.elem_type)
@@ -112,36 +109,11 @@ def topk(n: NodeView) -> OpCost:
     return arith(lines * (select + sort), x.elem_type)
 
 
-def det_ops(m: int) -> tuple[int, int]:
-    """(MACs, ops) of the determinant of one M×M matrix by LU with partial pivoting.
-
-    Eliminating column j leaves a (M−1−j)² trailing block: with r = M − 1 − j it costs
-    r pivot compares, r divides (the multipliers) and r² multiply-subtracts (MACs);
-    the determinant is then the product of the M diagonal entries (M − 1 multiplies).
-    MACs = Σ r², ops = Σ (2r + 2r²) + (M − 1), r = 1 .. M−1.
-    """
-    if m <= 1:
-        return 0, 0
-    sq = (m - 1) * m * (2 * m - 1) // 6
-    lin = (m - 1) * m // 2
-    return sq, 2 * lin + 2 * sq + (m - 1)
-
-
-@rule("Det", family="reduce")
-def det(n: NodeView) -> OpCost:
-    """Det of X [*, M, M]: batch = prod(*) matrices, each costing :func:`det_ops` (LU with
-    partial pivoting: about (2/3)·M³ FLOPs; the row swaps are data movement, not counted)."""
-    x = n.inp(0)
-    batch = prod(x.shape[:-2])
-    macs, ops = det_ops(x.shape[-1])
-    return arith(batch * ops, x.elem_type, macs=batch * macs)
-
-
 def rows_coerced_2d(n: NodeView) -> tuple[int, int]:
     """(rows, L) before opset 13: the input is coerced to 2-D at ``axis`` (default 1):
     rows = prod(shape[:axis]), L = prod(shape[axis:])."""
     x = n.inp(0)
-    ax = _axis(n.attr("axis", 1), x.rank) if x.rank else 0
+    ax = axis_of(n.attr("axis", 1), x.rank) if x.rank else 0
     return prod(x.shape[:ax]), prod(x.shape[ax:])
 
 
@@ -150,7 +122,7 @@ def rows_single_axis(n: NodeView) -> tuple[int, int]:
     x = n.inp(0)
     if x.rank == 0:
         return 1, 1
-    length = x.shape[_axis(n.attr("axis", -1), x.rank)]
+    length = x.shape[axis_of(n.attr("axis", -1), x.rank)]
     return (x.numel // length if length else 0), length
 
 

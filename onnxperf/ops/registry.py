@@ -266,3 +266,20 @@ def prod(xs: Iterable[int]) -> int:
     for x in xs:
         n *= int(x)
     return n
+
+
+def axis_of(axis: int, rank: int) -> int:
+    """``axis`` in 0..rank−1 (a negative axis counts from the back; a rank-0 tensor accepts 0).
+    Raises ValueError when it is out of range, so the walker reports the node."""
+    a = int(axis) + rank if int(axis) < 0 else int(axis)
+    if not 0 <= a < max(rank, 1):
+        raise ValueError(f"axis {axis} out of range for rank {rank}")
+    return a
+
+
+def scalar(v: np.ndarray | None) -> int | None:
+    """The integer value of a one-element constant input (``NodeView.const(i)``), or None
+    when the input is absent, not a constant, or holds more than one element."""
+    if v is None or np.asarray(v).size != 1:
+        return None
+    return int(np.asarray(v).reshape(-1)[0])

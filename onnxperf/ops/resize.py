@@ -116,4 +116,6 @@ def center_crop_pad(n: NodeView) -> OpCost:
 
 
 register("Resize", resize, family="resize", since=10)
-register("Upsample", resize, family="resize", since=7)
+# Upsample-1 (height_scale/width_scale attributes, modes nearest/bilinear), -7 (scales
+# attribute) and -9 (scales input) cost the same: everything the rule needs is in the shapes.
+register("Upsample", resize, family="resize", since=1)

@@ -27,6 +27,7 @@ read once, the per-step states are assumed to stay in cache.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,20 +56,25 @@ class Cell:
     ``applications``: for every activation evaluated per hidden unit per step, its index in
     the direction's activation list (LSTM: f on i, f and o; g on c; h on C).
     ``cell_ops``: elementwise ops per hidden unit per step outside gates and activations.
+    ``peephole_input``: the input index of the peephole weights P (LSTM), or None.
+    ``linear_before_reset``: the cell honours the ``linear_before_reset`` attribute (GRU):
+    its candidate gate adds X·Wh and r·(H'·Rh + Rbh) after the reset multiply, 1 more op.
     """
 
     gates: int
     defaults: tuple[str, ...]
     applications: tuple[int, ...]
     cell_ops: int
+    peephole_input: int | None = None
+    linear_before_reset: bool = False
 
 
 #: RNN: H = f(X·Wi + H'·Ri + b). GRU: r·H' (1), H = (1 − z)·h + z·H' (sub, 2 mul, add: 4).
 #: LSTM: C = f·C' + i·c (2 mul, add), H = o·h(C) (1 mul).
 CELLS: dict[str, Cell] = {
     "RNN": Cell(1, ("Tanh",), (0,), 0),
-    "GRU": Cell(3, ("Sigmoid", "Tanh"), (0, 0, 1), 5),
-    "LSTM": Cell(4, ("Sigmoid", "Tanh", "Tanh"), (0, 0, 1, 0, 2), 4),
+    "GRU": Cell(3, ("Sigmoid", "Tanh"), (0, 0, 1), 5, linear_before_reset=True),
+    "LSTM": Cell(4, ("Sigmoid", "Tanh", "Tanh"), (0, 0, 1, 0, 2), 4, peephole_input=7),
 }
 
 
@@ -100,35 +106,38 @@ def _per_unit_ops(n: NodeView, cell: Cell, dirs: int) -> int:
         u += sum(activation_cost(names[i]) for i in cell.applications)
         u += CLIP_OPS * len(cell.applications) if clip else 0
         u += BIAS_ADDS_PER_GATE * cell.gates if n.has_input(3) else 0
-        if n.op_type == "LSTM" and n.has_input(7):
+        if cell.peephole_input is not None and n.has_input(cell.peephole_input):
             u += PEEPHOLE_OPS
-        if n.op_type == "GRU" and n.attr("linear_before_reset", 0):
+        if cell.linear_before_reset and n.attr("linear_before_reset", 0):
             u += 1  # X·Wh + r·(H'·Rh + Rbh): the two products are added after the reset multiply
         total += u
     return total
 
 
-def recurrent(n: NodeView) -> OpCost:
-    """RNN/GRU/LSTM: MACs = seq·dirs·N·(I + H)·G·H;
-    FLOPs = 2·MACs + seq·N·H·Σ_dirs u (u from the module docstring).
-    When ``sequence_lens`` is given and not a constant equal to seq everywhere, every step
-    of seq is still counted (an upper bound, exact=False)."""
-    cell = CELLS[n.op_type]
-    x, w, r = n.inp(0), n.inp(1), n.inp(2)
-    dirs, gh, i_size = w.shape
-    h = r.shape[2]
-    if gh != cell.gates * h:
-        raise ValueError(f"W has {gh} rows, expected {cell.gates}·{h}")
-    seq, batch = (x.shape[1], x.shape[0]) if n.attr("layout", 0) else (x.shape[0], x.shape[1])
-    macs = seq * dirs * batch * (i_size + h) * cell.gates * h
-    ops = 2 * macs + seq * batch * h * _per_unit_ops(n, cell, dirs)
-    exact, note = True, ""
-    if n.has_input(4):
-        lens = n.const(4)
-        if lens is None or not np.all(np.asarray(lens) == seq):
-            exact = False
-            note = f"sequence_lens may end some sequences early: all {seq} steps are counted"
-    return arith(ops, x.elem_type, macs=macs, exact=exact, note=note)
+def _recurrent_rule(cell: Cell) -> Callable[[NodeView], OpCost]:
+    def recurrent(n: NodeView) -> OpCost:
+        """RNN/GRU/LSTM: MACs = seq·dirs·N·(I + H)·G·H;
+        FLOPs = 2·MACs + seq·N·H·Σ_dirs u (u from the module docstring).
+        When ``sequence_lens`` is given and not a constant equal to seq everywhere, every step
+        of seq is still counted (an upper bound, exact=False)."""
+        x, w, r = n.inp(0), n.inp(1), n.inp(2)
+        dirs, gh, i_size = w.shape
+        h = r.shape[2]
+        if gh != cell.gates * h:
+            raise ValueError(f"W has {gh} rows, expected {cell.gates}·{h}")
+        seq, batch = (x.shape[1], x.shape[0]) if n.attr("layout", 0) else (x.shape[0], x.shape[1])
+        macs = seq * dirs * batch * (i_size + h) * cell.gates * h
+        ops = 2 * macs + seq * batch * h * _per_unit_ops(n, cell, dirs)
+        exact, note = True, ""
+        if n.has_input(4):
+            lens = n.const(4)
+            if lens is None or not np.all(np.asarray(lens) == seq):
+                exact = False
+                note = f"sequence_lens may end some sequences early: all {seq} steps are counted"
+        return arith(ops, x.elem_type, macs=macs, exact=exact, note=note)
+
+    return recurrent
 
 
-register(list(CELLS), recurrent, family="rnn")
+for _op, _cell in CELLS.items():
+    register(_op, _recurrent_rule(_cell), family="rnn")

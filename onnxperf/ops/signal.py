@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from .registry import NodeView, OpCost, prod, rule
+from .registry import NodeView, OpCost, axis_of, prod, rule, scalar
 
 #: real FLOPs per point per log2 of the length, for one complex FFT of length N.
 FFT_FLOPS_PER_POINT_LOG2 = 5
@@ -38,15 +38,10 @@ def fft_flops(length: int) -> int:
     return round(FFT_FLOPS_PER_POINT_LOG2 * length * math.log2(length))
 
 
-def _scalar(n: NodeView, i: int) -> int | None:
-    v = n.const(i) if n.has_input(i) else None
-    return None if v is None else int(v.reshape(-1)[0])
-
-
 def _dft(n: NodeView, axis: int) -> OpCost:
     x, y = n.inp(0), n.out(0)
-    axis %= x.rank
-    length = _scalar(n, 1)
+    axis = axis_of(axis, x.rank)
+    length = scalar(n.const(1))
     exact = True
     if length is None:
         if not n.has_input(1):
@@ -72,7 +67,7 @@ def dft_17(n: NodeView) -> OpCost:
 @rule("DFT", family="signal", since=20)
 def dft_20(n: NodeView) -> OpCost:
     """DFT (opset 20): as opset 17, the axis now an optional constant input (default −2)."""
-    axis = _scalar(n, 2) if n.has_input(2) else -2
+    axis = scalar(n.const(2)) if n.has_input(2) else -2
     if axis is None:
         raise ValueError("DFT axis input is not a constant")
     return _dft(n, axis)
@@ -86,7 +81,7 @@ def stft(n: NodeView) -> OpCost:
     FLOPs = B·F·(5·N·log2 N + window multiplies). Overlapping frames re-read the signal;
     traffic stays the default (signal read once)."""
     x, y = n.inp(0), n.out(0)
-    length = _scalar(n, 3)
+    length = scalar(n.const(3))
     exact = True
     if length is None and n.has_input(2):
         length = n.inp(2).shape[0]

@@ -1,10 +1,13 @@
 """Ops that cost nothing by design, and the small families that sit beside them (ai.onnx):
-views and metadata, constants, optionals and sequences, strings, random generators and
-ImageDecoder.
+views and metadata, constants, optionals and sequences, strings, random generators, Dropout
+and ImageDecoder.
 
 Zero-cost declarations carry their reason (shown in reports). Ops that do move data are
 rules even when they belong here by theme: ConcatFromSequence, SplitToSequence, the random
-generators (they write their output), the string ops and ImageDecoder.
+generators (they write their output), the string ops and ImageDecoder. Dropout is zero-cost
+before opset 12 (no training_mode input: the identity at inference); from opset 12 it is a
+rule, because its cost depends on the training_mode input: 0 at inference, 3 ops per element
+in training.
 
 Sequence values have no static shape in onnxperf (only tensors do), so a rule whose input
 is a sequence (ConcatFromSequence) always reports ``unknown_shape`` today; rules whose
@@ -14,16 +17,17 @@ output is a sequence (SplitToSequence) are registered with ``outputs_may_be_unkn
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
-from .registry import NodeView, OpCost, arith, register, rule, zero_cost
+from .registry import NodeView, OpCost, arith, register, rule, scalar, zero_cost
 
 zero_cost(["Shape", "Size"], reason="metadata only: computed from the input's shape, whose data is never read")
 zero_cost(["Reshape", "Flatten", "Squeeze", "Unsqueeze"],
           reason="view: same bytes under a new shape; onnxruntime aliases the input buffer")
 zero_cost("Identity", reason="view: onnxruntime aliases the buffer, and its graph optimizer removes Identity")
 zero_cost("Dropout", reason=(
-    "identity at inference (onnxruntime's graph optimizer removes it); with training_mode=True it would "
-    "draw a mask and scale (about 3 ops per element), which an inference analysis does not model"))
+    "identity at inference (onnxruntime's graph optimizer removes it); before opset 12 Dropout has no "
+    "training_mode input (from opset 12 a rule decides by training_mode)"))
 zero_cost("Constant", reason="folded at load: its value is a weight, not work")
 zero_cost(["Optional", "OptionalGetElement", "OptionalHasElement"],
           reason="wraps, unwraps or tests an optional value without touching its data")
@@ -70,7 +74,7 @@ register(["StringSplit"], string_op, family="misc", since=20, outputs_may_be_unk
 
 # --- random generators -------------------------------------------------------------------
 
-#: ops per generated element. A generator draw counts 1 op.
+#: ops per generated element. A generator draw counts 1 op. docs/rules.md reproduces it.
 RANDOM_PER_ELEMENT: dict[str, int] = {
     "RandomUniform": 3,       # draw, scale by (high - low), add low
     "RandomUniformLike": 3,
@@ -80,18 +84,51 @@ RANDOM_PER_ELEMENT: dict[str, int] = {
 }
 
 
-def random_op(n: NodeView) -> OpCost:
-    """Random generators: ops = k × output elements, k from :data:`RANDOM_PER_ELEMENT`
-    (counted on the float type drawn). The *Like variants use only their input's shape and
-    type: bytes_read = 0. Bernoulli reads its probabilities (default traffic)."""
-    y = n.out(0)
-    ops = RANDOM_PER_ELEMENT[n.op_type] * y.numel
-    if n.op_type == "Bernoulli":
-        return arith(ops, n.inp(0).elem_type)
-    return arith(ops, y.elem_type, bytes_read=0)
+#: generators that read their input's values (Bernoulli's probabilities, on whose float type
+#: the ops are counted); the others read nothing (the *Like variants use only the input's
+#: shape and type) and count the ops on their output's type.
+READS_INPUT = frozenset({"Bernoulli"})
 
 
-register(list(RANDOM_PER_ELEMENT), random_op, family="random")
+def _random_rule(per_elem: int, reads_input: bool) -> Callable[[NodeView], OpCost]:
+    def random_op(n: NodeView) -> OpCost:
+        """Random generators: ops = k × output elements, k from :data:`RANDOM_PER_ELEMENT`
+        (counted on the float type drawn). The *Like variants use only their input's shape and
+        type: bytes_read = 0. Bernoulli reads its probabilities (default traffic)."""
+        y = n.out(0)
+        if reads_input:
+            return arith(per_elem * y.numel, n.inp(0).elem_type)
+        return arith(per_elem * y.numel, y.elem_type, bytes_read=0)
+
+    return random_op
+
+
+for _op, _k in RANDOM_PER_ELEMENT.items():
+    register(_op, _random_rule(_k, _op in READS_INPUT), family="random")
+
+
+#: Dropout in training mode, per element: a random draw, a compare with the ratio (the mask)
+#: and a multiply by 1 / (1 − ratio) (the scale).
+DROPOUT_TRAINING_PER_ELEMENT = 3
+
+
+@rule("Dropout", family="random", since=12)
+def dropout_12(n: NodeView) -> OpCost:
+    """Dropout (data, ratio, training_mode) from opset 12. training_mode absent or the
+    constant false: the identity at inference (ratio ignored): no arithmetic and no traffic
+    (onnxruntime aliases or removes it), except an optional mask output, written (all true).
+    training_mode the constant true: 3 ops per element (random draw, compare, scale
+    multiply), default traffic (data read, output and mask written). training_mode not a
+    constant: counted as training, an upper bound (exact=False)."""
+    x = n.inp(0)
+    training = scalar(n.const(2)) if n.has_input(2) else 0
+    if training == 0:
+        mask = n.out(1).nbytes if n.has_output(1) else 0
+        return OpCost(bytes_read=0, bytes_written=mask, note="identity at inference (training_mode absent or false)")
+    if training is None:
+        return arith(DROPOUT_TRAINING_PER_ELEMENT * x.numel, x.elem_type, exact=False,
+                     note="training_mode is not a constant: counted as training (an upper bound)")
+    return arith(DROPOUT_TRAINING_PER_ELEMENT * x.numel, x.elem_type, note="training mode: mask and scale")
 
 
 @rule("Multinomial", family="random", since=7)
