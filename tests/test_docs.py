@@ -23,3 +23,15 @@ def test_conventions_page_states_the_worked_example():
     text = (DOCS / "conventions.md").read_text()
     for figure in ("18,375,000", "3,001,176", "500,000", "1×3×500×500"):
         assert figure in text
+
+
+def test_spec_file_example_in_hw_docs_loads(tmp_path):
+    import re
+
+    from onnxperf.hardware import load_spec
+    toml = re.search(r"```toml\n(.*?)```", (DOCS / "hw.md").read_text(), re.S).group(1)
+    p = tmp_path / "my.toml"
+    p.write_text(toml)
+    spec = load_spec(str(p))
+    assert spec.peak_for("float32") == 2 * 10 * 1.5e9 * 16 * 1 * 2
+    assert spec.memory_bandwidth_bytes_per_s == 76.8e9
