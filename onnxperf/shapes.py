@@ -294,7 +294,36 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
                     if cur is not None and cur.elem_type and not ti.elem_type:
                         ti = TensorInfo(name, cur.elem_type, ti.shape)
                     tensors[name] = ti
+    if _own_rules(loaded.graph.nodes, tensors):
+        engines.append("onnxperf")
     return ShapeResult(tensors, dims, input_shapes, free, notes, engines)
+
+
+def _own_rules(nodes, tensors: dict[str, TensorInfo]) -> bool:
+    """Fill outputs both engines left without a shape, from :mod:`onnxperf.shape_rules`."""
+    from .shape_rules import output_dtypes, output_shapes
+
+    used = False
+    for node in nodes:
+        outs = [tensors.get(o) for o in node.output if o]
+        if all(t is not None and t.shape is not None and t.elem_type for t in outs):
+            continue
+        ins = [tensors[x].shape if x and x in tensors else None for x in node.input]
+        shapes = output_shapes(node, ins)
+        if shapes is None:
+            continue
+        first = tensors.get(node.input[0]) if node.input and node.input[0] else None
+        types = output_dtypes(node, first.elem_type if first else 0) or []
+        for j, (name, shape) in enumerate(zip([o for o in node.output if o], shapes)):
+            cur = tensors.get(name)
+            elem = cur.elem_type if cur is not None and cur.elem_type else (types[j] if j < len(types) else 0)
+            new_shape = cur.shape if cur is not None and cur.shape is not None else shape
+            if new_shape is None:
+                continue
+            if cur is None or cur.shape is None or not cur.elem_type:
+                tensors[name] = TensorInfo(name, elem, tuple(new_shape))
+                used = True
+    return used
 
 
 def _add_constants(graph, tensors: dict[str, TensorInfo]) -> None:

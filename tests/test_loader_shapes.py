@@ -267,3 +267,17 @@ def test_one_op_is_registered_by_one_module():
     reg.add(RuleEntry("", "Foo", 7, "misc", lambda n: None, module="a"))
     with pytest.raises(ValueError, match="one op, one module"):
         reg.add(RuleEntry("", "Foo", 9, "misc", lambda n: None, module="b"))
+
+
+def test_own_shape_rules_fill_ml_outputs_onnx_leaves_open():
+    n, f, t = 5, 4, 3
+    node = helper.make_node("LinearRegressor", ["x"], ["y"], domain="ai.onnx.ml", coefficients=[0.1] * (f * t),
+                            intercepts=[0.0] * t, targets=t)
+    m = model([node], [vi("x", [n, f])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+              extra_opsets={"ai.onnx.ml": 1})
+    a = onnxperf.analyze(m)
+    r = a.main_nodes[0]
+    assert r.outputs[0].shape == (n, t)
+    assert "onnxperf" in a.shape_engines
+    assert r.status == "counted" and r.exact
+    assert r.bytes_written == 4 * n * t
