@@ -258,31 +258,75 @@ def _gaps(g: onnx.GraphProto, tensors: dict[str, TensorInfo], free: set[str]) ->
     return n_gaps
 
 
+@contextlib.contextmanager
+def _prepared_in_place(loaded: LoadedModel):
+    """The loaded proto made ready for ONNX's inference *in place*, restored on exit.
+
+    Copying a model with inline weights would cost a copy of every weight; instead the few
+    things inference needs are changed on the proto and put back afterwards (so a loaded model
+    can be analyzed again with other bindings): small external shape constants inlined from the
+    values the loader read safely, and fused com.microsoft ops replaced by the plain op they
+    fuse. Graph inputs are saved here and bound by :func:`_bind`."""
+    g = loaded.proto.graph
+    saved_inputs = [_copy(vi) for vi in g.input]
+    saved_inits: dict[int, onnx.TensorProto] = {}
+    saved_nodes: dict[int, onnx.NodeProto] = {}
+    try:
+        for i, t in enumerate(g.initializer):
+            if t.data_location == onnx.TensorProto.EXTERNAL:
+                rec = loaded.graph.initializers.get(t.name)
+                if rec is not None and rec.value is not None:
+                    saved_inits[i] = _copy(t)
+                    t.CopyFrom(onnx.numpy_helper.from_array(rec.value, t.name))
+        for i, node in enumerate(g.node):
+            if node.domain == "com.microsoft" and node.op_type in _FUSED_AS:
+                saved_nodes[i] = _copy(node)
+                node.CopyFrom(_unfused(node))
+        yield loaded.proto
+    finally:
+        del g.input[:]
+        g.input.extend(saved_inputs)
+        for i, t in saved_inits.items():
+            g.initializer[i].CopyFrom(t)
+        for i, node in saved_nodes.items():
+            g.node[i].CopyFrom(node)
+
+
+def _copy(msg):
+    out = type(msg)()
+    out.CopyFrom(msg)
+    return out
+
+
 def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
           input_shapes: dict[str, tuple[int, ...]] | None = None) -> ShapeResult:
     """Resolve every tensor's shape under the given bindings."""
     dims = dict(dims or {})
     input_shapes = {k: tuple(v) for k, v in (input_shapes or {}).items()}
-    sk = skeleton(loaded)
-    free = _bind(sk, loaded, dims, input_shapes)
     notes: list[str] = []
     engines: list[str] = []
     tensors: dict[str, TensorInfo] = {}
-    for rec in loaded.graph.initializers.values():
-        tensors[rec.name] = TensorInfo(rec.name, rec.elem_type, rec.dims)
     inferred = None
-    try:
-        inferred = onnx.shape_inference.infer_shapes(sk, check_type=False, strict_mode=False, data_prop=True)
-        engines.append("onnx")
-    except Exception as exc:  # the checker refuses some graphs; go on without it
-        notes.append(f"onnx shape inference failed: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__}")
-    _collect(inferred.graph if inferred is not None else sk.graph, tensors)
+    with _prepared_in_place(loaded) as work:
+        free = _bind(work, loaded, dims, input_shapes)
+        try:
+            inferred = onnx.shape_inference.infer_shapes(work, check_type=False, strict_mode=False, data_prop=True)
+            engines.append("onnx")
+        except Exception as exc:  # the checker refuses some graphs; go on without it
+            text = str(exc).strip()
+            notes.append(f"onnx shape inference failed: {text.splitlines()[0][:200] if text else type(exc).__name__}")
+        _collect(inferred.graph if inferred is not None else work.graph, tensors)
+    del inferred
     for name, rec in loaded.graph.initializers.items():
         tensors[name] = TensorInfo(name, rec.elem_type, rec.dims)
     _add_constants(loaded.graph, tensors)
 
     free_set = set(free)
-    if _gaps(sk.graph, tensors, free_set):
+    if _gaps(loaded.proto.graph, tensors, free_set):
+        # onnxruntime's symbolic inference reads initializer and Constant values: it gets the
+        # weight-free skeleton, built only now that it is needed
+        sk = skeleton(loaded)
+        _bind(sk, loaded, dims, input_shapes)
         ort = _ort_symbolic(sk, notes)
         if ort is not None:
             engines.append("onnxruntime-symbolic")

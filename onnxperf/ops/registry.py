@@ -21,6 +21,7 @@ import inspect
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -47,14 +48,14 @@ class TensorView:
     def rank(self) -> int:
         return len(self.shape)
 
-    @property
+    @cached_property
     def numel(self) -> int:
         n = 1
         for d in self.shape:
             n *= d
         return n
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         return dtypes.nbytes(self.elem_type, self.numel)
 
