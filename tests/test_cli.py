@@ -105,3 +105,14 @@ def test_shipped_model_runs_without_its_weights(capsys):
     assert cli.main(["summary", str(MODELS / "resnet50_torch.onnx"), "--dim", "batch=1"]) == 0
     out = capsys.readouterr().out
     assert "external weight file(s) not found" in out
+
+
+def test_output_file_gets_the_umask_mode(mlp, tmp_path):
+    import os
+    out = tmp_path / "o.txt"
+    old = os.umask(0o022)
+    try:
+        assert cli.main(["summary", str(mlp), "--dim", "batch=1", "-o", str(out)]) == 0
+    finally:
+        os.umask(old)
+    assert (out.stat().st_mode & 0o777) == 0o644

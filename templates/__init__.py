@@ -1,0 +1,1 @@
+"""Jinja2 templates and vendored assets of the HTML report (shipped as package data)."""

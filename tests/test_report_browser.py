@@ -1,0 +1,280 @@
+"""The HTML report in a real headless Chromium (Debian's /usr/bin/chromium driven by Playwright).
+
+The report's Content-Security-Policy forbids eval, so the tests wait with ``expect(...)`` and read
+with ``page.evaluate`` (both run outside the page's CSP), never with ``wait_for_function``.
+
+Covers: no console errors and no network request; the totals shown equal the JSON's; sorting and
+filtering the node table; hovering a roofline point names its node; the injection model runs no
+script. Screenshots go to artifacts/ (ignored by git; CI keeps them).
+
+Skipped, with the reason, when Playwright or Chromium is missing; .ci/run installs both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from onnxperf.render.report import render_html, render_json
+
+from .report_util import (FLAG_IMG, FLAG_SCRIPT, FLAG_SVG, IMG_NAME, RESNET, SCRIPT_NAME, FakeSpec,
+                          FakeValidation, injection_model, report_model, spec, summary_of)
+
+CHROMIUM = os.environ.get("ONNXPERF_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
+expect = sync_api.expect
+if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+    pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium; .ci/run does it)",
+                allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+class Loaded:
+    """A page with a report loaded, and everything it logged or asked for."""
+
+    def __init__(self, page, url: str):
+        self.page, self.url = page, url
+        self.console: list[tuple[str, str]] = []
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.dialogs: list[str] = []
+
+
+def _open(browser, path: Path) -> Loaded:
+    page = browser.new_page(viewport={"width": 1360, "height": 900})
+    ld = Loaded(page, path.as_uri())
+    page.on("console", lambda m: ld.console.append((m.type, m.text)))
+    page.on("pageerror", lambda e: ld.errors.append(str(e)))
+    page.on("request", lambda r: ld.requests.append(r.url))
+
+    def on_dialog(d):
+        ld.dialogs.append(d.message)
+        d.dismiss()
+
+    page.on("dialog", on_dialog)
+
+    def route(r):  # nothing but the report itself may be fetched
+        if r.request.url == ld.url or r.request.url.startswith(("data:", "about:", "blob:")):
+            r.continue_()
+        else:
+            r.abort()
+
+    page.route("**/*", route)
+    page.goto(ld.url)
+    page.wait_for_selector("body[data-ready=true]", timeout=30_000)
+    return ld
+
+
+@pytest.fixture(scope="module")
+def resnet_files(tmp_path_factory):
+    m = report_model(RESNET, dims={"batch": 1}, hw=spec(), options={"dims": {"batch": 1}, "hw": "rtx3090"})
+    d = tmp_path_factory.mktemp("report")
+    (d / "resnet50.html").write_text(render_html(m), encoding="utf-8")
+    (d / "resnet50.json").write_text(render_json(m), encoding="utf-8")
+    return d / "resnet50.html", d / "resnet50.json"
+
+
+@pytest.fixture(scope="module")
+def resnet(browser, resnet_files):
+    ld = _open(browser, resnet_files[0])
+    yield ld
+    ld.page.close()
+
+
+def test_loads_with_no_console_errors_and_no_network_request(resnet):
+    assert resnet.errors == []
+    assert [m for m in resnet.console if m[0] in ("error", "warning")] == []
+    foreign = [u for u in resnet.requests if u != resnet.url and not u.startswith(("data:", "about:", "blob:"))]
+    assert foreign == [] and resnet.requests[0] == resnet.url
+    # the charts drew and the table has its first page
+    charts = resnet.page.evaluate("Object.keys(window.__onnxperf.charts).sort()")
+    assert charts == ["cost", "memory", "roofline"]
+    assert resnet.page.locator("#node-table tbody tr").count() == 50
+    ARTIFACTS.mkdir(exist_ok=True)
+    resnet.page.screenshot(path=str(ARTIFACTS / "report-resnet50.png"), full_page=True)
+    resnet.page.screenshot(path=str(ARTIFACTS / "report-resnet50-top.png"))
+
+
+def test_totals_shown_equal_the_json(resnet, resnet_files):
+    d = json.loads(resnet_files[1].read_text())
+    assert resnet.page.evaluate("window.__onnxperf.report.totals") == d["totals"]
+    cards = resnet.page.locator("[data-total]")
+    shown = {cards.nth(i).get_attribute("data-total"): cards.nth(i) for i in range(cards.count())}
+    assert {"params", "macs", "flops", "bytes_read", "bytes_written", "activation_peak_bytes",
+            "total_memory_bytes", "predicted_latency_s", "intensity_flops_per_byte", "coverage"} <= set(shown)
+    for key in ("params", "macs", "flops", "bytes_read", "bytes_written", "activation_peak_bytes", "total_memory_bytes"):
+        assert int(shown[key].get_attribute("data-value")) == d["totals"][key], key
+        assert shown[key].locator(".exact").inner_text() == f"{d['totals'][key]:,}", key
+    for key in ("predicted_latency_s", "intensity_flops_per_byte"):
+        assert float(shown[key].get_attribute("data-value")) == d["totals"][key], key
+    assert float(shown["coverage"].get_attribute("data-value")) == d["coverage"]["node_share_exact"]
+    assert shown["flops"].locator(".value").inner_text() == "8.21 G"
+    assert shown["macs"].locator(".value").inner_text() == "4.09 G"
+
+
+def _column(page, name: str) -> list[str]:
+    idx = page.evaluate(f"Array.from(document.querySelectorAll('#node-table th')).findIndex(th => th.dataset.col === '{name}')")
+    return page.eval_on_selector_all(f"#node-table tbody tr td:nth-child({idx + 1})", "tds => tds.map(t => t.innerText)")
+
+
+def _rows_shown(page) -> list[int]:
+    return page.eval_on_selector_all("#node-table tbody tr", "trs => trs.map(t => Number(t.dataset.row))")
+
+
+def test_sorting_the_node_table(resnet, resnet_files):
+    page = resnet.page
+    d = json.loads(resnet_files[1].read_text())
+    cols = d["nodes"]["columns"]
+    flops = [r[cols.index("flops")] for r in d["nodes"]["rows"]]
+    page.click("#node-table th[data-col=flops] button")  # numbers: largest first
+    assert page.get_attribute("#node-table th[data-col=flops]", "aria-sort") == "descending"
+    shown = [flops[i] for i in _rows_shown(page)]
+    assert shown == sorted(flops, reverse=True)[:50]
+    page.click("#node-table th[data-col=flops] button")
+    assert [flops[i] for i in _rows_shown(page)] == sorted(flops)[:50]
+    page.click("#node-table th[data-col=name] button")  # text: A to Z
+    names = [r[cols.index("name")] for r in d["nodes"]["rows"]]
+    assert [names[i] for i in _rows_shown(page)] == sorted(names)[:50]
+    # every column sorts without error and keeps all rows
+    for col in page.eval_on_selector_all("#node-table th", "ths => ths.map(t => t.dataset.col)"):
+        page.click(f"#node-table th[data-col={col}] button")
+        assert page.inner_text("#node-count") == "122 nodes"
+        assert page.locator("#node-table tbody tr").count() == 50
+    page.click("#node-table th[data-col=key] button")
+    if page.get_attribute("#node-table th[data-col=key]", "aria-sort") == "descending":
+        page.click("#node-table th[data-col=key] button")
+    assert _rows_shown(page)[:3] == [0, 1, 2]
+
+
+def test_filtering_the_node_table(resnet, resnet_files):
+    page = resnet.page
+    d = json.loads(resnet_files[1].read_text())
+    cols, tensors = d["nodes"]["columns"], d["tensors"]["rows"]
+    page.select_option("#node-op", "Relu")
+    assert page.inner_text("#node-count") == "49 of 122 nodes match"
+    assert set(_column(page, "op_type")) == {"Relu"}
+    page.select_option("#node-op", "")
+    page.select_option("#node-status", "zero_by_design")
+    assert page.inner_text("#node-count") == "1 of 122 nodes match"
+    assert _column(page, "op_type") == ["Flatten"]
+    page.select_option("#node-status", "")
+    # text matches node names, op types and tensor names
+    term = "layer4.2/conv"
+    expected = [i for i, r in enumerate(d["nodes"]["rows"]) if term in r[cols.index("name")].lower() or any(
+        t is not None and term in tensors[t][0].lower() for t in r[cols.index("inputs")] + r[cols.index("outputs")])]
+    page.fill("#node-search", term.upper())
+    expect(page.locator("#node-count")).to_have_text(f"{len(expected)} of 122 nodes match")
+    assert _rows_shown(page) == expected and len(expected) == 6  # 3 convs, the 3 nodes reading their outputs
+    page.select_option("#node-bound", "compute")
+    assert all("compute" == b for b in _column(page, "bound"))
+    page.select_option("#node-bound", "")
+    page.fill("#node-search", "#7")
+    expect(page.locator("#node-count")).to_have_text("1 of 122 nodes match")
+    assert _rows_shown(page) == [7]
+    page.fill("#node-search", "")
+    expect(page.locator("#node-count")).to_have_text("122 nodes")
+    page.click("#pg-next")
+    assert _rows_shown(page)[0] == 50
+
+
+def test_hovering_a_roofline_point_names_its_node(resnet):
+    page = resnet.page
+    page.locator("#roofline-chart").scroll_into_view_if_needed()
+    # the point of the slowest Conv: its position on the canvas, from the chart
+    pt = page.evaluate("""() => {
+        const ch = window.__onnxperf.charts.roofline, R = window.__onnxperf.report, C = R.nodes.columns;
+        for (let d = 0; d < ch.data.datasets.length; d++) {
+          const ds = ch.data.datasets[d];
+          if (ds.isRoof || ds.label !== 'Conv') continue;
+          let best = 0;
+          ds.data.forEach((p, j) => { if (R.nodes.rows[p.i][C.indexOf('predicted_s')] > R.nodes.rows[ds.data[best].i][C.indexOf('predicted_s')]) best = j; });
+          const el = ch.getDatasetMeta(d).data[best];
+          return {x: el.x, y: el.y, name: R.nodes.rows[ds.data[best].i][C.indexOf('name')], key: R.nodes.rows[ds.data[best].i][0]};
+        }
+      }""")
+    box = page.locator("#roofline-chart").bounding_box()
+    page.mouse.move(box["x"] + pt["x"], box["y"] + pt["y"])
+    expect(page.locator("#roofline-hover")).not_to_be_empty()
+    text = page.inner_text("#roofline-hover")
+    assert pt["name"] in text and text.startswith(f"#{pt['key']} ")
+    page.screenshot(path=str(ARTIFACTS / "report-resnet50-roofline-hover.png"),
+                    clip={**page.locator("#roofline").bounding_box()})
+    # clicking it shows the node in the table
+    page.mouse.click(box["x"] + pt["x"], box["y"] + pt["y"])
+    expect(page.locator("#node-search")).to_have_value(f"#{pt['key']}")
+    assert _rows_shown(page) == [int(pt["key"])]
+    assert pt["name"] in page.inner_text("#node-detail")
+
+
+def test_the_injection_model_runs_no_script(browser, tmp_path):
+    path = tmp_path / "injection.html"
+    path.write_text(render_html(report_model(injection_model(), dims={"batch": 2}, hw=FakeSpec())), encoding="utf-8")
+    ld = _open(browser, path)
+    page = ld.page
+    try:
+        page.fill("#node-search", "")  # the table, charts and hover handlers all ran
+        page.mouse.move(300, 300)
+        page.wait_for_timeout(300)
+        assert ld.dialogs == []
+        assert page.evaluate("window.__xss") is None
+        assert ld.errors == [] and [m for m in ld.console if m[0] == "error"] == []
+        assert page.evaluate("document.scripts.length") == 4
+        assert page.locator("img, svg, b").count() == 0
+        assert page.evaluate("Array.from(document.querySelectorAll('*')).flatMap(e => "
+                             "Array.from(e.attributes).map(a => a.name)).filter(n => n.startsWith('on'))") == []
+        body = page.inner_text("body")
+        for name in (SCRIPT_NAME, IMG_NAME, FLAG_SCRIPT, FLAG_SVG):
+            assert name in body, name  # shown as text
+        assert page.inner_text("#model-name") == FLAG_SVG
+        page.click("#node-table tbody tr:first-child")
+        detail = page.inner_text("#node-detail")  # node 0: SCRIPT_NAME, reads IMG_NAME, writes FLAG_IMG
+        assert SCRIPT_NAME in detail and IMG_NAME in detail and FLAG_IMG in detail
+        page.wait_for_timeout(200)
+        assert ld.dialogs == [] and page.evaluate("window.__xss") is None
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "report-injection.png"), full_page=True)
+    finally:
+        page.close()
+
+
+def test_measured_sections_render_when_validated(browser, tmp_path):
+    from onnxperf.report import build_report
+
+    sm = summary_of(RESNET, {"batch": 1}, spec())
+    times = {n.key: n.time_s * (1.2 + 0.01 * int(n.key)) for n in sm.roofline.nodes if n.time_s}
+    m = build_report(sm, FakeValidation(times, latency_s=sum(times.values())), {"dims": {"batch": 1}})
+    path = tmp_path / "validated.html"
+    path.write_text(render_html(m), encoding="utf-8")
+    ld = _open(browser, path)
+    page = ld.page
+    try:
+        assert ld.errors == [] and [x for x in ld.console if x[0] == "error"] == []
+        assert page.evaluate("Object.keys(window.__onnxperf.charts).sort()") == ["cost", "memory", "roofline", "validation"]
+        for key, value in m["measured"]["errors"].items():
+            card = page.locator(f"[data-error={key}]")
+            if card.count():
+                assert float(card.get_attribute("data-value")) == value
+        assert float(page.get_attribute("[data-total=measured_latency_s]", "data-value")) == m["totals"]["measured_latency_s"]
+        assert _column(page, "measured_s")[0].endswith("s")  # a time in the measured column
+        page.click("#roofline-mode button[data-mode=measured]")
+        assert page.get_attribute("#roofline-mode button[data-mode=measured]", "aria-pressed") == "true"
+        assert page.evaluate("window.__onnxperf.charts.roofline.options.scales.y.title.text").startswith("achieved")
+        assert ld.errors == []
+        page.screenshot(path=str(ARTIFACTS / "report-validated.png"), full_page=True)
+    finally:
+        page.close()
