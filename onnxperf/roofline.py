@@ -13,6 +13,11 @@ each op family attains on that machine and what a node costs to dispatch:
 
 with keys ``<family>.compute`` (e_c), ``<family>.memory`` (e_m), ``default.compute``,
 ``default.memory`` and ``overhead_s`` (o, per executed node). A plain spec has none: e = 1, o = 0.
+
+A calibrated spec may also say ``fusion.epilogue = 1``: the runtime it was calibrated on fuses an
+elementwise epilogue (an activation, a residual Add) into the conv or matmul that produces its input,
+as onnxruntime's optimizers do. Such an epilogue then costs its arithmetic only, plus reading its
+other inputs (the residual); its dispatch and the round trip of the fused tensor are gone.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .analysis import Analysis
-from .cost import COUNTED, ZERO
+from .cost import COUNTED, ZERO, NodeCost
 
 COMPUTE = "compute"
 MEMORY = "memory"
@@ -146,9 +151,83 @@ def node_roofline(n, spec: Spec) -> NodeRoofline:
     return NodeRoofline(n.key, n.op_type, n.family, dtype, ops, nbytes, i, peak, attainable(peak, bw, i), b, t, None)
 
 
+#: elementwise ops a runtime fuses into the conv/matmul producing their input
+EPILOGUE_OPS = frozenset({"Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Add",
+                          "Sum", "Mul", "Gelu", "Elu", "Selu", "Softplus", "Swish", "Mish", "PRelu", "ThresholdedRelu"})
+_EPILOGUE_PRODUCERS = frozenset({"conv", "matmul"})
+
+
+def epilogues(a: Analysis) -> dict[str, str]:
+    """Main-graph nodes that fuse as epilogues: node key -> the name of the fused input tensor.
+
+    A node qualifies when its op is in :data:`EPILOGUE_OPS` and one of its inputs is produced by a
+    conv/matmul node (or by another epilogue) and read by this node alone."""
+    nodes = a.main_nodes
+    producer: dict[str, NodeCost] = {}
+    consumers: dict[str, int] = {}
+    for n in nodes:
+        for o in n.outputs:
+            if o is not None:
+                producer[o.name] = n
+        for i in n.inputs:
+            if i is not None:
+                consumers[i.name] = consumers.get(i.name, 0) + 1
+    graph_outputs = {o.name for o in a.model.outputs}
+    out: dict[str, str] = {}
+    for n in nodes:
+        if n.op_type not in EPILOGUE_OPS or n.domain or n.status != COUNTED:
+            continue
+        for i in n.inputs:
+            if i is None or consumers.get(i.name) != 1 or i.name in graph_outputs:
+                continue
+            p = producer.get(i.name)
+            if p is not None and (p.family in _EPILOGUE_PRODUCERS or p.key in out):
+                out[n.key] = i.name
+                break
+    return out
+
+
+def _as_epilogue(r: NodeRoofline, n, fused_input: str, spec: Spec) -> NodeRoofline:
+    """An epilogue's roofline: arithmetic at the compute roof, plus reading its other inputs."""
+    e_c, e_m, _ = efficiencies(spec, n.family)
+    other = sum(t_bytes for t_name, t_bytes in _input_bytes(n) if t_name != fused_input)
+    mem_s = other / (spec.memory_bandwidth_bytes_per_s * e_m) if other else 0.0
+    comp_s = r.ops / (r.peak_ops_per_s) if r.ops and r.peak_ops_per_s else 0.0
+    t = max(comp_s, mem_s)
+    return NodeRoofline(r.key, r.op_type, r.family, r.dtype, r.ops, other, intensity(r.ops, other), r.peak_ops_per_s,
+                        attainable(r.peak_ops_per_s, spec.memory_bandwidth_bytes_per_s * e_m, intensity(r.ops, other)),
+                        COMPUTE if comp_s >= mem_s else MEMORY, t, None)
+
+
+def _input_bytes(n) -> list[tuple[str, int]]:
+    from . import dtypes
+
+    out = []
+    for i in n.inputs:
+        if i is None or i.shape is None or not all(isinstance(d, int) for d in i.shape):
+            continue
+        numel = 1
+        for d in i.shape:
+            numel *= d
+        out.append((i.name, dtypes.nbytes(_elem(i.dtype), numel)))
+    return out
+
+
+def _elem(dtype_name: str) -> int:
+    import onnx
+
+    name = {"float32": "FLOAT", "float64": "DOUBLE"}.get(dtype_name, dtype_name.upper())
+    return getattr(onnx.TensorProto, name, 0)
+
+
 def roofline(a: Analysis, spec: Spec) -> RooflineResult:
     """Per-node and whole-model roofline of an analysis on a hardware spec."""
     raw = [node_roofline(n, spec) for n in a.main_nodes]
+    eff = getattr(spec, "efficiency", None) or {}
+    if float(eff.get("fusion.epilogue", 0)) >= 1:
+        fused = epilogues(a)
+        raw = [(_as_epilogue(r, n, fused[n.key], spec) if n.key in fused and r.time_s is not None else r)
+               for r, n in zip(raw, a.main_nodes)]
     latency = sum(r.time_s for r in raw if r.time_s is not None)
     nodes = tuple(
         NodeRoofline(**{**r.__dict__, "share": (None if r.time_s is None or latency == 0 else r.time_s / latency)})

@@ -196,3 +196,33 @@ def test_dropout_at_inference_from_opset_12_is_a_view():
     nodes = [helper.make_node("Dropout", ["x"], ["d"]), helper.make_node("Relu", ["d"], ["y"])]
     mem = liveness(onnxperf.analyze(model(nodes, [vi("x", [n])], [vi("y", None)], opset=13)))
     assert mem.timeline == (n * F, 2 * n * F)
+
+
+def test_epilogue_fusion_in_a_calibrated_spec():
+    from onnxperf.roofline import epilogues
+    c, hw = 16, 32
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c", "x"], ["s"]),     # residual add: epilogue of the conv
+             helper.make_node("Relu", ["s"], ["r"]),          # epilogue of the epilogue
+             helper.make_node("Relu", ["r"], ["y"])]          # and so on down the chain
+    m = model(nodes, [vi("x", [1, c, hw, hw])], [vi("y", None)], [const("w", [c, c, 3, 3])])
+    a = onnxperf.analyze(m)
+    assert set(epilogues(a)) == {"1", "2", "3"}
+    plain = roofline(a, XEON)
+    fused = roofline(a, _Spec("x", XEON.peak, XEON.memory_bandwidth_bytes_per_s, {"fusion.epilogue": 1.0}))
+    add_plain, add_fused = plain.nodes[1], fused.nodes[1]
+    numel = c * hw * hw
+    # the fused Add still reads the residual x, but not the conv output, and writes nothing
+    assert add_fused.bytes == numel * F
+    assert add_fused.time_s == pytest.approx(max(numel / XEON.peak, numel * F / XEON.memory_bandwidth_bytes_per_s))
+    assert add_plain.time_s == pytest.approx(3 * numel * F / XEON.memory_bandwidth_bytes_per_s)
+    assert fused.nodes[0].time_s == plain.nodes[0].time_s
+    assert fused.latency_s < plain.latency_s
+
+
+def test_an_activation_whose_input_has_two_readers_does_not_fuse():
+    from onnxperf.roofline import epilogues
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Relu", ["h"], ["a"]),
+             helper.make_node("Sigmoid", ["h"], ["b"]), helper.make_node("Add", ["a", "b"], ["y"])]
+    a = onnxperf.analyze(model(nodes, [vi("x", [4, 8])], [vi("y", None)], [const("w", [8, 8])]))
+    assert epilogues(a) == {}

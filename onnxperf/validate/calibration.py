@@ -51,6 +51,10 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
                 progress(f"calibrating {i}/{len(cases)}: {case.name}")
             samples.append(sample_case(case, spec, Path(tmp), runs=runs, warmup=warmup, threads=threads, opt=opt))
     eff = {k: v for k, v in fit_efficiency(samples).items() if v > 0}
+    if opt in ("extended", "all"):
+        # onnxruntime fuses activations and residual adds into the conv/matmul before them at these
+        # levels (ConvActivationFusion, NCHWc Conv+Sum, Gemm+activation): predictions model it
+        eff["fusion.epilogue"] = 1.0
     return CalibrationResult(spec, calibrated(spec, eff), tuple(samples), eff)
 
 
