@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Export Keras applications (ResNet50, MobileNetV2) to ONNX with random weights.
 
+Also exports resnet50v15_keras: Keras' ResNet50 rebuilt from keras layers with the
+downsampling stride on the 3x3 conv (v1.5, torchvision's design) instead of the first 1x1.
+
 Exact versions used to produce the files in models/ (Python 3.11.7, CPU only):
     tensorflow-cpu==2.21.0  keras==3.15.1  tf2onnx==1.17.0  onnx==1.23.2
     onnxruntime==1.31.1     (numpy 2.4.6, protobuf 7.36.2 pulled in by pip)
@@ -79,6 +82,48 @@ INLINE_MAX_ELEMENTS = 64
 # carries 33 bytes of overhead, so for float32 64 elements -> 289, 65 elements -> 293.
 SIZE_THRESHOLD = sys.getsizeof(b"\0" * (4 * INLINE_MAX_ELEMENTS)) + 1
 
+def _bottleneck_v15(x, filters, stride, conv_shortcut, name):
+    """keras.applications' residual_block_v1, with the stride on the 3x3 conv (v1.5)."""
+    L = keras.layers
+    if conv_shortcut:
+        shortcut = L.Conv2D(4 * filters, 1, strides=stride, name=name + "_0_conv")(x)
+        shortcut = L.BatchNormalization(axis=3, epsilon=1.001e-5, name=name + "_0_bn")(shortcut)
+    else:
+        shortcut = x
+    x = L.Conv2D(filters, 1, name=name + "_1_conv")(x)  # v1: strides=stride here
+    x = L.BatchNormalization(axis=3, epsilon=1.001e-5, name=name + "_1_bn")(x)
+    x = L.Activation("relu", name=name + "_1_relu")(x)
+    x = L.Conv2D(filters, 3, strides=stride, padding="same", name=name + "_2_conv")(x)
+    x = L.BatchNormalization(axis=3, epsilon=1.001e-5, name=name + "_2_bn")(x)
+    x = L.Activation("relu", name=name + "_2_relu")(x)
+    x = L.Conv2D(4 * filters, 1, name=name + "_3_conv")(x)
+    x = L.BatchNormalization(axis=3, epsilon=1.001e-5, name=name + "_3_bn")(x)
+    x = L.Add(name=name + "_add")([shortcut, x])
+    return L.Activation("relu", name=name + "_out")(x)
+
+
+def resnet50_v15():
+    """Keras' ResNet50 (same layers, names, biased convs, BN epsilon) with the downsampling
+    stride moved from the first 1x1 conv to the 3x3 conv of each block (torchvision's v1.5)."""
+    L = keras.layers
+    inp = L.Input(shape=(224, 224, 3), name="input_layer")
+    x = L.ZeroPadding2D(padding=((3, 3), (3, 3)), name="conv1_pad")(inp)
+    x = L.Conv2D(64, 7, strides=2, use_bias=True, name="conv1_conv")(x)
+    x = L.BatchNormalization(axis=3, epsilon=1.001e-5, name="conv1_bn")(x)
+    x = L.Activation("relu", name="conv1_relu")(x)
+    x = L.ZeroPadding2D(padding=((1, 1), (1, 1)), name="pool1_pad")(x)
+    x = L.MaxPooling2D(3, strides=2, name="pool1_pool")(x)
+    for stage, (filters, blocks, stride) in enumerate(
+        [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)], start=2
+    ):
+        x = _bottleneck_v15(x, filters, stride, True, f"conv{stage}_block1")
+        for i in range(2, blocks + 1):
+            x = _bottleneck_v15(x, filters, 1, False, f"conv{stage}_block{i}")
+    x = L.GlobalAveragePooling2D(name="avg_pool")(x)
+    x = L.Dense(1000, activation="softmax", name="predictions")(x)
+    return keras.Model(inp, x, name="resnet50v15")
+
+
 MODELS = {
     "resnet50_keras": lambda: keras.applications.ResNet50(
         weights=None, include_top=True, classes=1000, input_shape=(224, 224, 3)
@@ -86,7 +131,11 @@ MODELS = {
     "mobilenetv2_keras": lambda: keras.applications.MobileNetV2(
         weights=None, include_top=True, classes=1000, input_shape=(224, 224, 3)
     ),
+    # not a keras.applications model: ResNet50 v1.5 built from keras layers (see resnet50_v15)
+    "resnet50v15_keras": resnet50_v15,
 }
+# models whose Keras figures go to tests/fixtures/keras_published.json (--fixture)
+FIXTURE_APPLICATIONS = {"resnet50_keras": "ResNet50", "mobilenetv2_keras": "MobileNetV2"}
 
 
 def versions():
@@ -416,10 +465,11 @@ def write_fixture(path, infos, v):
            f"tf2onnx {v['tf2onnx']} opset {OPSET}, onnx {v['onnx']}; models/make_keras.py")
     doc = {"source": src, "versions": v, "models": {}}
     for name, info in infos.items():
+        if name not in FIXTURE_APPLICATIONS:  # resnet50v15_keras is no keras.applications model
+            continue
         k = info["keras"]
         doc["models"][name] = {
-            "keras_application": {"resnet50_keras": "ResNet50",
-                                  "mobilenetv2_keras": "MobileNetV2"}[name],
+            "keras_application": FIXTURE_APPLICATIONS[name],
             **k,
             "onnx_export": {key: info[key] for key in (
                 "file", "nodes", "initializers", "initializer_elements",
