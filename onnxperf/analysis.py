@@ -10,6 +10,7 @@ import json
 import os
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import onnx
@@ -322,7 +323,7 @@ def analyze(model: str | os.PathLike | onnx.ModelProto | LoadedModel, dims: dict
         bytes_written=sum(n.bytes_written for n in main), params=params, param_bytes=param_bytes,
         param_bytes_by_dtype=tuple(bytes_by_dtype.items()), params_by_dtype=tuple(count_by_dtype.items()),
     )
-    notes = list(sr.notes)
+    notes = list(sr.notes) + newer_than_onnx_notes(loaded)
     if loaded.missing_external_files:
         notes.append("external weight file(s) not found (not needed for analysis): "
                      + ", ".join(loaded.missing_external_files))
@@ -336,6 +337,37 @@ def analyze(model: str | os.PathLike | onnx.ModelProto | LoadedModel, dims: dict
         totals=totals, by_op_type=_by_op_type(nodes), coverage=_coverage(nodes, sr.free_dims),
         nodes=nodes, notes=tuple(notes), shape_engines=tuple(sr.engines), loaded=loaded, tensors=sr.tensors,
     )
+
+
+@lru_cache(maxsize=1)
+def known_opsets() -> dict[str, int]:
+    """The newest opset of each domain that the installed onnx package has schemas for."""
+    out: dict[str, int] = {}
+    for schema in onnx.defs.get_all_schemas_with_history():
+        d = "" if schema.domain in ("", "ai.onnx") else schema.domain
+        out[d] = max(out.get(d, 0), int(schema.since_version))
+    out[""] = max(out.get("", 0), onnx.defs.onnx_opset_version())
+    return out
+
+
+def newer_than_onnx_notes(loaded: LoadedModel) -> list[str]:
+    """Notes for an IR version or opset newer than the installed onnx knows.
+
+    Analysis goes on rather than failing: cost rules are looked up at or below the model's
+    opset and ONNX shape inference uses the newest schema it has, so such a model is costed as
+    if it used the newest known version of each op. That is right for every op whose meaning
+    did not change since, and the note says that it is an assumption."""
+    notes = []
+    known = known_opsets()
+    for domain, version in sorted(loaded.opsets.items()):
+        newest = known.get(domain)
+        if newest is not None and version > newest:
+            notes.append(f"opset {domain or 'ai.onnx'} {version} is newer than the installed onnx {onnx.__version__} "
+                         f"knows ({newest}): ops are costed and shaped as in opset {newest}")
+    if loaded.proto.ir_version > onnx.IR_VERSION:
+        notes.append(f"IR version {loaded.proto.ir_version} is newer than the installed onnx {onnx.__version__} "
+                     f"knows ({onnx.IR_VERSION})")
+    return notes
 
 
 def _model_info(loaded: LoadedModel, sr: ShapeResult) -> ModelInfo:

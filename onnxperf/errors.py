@@ -7,10 +7,23 @@ its own ``exit_code``; anything else that escapes is a bug and gets a traceback.
 from __future__ import annotations
 
 
+def one_line(text: object) -> str:
+    """``text`` made safe for one line of a terminal or a log: control and other non-printable
+    characters (newlines, ESC, NUL, bidi controls) escaped as ``\\n``, ``\\x1b``..., so a name
+    taken from a model can neither break the line nor drive the terminal."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(text))
+
+
 class OnnxPerfError(Exception):
-    """Base class; ``exit_code`` is what the CLI returns for it."""
+    """Base class; ``exit_code`` is what the CLI returns for it.
+
+    The message is always one printable line (see :func:`one_line`): model files are untrusted,
+    and their names end up in messages."""
 
     exit_code = 2
+
+    def __str__(self) -> str:
+        return one_line(super().__str__())
 
 
 class InputError(OnnxPerfError):

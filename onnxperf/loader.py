@@ -31,7 +31,7 @@ import onnx.inliner
 from onnx import numpy_helper
 
 from . import dtypes
-from .errors import ExternalDataError, GraphError, ModelFileError
+from .errors import ExternalDataError, GraphError, InputError, ModelFileError
 
 #: integer tensors up to this many elements may be read (from external data too): shape
 #: computations need their values. Anything larger is never read.
@@ -110,15 +110,65 @@ def read_model(path: str | os.PathLike) -> tuple[onnx.ModelProto, Path, int]:
         raise ModelFileError(f"{p}: no such file")
     if p.is_dir():
         raise ModelFileError(f"{p}: is a directory, not an ONNX file")
-    size = p.stat().st_size
-    if size == 0:
-        raise ModelFileError(f"{p}: empty file")
+    try:
+        size = p.stat().st_size
+        if size == 0:
+            raise ModelFileError(f"{p}: empty file")
+        with open(p, "rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except OSError as exc:
+        raise ModelFileError(f"{p}: cannot be read ({exc.strerror or type(exc).__name__})") from None
+    foreign = _foreign_format(head)
+    if foreign:
+        raise ModelFileError(f"{p}: {foreign}, not an ONNX model")
     try:
         model = onnx.load(str(p), load_external_data=False)
+    except MemoryError:
+        raise ModelFileError(f"{p}: too large to parse in memory ({size:,} bytes)") from None
     except Exception as exc:  # protobuf DecodeError and friends
-        raise ModelFileError(f"{p}: not a readable ONNX model ({type(exc).__name__}: {_short(exc)})") from None
+        what = "a text file" if _looks_like_text(head) else "corrupt or truncated"
+        raise ModelFileError(f"{p}: not a readable ONNX model ({what}; {type(exc).__name__}: {_short(exc)})") from None
     _check_model_proto(model, str(p))
     return model, p, size
+
+
+_SNIFF_BYTES = 64
+
+#: magic bytes of formats people hand over by mistake. None of them can begin a serialized
+#: ModelProto (whose first byte is a field tag, 0x08 for ``ir_version`` in every exporter).
+_MAGIC: tuple[tuple[int, bytes, str], ...] = (
+    (0, b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (0, b"\xff\xd8\xff", "a JPEG image"),
+    (0, b"GIF8", "a GIF image"),
+    (0, b"%PDF", "a PDF document"),
+    (0, b"PK\x03\x04", "a ZIP archive (a PyTorch .pt/.pth checkpoint or .npz?)"),
+    (0, b"\x1f\x8b", "a gzip file (decompress it first)"),
+    (0, b"\x89HDF\r\n\x1a\n", "an HDF5 file (a Keras .h5 model?)"),
+    (4, b"TFL3", "a TensorFlow Lite model"),
+    (0, b"\x7fELF", "an executable (ELF)"),
+    (0, b"\x80\x02", "a Python pickle"), (0, b"\x80\x03", "a Python pickle"),
+    (0, b"\x80\x04", "a Python pickle"), (0, b"\x80\x05", "a Python pickle"),
+    (0, b"\x93NUMPY", "a NumPy .npy array"),
+)
+
+
+def _foreign_format(head: bytes) -> str | None:
+    """Name of a well-known non-ONNX format the file starts like, else None."""
+    for offset, magic, what in _MAGIC:
+        if head[offset:offset + len(magic)] == magic:
+            return what
+    # safetensors: little-endian u64 header length, then a JSON object
+    if len(head) > 10 and head[8:10] == b'{"' and int.from_bytes(head[:8], "little") < (1 << 32):
+        return "a safetensors file"
+    return None
+
+
+def _looks_like_text(head: bytes) -> bool:
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return all(ch.isprintable() or ch in "\r\n\t" for ch in text)
 
 
 def _short(exc: BaseException) -> str:
@@ -133,6 +183,18 @@ def _check_model_proto(model: onnx.ModelProto, label: str) -> None:
         raise ModelFileError(f"{label}: not an ONNX model (no IR version or no graph)")
     if len(model.graph.node) == 0 and len(model.graph.output) == 0:
         raise ModelFileError(f"{label}: not an ONNX model (the graph has no nodes and no outputs)")
+    # IR 3 made opset imports mandatory; exporters write them after the graph, so a file cut
+    # at a field boundary after the graph parses cleanly but has none.
+    if model.ir_version >= 3 and len(model.opset_import) == 0:
+        raise ModelFileError(f"{label}: the model imports no opset (opset_import is empty; a truncated file?)")
+    for field_name in ("producer_name", "producer_version", "domain"):
+        if not isinstance(getattr(model, field_name), str):
+            raise ModelFileError(f"{label}: {field_name} is not valid UTF-8 text")
+    for imp in model.opset_import:
+        if not isinstance(imp.domain, str):
+            raise ModelFileError(f"{label}: an opset domain is not valid UTF-8 text")
+        if imp.version < 1:
+            raise ModelFileError(f"{label}: opset {imp.domain or 'ai.onnx'} {imp.version} is not a valid version")
 
 
 def safe_external_path(base_dir: Path, location: str, tensor: str) -> Path:
@@ -163,13 +225,55 @@ class _PathCache(dict):
     """location -> resolved path, so each external file is checked once per load."""
 
 
-def _initializer(t: onnx.TensorProto, base_dir: Path | None, missing: set[str],
-                 paths: _PathCache | None = None) -> Initializer:
+_KNOWN_TYPES = frozenset(v for v in onnx.TensorProto.DataType.values() if v != onnx.TensorProto.UNDEFINED)
+
+#: TensorProto field holding the values of each element type when not in ``raw_data``, and how
+#: many entries one element takes there. 4- and 2-bit types pack several elements per entry:
+#: they are checked only through ``raw_data``.
+_T = onnx.TensorProto
+_TYPED_FIELD: dict[int, tuple[str, int]] = {
+    _T.FLOAT: ("float_data", 1), _T.COMPLEX64: ("float_data", 2), _T.DOUBLE: ("double_data", 1),
+    _T.COMPLEX128: ("double_data", 2), _T.INT64: ("int64_data", 1), _T.UINT32: ("uint64_data", 1),
+    _T.UINT64: ("uint64_data", 1), _T.STRING: ("string_data", 1),
+    **{t: ("int32_data", 1) for t in (_T.INT32, _T.INT16, _T.INT8, _T.UINT16, _T.UINT8, _T.BOOL,
+                                       _T.FLOAT16, _T.BFLOAT16)},
+}
+
+
+def _check_tensor(t: onnx.TensorProto, what: str) -> tuple[tuple[int, ...], int]:
+    """A constant's dims and element count, after checking that they can be trusted: a known
+    element type, no negative dim, and inline data (when there is any) of exactly the declared
+    size. Data-free tensors (weights stripped) are fine: only shapes are needed. Nothing is
+    allocated from the declared dims."""
+    if t.data_type not in _KNOWN_TYPES:
+        raise ModelFileError(f"{what} {t.name!r} has an invalid element type ({t.data_type})")
     dims = tuple(int(d) for d in t.dims)
-    external = t.data_location == onnx.TensorProto.EXTERNAL
+    if any(d < 0 for d in dims):
+        raise ModelFileError(f"{what} {t.name!r} has a negative dim: {list(dims)}")
     numel = 1
     for d in dims:
         numel *= d
+    if t.data_location == _T.EXTERNAL:
+        return dims, numel
+    if t.raw_data:
+        bits = dtypes.bits(t.data_type)
+        want = None if bits is None else (numel * bits + 7) // 8
+        if want is not None and len(t.raw_data) != want:
+            raise ModelFileError(f"{what} {t.name!r} declares dims {list(dims)} ({want:,} bytes) "
+                                 f"but holds {len(t.raw_data):,} bytes")
+    elif t.data_type in _TYPED_FIELD:
+        fld, per = _TYPED_FIELD[t.data_type]
+        have = len(getattr(t, fld))
+        if have and have != numel * per:
+            raise ModelFileError(f"{what} {t.name!r} declares dims {list(dims)} ({numel:,} elements) "
+                                 f"but holds {have // per:,}")
+    return dims, numel
+
+
+def _initializer(t: onnx.TensorProto, base_dir: Path | None, missing: set[str],
+                 paths: _PathCache | None = None) -> Initializer:
+    dims, numel = _check_tensor(t, "initializer")
+    external = t.data_location == onnx.TensorProto.EXTERNAL
     value = None
     if external:
         info = _external_info(t)
@@ -202,7 +306,9 @@ def _initializer(t: onnx.TensorProto, base_dir: Path | None, missing: set[str],
 def _read_small_external(t: onnx.TensorProto, target: Path, dims: tuple[int, ...],
                          info: dict[str, str]) -> np.ndarray | None:
     np_dtype = np.int64 if t.data_type == onnx.TensorProto.INT64 else np.int32
-    numel = int(np.prod(dims)) if dims else 1
+    numel = 1
+    for d in dims:
+        numel *= d
     want = numel * np.dtype(np_dtype).itemsize
     try:
         offset = int(info.get("offset", "0") or 0)
@@ -227,8 +333,7 @@ def _constant_record(node: onnx.NodeProto) -> Initializer | None:
     for a in node.attribute:
         if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
             t = a.t
-            dims = tuple(int(d) for d in t.dims)
-            numel = int(np.prod(dims)) if dims else 1
+            dims, numel = _check_tensor(t, f"Constant node {node.name!r}: tensor")
             value = None
             if numel <= SMALL_TENSOR_ELEMENTS and t.data_location != onnx.TensorProto.EXTERNAL \
                     and t.data_type != onnx.TensorProto.STRING:
@@ -278,14 +383,51 @@ def _stable_order(dag: nx.MultiDiGraph, nodes: list[onnx.NodeProto], graph_name:
     return [n for n in topo if isinstance(n, int)]
 
 
+def _check_strings(g: onnx.GraphProto) -> None:
+    """Every name this tool reads must be text. ONNX's proto2 ``string`` fields are not checked
+    for UTF-8 when parsed: protobuf hands invalid ones over as ``bytes``."""
+
+    def bad(what: str, value: object) -> GraphError:
+        return GraphError(f"{what} {value!r} is not valid UTF-8 text")
+
+    for i, n in enumerate(g.node):
+        for what, v in (("op type", n.op_type), ("domain", n.domain), ("name", n.name)):
+            if not isinstance(v, str):
+                raise bad(f"node {i}: {what}", v)
+        for v in list(n.input) + list(n.output) + [a.name for a in n.attribute]:
+            if not isinstance(v, str):
+                raise bad(f"node {i} ({n.op_type}): tensor or attribute name", v)
+    for vi in list(g.input) + list(g.output) + list(g.value_info):
+        if not isinstance(vi.name, str):
+            raise bad("value name", vi.name)
+        tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
+        for d in tt.shape.dim if tt is not None else ():
+            if d.HasField("dim_param") and not isinstance(d.dim_param, str):
+                raise bad(f"dim of {vi.name!r}", d.dim_param)
+    for t in g.initializer:
+        if not isinstance(t.name, str):
+            raise bad("initializer name", t.name)
+        for e in t.external_data:
+            if not (isinstance(e.key, str) and isinstance(e.value, str)):
+                raise bad(f"external data entry of {t.name!r}", e.value)
+    for t in g.sparse_initializer:
+        if not isinstance(t.values.name, str):
+            raise bad("sparse initializer name", t.values.name)
+    if not isinstance(g.name, str):
+        raise bad("graph name", g.name)
+
+
 def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
                 outer_scope: frozenset[str] = frozenset()) -> GraphIR:
     """Turn a GraphProto into a :class:`GraphIR`; subgraphs are built recursively."""
+    _check_strings(g)
     dag = nx.MultiDiGraph()
     paths = _PathCache()
     inits = {t.name: _initializer(t, base_dir, missing, paths) for t in g.initializer}
     for t in g.sparse_initializer:
         dims = tuple(int(d) for d in t.dims)
+        if t.values.data_type not in _KNOWN_TYPES or any(d < 0 for d in dims):
+            raise ModelFileError(f"sparse initializer {t.values.name!r} has an invalid element type or dims")
         inits[t.values.name] = Initializer(t.values.name, int(t.values.data_type), dims, False)
     producer: dict[str, int | str] = {}
     for name in inits:
@@ -395,5 +537,10 @@ def load(model: str | os.PathLike | onnx.ModelProto) -> LoadedModel:
     if "" not in opsets and proto.ir_version < 3:
         opsets[""] = 1
     missing: set[str] = set()
-    graph = build_graph(proto.graph, base_dir, missing)
+    try:
+        graph = build_graph(proto.graph, base_dir, missing)
+    except InputError as exc:  # name the file: one line must say which model and what is wrong
+        raise type(exc)(f"{path or '<ModelProto>'}: {exc}") from None
+    except RecursionError:
+        raise GraphError(f"{path or '<ModelProto>'}: subgraphs nested too deeply") from None
     return LoadedModel(proto, graph, path, size, opsets, sorted(missing), inlined)

@@ -20,6 +20,7 @@ import io
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
 import onnx
 
 from . import dtypes
@@ -86,9 +87,13 @@ class ShapeResult:
     engines: list[str] = field(default_factory=list)
 
 
+_KNOWN_TYPES = frozenset(onnx.TensorProto.DataType.values())
+
+
 def _dim_of(d: onnx.TensorShapeProto.Dimension) -> Dim:
     if d.HasField("dim_value"):
-        return int(d.dim_value)
+        # a negative declared dim (some converters write -1 for "dynamic") is not a size: unknown
+        return int(d.dim_value) if d.dim_value >= 0 else None
     if d.HasField("dim_param") and d.dim_param:
         return d.dim_param
     return None
@@ -104,7 +109,8 @@ def _info_of(vi: onnx.ValueInfoProto) -> TensorInfo | None:
     else:
         tt = t.tensor_type
     shape = tuple(_dim_of(d) for d in tt.shape.dim) if tt.HasField("shape") else None
-    return TensorInfo(vi.name, int(tt.elem_type), shape)
+    elem_type = int(tt.elem_type) if tt.elem_type in _KNOWN_TYPES else 0  # not an ONNX type: undefined
+    return TensorInfo(vi.name, elem_type, shape)
 
 
 def _knownness(ti: TensorInfo | None) -> tuple[int, int, int]:
@@ -394,6 +400,10 @@ def _ort_symbolic(sk: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto | No
     if opset < 7:
         notes.append("onnxruntime symbolic shape inference needs opset 7 or newer")
         return None
+    hazard = _ort_hazard(sk)
+    if hazard:
+        notes.append(f"onnxruntime symbolic shape inference skipped: {hazard}")
+        return None
     sink = io.StringIO()
     import logging
 
@@ -401,20 +411,112 @@ def _ort_symbolic(sk: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto | No
     old_level = log.level
     log.setLevel(logging.CRITICAL)
     try:
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            sym = SymbolicShapeInference(2**31 - 1, True, False, 0)
+        # numpy integer overflow inside its arithmetic (dims near 2^63) would wrap silently into
+        # wrong shapes: make it raise, and the whole result is dropped with a note
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), np.errstate(over="raise"):
+            sym = _guarded(SymbolicShapeInference)(2**31 - 1, True, False, 0)
             sym._preprocess(sk)
             complete = False
-            while sym.run_:
+            passes = 0
+            # onnxruntime reruns until no guessed dim changes; on some malformed graphs (an
+            # undefined input type) it never settles, so the passes are bounded
+            while sym.run_ and passes < MAX_ORT_PASSES:
                 complete = sym._infer_impl()
+                passes += 1
+            if sym.run_:
+                complete = False
+                notes.append(f"onnxruntime symbolic shape inference did not settle in {MAX_ORT_PASSES} passes")
             sym._update_output_from_vi()
         if not complete:
             notes.append("onnxruntime symbolic shape inference was incomplete; its partial result is used")
         return sym.out_mp_
-    except Exception as exc:
+    except (Exception, RecursionError) as exc:  # third-party code on untrusted input: a note, never a crash
         text = str(exc).strip().splitlines()
         notes.append(f"onnxruntime symbolic shape inference failed: {type(exc).__name__}"
                      + (f": {text[0][:160]}" if text else ""))
         return None
     finally:
         log.setLevel(old_level)
+
+
+#: onnxruntime's symbolic inference reruns while it keeps guessing dims: at most this many passes
+MAX_ORT_PASSES = 8
+#: onnxruntime's symbolic inference makes one sympy symbol per output dim when a shape tensor's
+#: values are unknown, so a declared length becomes a rank. No runtime handles ranks near this.
+MAX_RANK = 1024
+#: ... and materializes the int64 output of a ConstantOfShape whose shape it knows: never more
+#: than this many elements (larger outputs get their shape, not their values).
+MAX_MATERIALIZED_ELEMENTS = 1 << 16
+
+#: (op type, input position of a tensor whose length is the output rank)
+_RANK_FROM_LENGTH = {"Reshape": 1, "ConstantOfShape": 0, "Expand": 1}
+
+
+class _Refused(Exception):
+    """onnxruntime's inference would build something unbounded from a declared size."""
+
+
+def _ort_hazard(sk: onnx.ModelProto) -> str | None:
+    """Why onnxruntime's symbolic inference must not run on this skeleton, if it must not:
+    a shape tensor whose declared length (a rank to be) is beyond :data:`MAX_RANK`, or a
+    ``PythonOp`` declaring such output ranks. Checked on the declared shapes, before any run."""
+    lengths: dict[str, int] = {}
+    for vi in list(sk.graph.input) + list(sk.graph.value_info):
+        dims = vi.type.tensor_type.shape.dim
+        if len(dims) == 1 and dims[0].HasField("dim_value"):
+            lengths[vi.name] = int(dims[0].dim_value)
+    for t in sk.graph.initializer:
+        if len(t.dims) == 1:
+            lengths[t.name] = int(t.dims[0])
+
+    def walk(g: onnx.GraphProto) -> str | None:
+        for n in g.node:
+            pos = _RANK_FROM_LENGTH.get(n.op_type)
+            if pos is not None and len(n.input) > pos and lengths.get(n.input[pos], 0) > MAX_RANK:
+                return (f"{n.op_type} node {n.name!r} takes its output rank from tensor {n.input[pos]!r} "
+                        f"of declared length {lengths[n.input[pos]]:,} (over {MAX_RANK})")
+            for a in n.attribute:
+                if a.name == "output_tensor_ranks" and any(r > MAX_RANK or r < 0 for r in a.ints):
+                    return f"{n.op_type} node {n.name!r} declares output ranks beyond {MAX_RANK}"
+                if a.type == onnx.AttributeProto.GRAPH:
+                    why = walk(a.g)
+                    if why:
+                        return why
+                for sub in a.graphs:
+                    why = walk(sub)
+                    if why:
+                        return why
+        return None
+
+    return walk(sk.graph)
+
+
+def _guarded(base: type) -> type:
+    """A subclass of onnxruntime's ``SymbolicShapeInference`` that refuses to build unbounded
+    things from declared sizes: ranks beyond :data:`MAX_RANK` raise :class:`_Refused` (the
+    caller records a note), and large ConstantOfShape outputs keep their shape, not values."""
+
+    class Guarded(base):  # type: ignore[misc, valid-type]
+        def _new_symbolic_shape(self, rank, node, out_idx=0):
+            if not isinstance(rank, int) or rank < 0 or rank > MAX_RANK:
+                raise _Refused(f"{node.op_type} node {node.name!r}: output rank {rank} is beyond {MAX_RANK}")
+            return super()._new_symbolic_shape(rank, node, out_idx)
+
+        def _infer_ConstantOfShape(self, node):  # noqa: N802
+            values = self._get_int_or_float_values(node)[0]
+            if values is not None:
+                values = values if isinstance(values, list) else [values]
+                try:
+                    numel = 1
+                    for v in values:
+                        numel *= int(v)
+                except (TypeError, ValueError):
+                    numel = None  # symbolic: onnxruntime computes no values
+                if numel is not None and (numel > MAX_MATERIALIZED_ELEMENTS or numel < 0):
+                    vi = self.known_vi_[node.output[0]]
+                    vi.CopyFrom(onnx.helper.make_tensor_value_info(
+                        node.output[0], vi.type.tensor_type.elem_type, [max(int(v), 0) for v in values]))
+                    return
+            return super()._infer_ConstantOfShape(node)
+
+    return Guarded

@@ -18,6 +18,7 @@ The size is computed from shapes before anything is allocated; inputs over ``max
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -80,7 +81,7 @@ def memory_needed_bytes(inputs: Analysis | Iterable[TensorRef] | Mapping[str, np
         et = _elem_type(ref)
         if dtypes.bits(et) is None:
             raise OptionError(f"input {ref.name!r}: cannot size inputs of type {ref.dtype}")
-        total += dtypes.nbytes(et, int(np.prod(_static_shape(ref), dtype=np.int64)))
+        total += dtypes.nbytes(et, math.prod(_static_shape(ref)))  # exact: int64 would wrap at 2^63
     return total
 
 

@@ -1,0 +1,425 @@
+"""Hostile and broken input, through the command line (``cli.main([...])``).
+
+Every unreadable input: exit code 2, one line on stderr that names the file and the problem, no
+traceback, and no output file (not even a temporary one). Inputs the analysis can go on with
+(an unknown domain, an opset newer than onnx knows, missing external weights, huge or zero dims)
+exit 0 and say what they assumed.
+"""
+
+from __future__ import annotations
+
+import builtins
+import csv
+import io
+import json
+import os
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from onnxperf import cli
+from onnxperf.analysis import known_opsets
+
+from .util import const, model, vi
+
+
+def _mlp(x_shape=("batch", 8)) -> onnx.ModelProto:
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"), helper.make_node("Relu", ["h"], ["y"], name="act")]
+    return model(nodes, [vi("x", list(x_shape))], [vi("y", None)], [const("w", [8, 4])])
+
+
+def _save(m: onnx.ModelProto, path: Path) -> Path:
+    onnx.save(m, str(path))
+    return path
+
+
+def _refused(tmp_path: Path, capsys, model_path: Path | str, *extra: str, fmt: str = "json") -> str:
+    """Run summary on a bad input: exit 2, one line naming the file, no output file at all."""
+    out = tmp_path / "out.json"
+    code = cli.main(["summary", str(model_path), *extra, "--format", fmt, "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("onnxperf: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.json")]  # no temporary left
+    return err
+
+
+# ---------------------------------------------------------------- files that are not models
+
+def test_missing_file(tmp_path, capsys):
+    err = _refused(tmp_path, capsys, tmp_path / "missing.onnx")
+    assert "missing.onnx: no such file" in err
+
+
+def test_directory(tmp_path, capsys):
+    (tmp_path / "dir.onnx").mkdir()
+    err = _refused(tmp_path, capsys, tmp_path / "dir.onnx")
+    assert "dir.onnx: is a directory" in err
+
+
+def test_empty_file(tmp_path, capsys):
+    (tmp_path / "e.onnx").write_bytes(b"")
+    assert "e.onnx: empty file" in _refused(tmp_path, capsys, tmp_path / "e.onnx")
+
+
+def test_png(tmp_path, capsys):
+    (tmp_path / "cat.onnx").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64))
+    assert "cat.onnx: a PNG image, not an ONNX model" in _refused(tmp_path, capsys, tmp_path / "cat.onnx")
+
+
+@pytest.mark.parametrize("head,what", [(b"PK\x03\x04", "ZIP archive"), (b"\x1f\x8b\x08", "gzip"),
+                                       (b"\x80\x04\x95", "pickle"), (b"\x89HDF\r\n\x1a\n", "HDF5")])
+def test_other_formats_are_named(tmp_path, capsys, head, what):
+    (tmp_path / "m.onnx").write_bytes(head + bytes(range(64)))
+    assert what in _refused(tmp_path, capsys, tmp_path / "m.onnx")
+
+
+def test_text_file(tmp_path, capsys):
+    (tmp_path / "notes.onnx").write_text("hello, I am not a model\n" * 10)
+    err = _refused(tmp_path, capsys, tmp_path / "notes.onnx")
+    assert "notes.onnx: not a readable ONNX model (a text file" in err
+
+
+def test_random_bytes(tmp_path, capsys):
+    (tmp_path / "r.onnx").write_bytes(np.random.default_rng(0).integers(0, 256, 4096, dtype=np.uint8).tobytes())
+    assert "r.onnx: not a readable ONNX model" in _refused(tmp_path, capsys, tmp_path / "r.onnx")
+
+
+def test_truncated_model_inside_the_graph(tmp_path, capsys):
+    raw = _mlp().SerializeToString()
+    (tmp_path / "t.onnx").write_bytes(raw[: len(raw) // 2])
+    assert "t.onnx: not a readable ONNX model (corrupt or truncated" in _refused(tmp_path, capsys, tmp_path / "t.onnx")
+
+
+def test_truncated_model_at_a_field_boundary(tmp_path, capsys):
+    # exporters write opset_import after the graph: a cut there still parses, without opsets
+    m = _mlp()
+    raw = m.SerializeToString()
+    tail = len(m.opset_import[0].SerializeToString()) + 2  # field tag + length + message
+    (tmp_path / "t.onnx").write_bytes(raw[:-tail])
+    onnx.load_from_string(raw[:-tail])  # really parses
+    assert "t.onnx: the model imports no opset" in _refused(tmp_path, capsys, tmp_path / "t.onnx")
+
+
+# ---------------------------------------------------------------- malformed graphs
+
+def test_cycle(tmp_path, capsys):
+    nodes = [helper.make_node("Add", ["x", "b"], ["a"]), helper.make_node("Relu", ["a"], ["b"])]
+    p = _save(model(nodes, [vi("x", [3])], [vi("b", None)]), tmp_path / "cyc.onnx")
+    assert "cyc.onnx: graph 'test' has a cycle" in _refused(tmp_path, capsys, p)
+
+
+def test_dangling_input(tmp_path, capsys):
+    p = _save(model([helper.make_node("Relu", ["nope"], ["y"])], [vi("x", [3])], [vi("y", None)]), tmp_path / "d.onnx")
+    assert "d.onnx: node 0 (Relu '') reads tensor 'nope', which nothing produces" in _refused(tmp_path, capsys, p)
+
+
+def test_duplicate_output_names(tmp_path, capsys):
+    m = model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [3])], [vi("y", None), vi("y", None)])
+    p = _save(m, tmp_path / "dup.onnx")
+    assert "dup.onnx: graph output 'y' is listed twice" in _refused(tmp_path, capsys, p)
+
+
+def test_tensor_produced_twice(tmp_path, capsys):
+    nodes = [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Neg", ["x"], ["y"])]
+    p = _save(model(nodes, [vi("x", [3])], [vi("y", None)]), tmp_path / "two.onnx")
+    assert "two.onnx: tensor 'y' is produced twice" in _refused(tmp_path, capsys, p)
+
+
+def test_weights_whose_data_contradicts_their_dims(tmp_path, capsys):
+    m = _mlp((2, 8))
+    m.graph.initializer[0].dims[0] = 2**40  # 2^42 elements declared, 128 bytes held
+    p = _save(m, tmp_path / "lie.onnx")
+    assert "lie.onnx: initializer 'w' declares dims [1099511627776, 4]" in _refused(tmp_path, capsys, p)
+
+
+def test_invalid_element_type(tmp_path, capsys):
+    m = _mlp((2, 8))
+    m.graph.initializer[0].data_type = 99
+    assert "initializer 'w' has an invalid element type (99)" in _refused(tmp_path, capsys, _save(m, tmp_path / "t.onnx"))
+
+
+def test_names_that_are_not_utf8(tmp_path, capsys):
+    raw = _mlp((2, 8)).SerializeToString().replace(b"act", b"\xff\xfe\xfd")
+    (tmp_path / "u.onnx").write_bytes(raw)
+    assert "u.onnx: node 1: name b'\\xff\\xfe\\xfd' is not valid UTF-8" in _refused(tmp_path, capsys, tmp_path / "u.onnx")
+
+
+# ---------------------------------------------------------------- inputs the analysis goes on with
+
+def test_unknown_domain_goes_on_and_the_node_is_unsupported(tmp_path, capsys):
+    nodes = [helper.make_node("Foo", ["x"], ["t"], domain="evil.corp"), helper.make_node("Relu", ["t"], ["y"])]
+    p = _save(model(nodes, [vi("x", [2, 8])], [vi("y", None)], extra_opsets={"evil.corp": 1}), tmp_path / "u.onnx")
+    out = tmp_path / "a.json"
+    assert cli.main(["summary", str(p), "--format", "json", "-o", str(out)]) == 0
+    d = json.loads(out.read_text())
+    assert d["coverage"]["unsupported_op_types"] == {"evil.corp::Foo": 1}
+    assert d["nodes"][0]["status"] == "unsupported" and "not supported" in d["nodes"][0]["note"]
+
+
+def test_opset_newer_than_installed_onnx_goes_on_with_a_note(tmp_path, capsys):
+    # Choice: analysis goes on. Rules are looked up at or below the model's opset and ONNX's
+    # inference uses its newest schema, so the model is costed as in the newest known opset;
+    # the note says so (and check's OP011 warns). Refusing would block every model exported by a
+    # newer toolchain, for ops whose meaning almost never changed.
+    newest = known_opsets()[""]
+    m = _mlp((2, 8))
+    m.opset_import[0].version = newest + 5
+    p = _save(m, tmp_path / "new.onnx")
+    assert cli.main(["summary", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert f"opset ai.onnx {newest + 5} is newer than the installed onnx" in out
+    assert f"{2 * 8 * 4:,}" in out  # MatMul still costed exactly
+
+
+def test_missing_external_weights_go_on(tmp_path, capsys):
+    m = _mlp((2, 8))
+    t = m.graph.initializer[0]
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    t.external_data.add(key="location", value="weights.bin")
+    p = _save(m, tmp_path / "ext.onnx")
+    assert cli.main(["summary", str(p), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["model"]["missing_external_files"] == ["weights.bin"]
+    assert d["totals"]["macs"] == 2 * 8 * 4
+
+
+def _external(tmp_path: Path, location: str, folder: Path | None = None) -> Path:
+    folder = folder or tmp_path
+    m = _mlp((2, 8))
+    t = m.graph.initializer[0]
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    t.external_data.add(key="location", value=location)
+    return _save(m, folder / "ext.onnx")
+
+
+@pytest.fixture()
+def opened(monkeypatch):
+    """Every path opened from Python during the test."""
+    seen: list[str] = []
+    real_open, real_os_open = builtins.open, os.open
+
+    def spy_open(file, *a, **k):
+        seen.append(os.path.realpath(file) if isinstance(file, (str, os.PathLike)) else str(file))
+        return real_open(file, *a, **k)
+
+    def spy_os_open(path, *a, **k):
+        seen.append(os.path.realpath(path))
+        return real_os_open(path, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", spy_open)
+    monkeypatch.setattr(os, "open", spy_os_open)
+    return seen
+
+
+@pytest.mark.parametrize("location,msg", [("../../etc/passwd", "leaves the model's folder"),
+                                          ("/etc/passwd", "is an absolute path"),
+                                          ("sub/../../secret.bin", "leaves the model's folder")])
+def test_external_data_outside_the_folder_is_refused_and_never_opened(tmp_path, capsys, opened, location, msg):
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (tmp_path / "secret.bin").write_bytes(b"\0" * 128)
+    p = _external(tmp_path, location, folder)
+    err = _refused(tmp_path, capsys, p)
+    assert "ext.onnx: tensor 'w': external data location" in err and msg in err
+    assert not [o for o in opened if o.endswith(("passwd", "secret.bin"))]
+
+
+def test_external_data_symlink_out_of_the_folder_is_refused_and_never_opened(tmp_path, capsys, opened):
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(b"\0" * 128)
+    folder = tmp_path / "models"
+    folder.mkdir()
+    os.symlink(secret, folder / "w.bin")
+    p = _external(tmp_path, "w.bin", folder)
+    assert "leaves the model's folder" in _refused(tmp_path, capsys, p)
+    assert str(secret) not in opened
+
+
+# ---------------------------------------------------------------- dims: huge and zero
+
+def test_huge_dims_stay_exact_and_nothing_is_allocated(tmp_path, capsys):
+    import tracemalloc
+
+    n = 2**40
+    p = _save(_mlp((n, 8)), tmp_path / "huge.onnx")
+    tracemalloc.start()
+    code = cli.main(["summary", str(p), "--format", "json", "--hw", "t4"])
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert code == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["totals"]["macs"] == n * 8 * 4  # exact integer, far beyond float precision needs
+    assert d["memory"]["activation_peak_bytes"] == n * 4 * 4 + n * 8 * 4
+    assert peak < 200 << 20  # nothing sized by the dims was allocated
+
+
+@pytest.mark.parametrize("shape", [(2**40, 8), (2**32, 2**32)])
+def test_validate_refuses_to_allocate_beyond_the_memory_limit(tmp_path, capsys, shape):
+    # (2**32, 2**32) overflowed an int64 product to 0 bytes before: it must be refused too
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    p = _save(model(nodes, [vi("x", list(shape))], [vi("y", None)]), tmp_path / "huge.onnx")
+    out = tmp_path / "out.json"
+    assert cli.main(["validate", str(p), "--hw", "t4", "--max-memory", "1GiB", "--format", "json",
+                     "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "over the 1,073,741,824-byte limit" in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_zero_dims_cost_nothing_and_render_everywhere(tmp_path, capsys):
+    p = _save(_mlp((0, 8)), tmp_path / "zero.onnx")
+    for fmt in ("text", "json", "csv", "md"):
+        assert cli.main(["summary", str(p), "--format", fmt, "--hw", "t4"]) == 0
+    out = capsys.readouterr().out
+    assert "MACs" in out
+    assert cli.main(["summary", str(p), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["totals"]["macs"] == 0 and d["totals"]["flops"] == 0
+    assert d["nodes"][0]["outputs"][0]["shape"] == [0, 4]
+    for fmt in ("text", "json", "junit", "sarif", "md"):
+        assert cli.main(["check", str(p), "--format", fmt, "--hw", "t4"]) == 0
+
+
+def test_negative_declared_dim_is_unknown_not_a_size(tmp_path, capsys):
+    p = _save(_mlp((-1, 8)), tmp_path / "neg.onnx")
+    assert cli.main(["summary", str(p), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["model"]["inputs"][0]["shape"] == [None, 8]
+    assert d["coverage"]["unknown_shape"] == 2
+
+
+# ---------------------------------------------------------------- hostile names, every format
+
+EVIL = '<script>alert("x")</script>\n\x1b[31m\'"&\x00\u202e'
+
+
+def _evil_model(tmp_path: Path) -> Path:
+    nodes = [helper.make_node("MatMul", [EVIL, "w"], ["h"], name=EVIL),
+             helper.make_node("Relu", ["h"], ["y"], name="r\r\n|`@team")]
+    m = model(nodes, [vi(EVIL, ["batch", 8])], [vi("y", None)], [const("w", [8, 4])])
+    m.producer_name = EVIL
+    m.graph.name = EVIL
+    return _save(m, tmp_path / "evil.onnx")
+
+
+_RAW_CONTROL = ("\x1b", "\x00", "\r", "\u202e")
+
+
+def test_hostile_names_in_summary_text_and_md(tmp_path, capsys):
+    p = _evil_model(tmp_path)
+    assert cli.main(["summary", str(p)]) == 0
+    text = capsys.readouterr().out
+    assert not any(c in text for c in _RAW_CONTROL)
+    assert "\\x1b[31m" in text  # escaped, visible
+    assert cli.main(["summary", str(p), "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert not any(c in md for c in _RAW_CONTROL)
+    assert "<script" not in md and "&lt;script&gt;" in md
+    assert all(line.startswith("|") and line.endswith("|") for line in md.splitlines() if line.startswith("| "))
+
+
+def test_hostile_names_in_summary_json_and_csv_are_exact(tmp_path, capsys):
+    p = _evil_model(tmp_path)
+    assert cli.main(["summary", str(p), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["nodes"][0]["name"] == EVIL and d["model"]["producer_name"] == EVIL
+    assert cli.main(["summary", str(p), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0]["name"] == EVIL and rows[1]["name"] == "r\r\n|`@team"
+
+
+def _evil_budget(tmp_path: Path) -> Path:
+    b = tmp_path / "budget.toml"
+    b.write_text('allowed_op_types = ["MatMul"]\nstatic_shapes = true\n[lints]\nOP006 = "error"\n')
+    return b
+
+
+def test_hostile_names_in_check_text_json_sarif(tmp_path, capsys):
+    p = _evil_model(tmp_path)
+    b = _evil_budget(tmp_path)
+    assert cli.main(["check", str(p), "--budget", str(b)]) == 1
+    text = capsys.readouterr().out
+    assert not any(c in text for c in _RAW_CONTROL)
+    assert cli.main(["check", str(p), "--budget", str(b), "--format", "json"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    nodes = [n["name"] for r in d["models"][0]["budgets"] for n in r["nodes"]]
+    assert "r\r\n|`@team" in nodes and EVIL in nodes  # exact in JSON
+    assert cli.main(["check", str(p), "--budget", str(b), "--format", "sarif"]) == 1
+    sarif = json.loads(capsys.readouterr().out)
+    names = [loc["name"] for r in sarif["runs"][0]["results"] for x in r["locations"]
+             for loc in x.get("logicalLocations", [])]
+    assert "r\r\n|`@team" in names
+
+
+def test_hostile_names_in_check_junit_and_md(tmp_path, capsys):
+    p = _evil_model(tmp_path)
+    b = _evil_budget(tmp_path)
+    assert cli.main(["check", str(p), "--budget", str(b), "--format", "junit"]) == 1
+    xml = capsys.readouterr().out
+    ET.fromstring(xml.encode())  # well-formed XML 1.0: no raw control characters, markup escaped
+    assert "<script" not in xml and not any(c in xml for c in _RAW_CONTROL)
+    assert cli.main(["check", str(p), "--budget", str(b), "--format", "md"]) == 1
+    md = capsys.readouterr().out
+    assert "<script" not in md and "&lt;script&gt;" in md
+    assert "\\@team" in md and not re.search(r"(?<!\\)@team", md)  # no @-mention from a node name
+    assert not any(c in md for c in _RAW_CONTROL)
+    for line in md.splitlines():
+        if line.startswith("| "):
+            assert line.endswith("|")
+
+
+def test_error_messages_escape_control_characters(tmp_path, capsys):
+    p = _save(_mlp(("b\x1b[2Jatch", 8)), tmp_path / "m.onnx")
+    assert cli.main(["summary", str(p), "--dim", "nope=1"]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\\x1b[2J" in err and err.count("\n") == 1
+
+
+# ---------------------------------------------------------------- check: unreadable models
+
+@pytest.mark.parametrize("fmt", ["text", "json", "junit", "sarif", "md"])
+def test_check_unreadable_model_exit_2_and_a_complete_report(tmp_path, capsys, fmt):
+    good = _save(_mlp((2, 8)), tmp_path / "good.onnx")
+    (tmp_path / "bad.onnx").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(32))
+    out = tmp_path / f"report.{fmt}"
+    assert cli.main(["check", str(good), str(tmp_path / "bad.onnx"), "--format", fmt, "-o", str(out),
+                     "--no-pyproject"]) == 2
+    text = out.read_text()
+    assert "bad.onnx: a PNG image, not an ONNX model" in text
+    assert not [x for x in tmp_path.iterdir() if x.name.startswith(".report")]
+
+
+def test_check_missing_budget_file_is_one_line_exit_2(tmp_path, capsys):
+    good = _save(_mlp((2, 8)), tmp_path / "good.onnx")
+    out = tmp_path / "r.json"
+    assert cli.main(["check", str(good), "--budget", str(tmp_path / "nope.toml"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "nope.toml: no such file" in err and err.count("\n") == 1 and not out.exists()
+
+
+# ---------------------------------------------------------------- nothing half-written
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    from onnxperf import output
+
+    target = tmp_path / "r.json"
+    target.write_text("old\n")
+
+    def boom(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(output.os, "replace", boom)
+    with pytest.raises(OSError):
+        output.write_output("new\n" * 1000, str(target))
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
