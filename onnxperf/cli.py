@@ -7,10 +7,10 @@ import sys
 from collections.abc import Sequence
 
 from . import __version__
-from .commands import compare, hw, report, summary, sweep, validate
+from .commands import check, compare, hw, report, summary, sweep, validate
 from .errors import OnnxPerfError
 
-COMMANDS = (summary, report, sweep, validate, compare, hw)
+COMMANDS = (summary, report, sweep, validate, compare, hw, check)
 
 
 def build_parser() -> argparse.ArgumentParser:

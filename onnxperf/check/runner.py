@@ -1,0 +1,374 @@
+"""Check models against a budget and the lints: one :class:`Verdict` per model.
+
+Many models run in worker processes (``concurrent.futures.ProcessPoolExecutor``); verdicts come
+back in the order the models were given, whatever order the workers finish in. A model that
+cannot be read gets an ``error`` verdict with a one-line message; the others are still checked.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any
+
+from ..analysis import Analysis
+from ..errors import DimBindingError, OnnxPerfError
+from ..loader import load
+from ..memory import MemoryResult
+from ..shapes import input_dim_names
+from ..summary import Summary, summarize
+from .budget import Budget
+from .lints import Finding, LintContext, NodeRef, node_ref, run_lints
+
+PASS = "pass"
+FAIL = "fail"
+UNKNOWN = "unknown"  # a limit that cannot be verified (partial totals): fails unless allow_partial
+ERROR = "error"  # the model could not be read
+
+
+@dataclass(frozen=True)
+class BudgetResult:
+    """One limit of the budget, applied to one model."""
+
+    key: str  # the budget key, e.g. "max_macs"
+    status: str  # pass | fail | unknown
+    limit: Any
+    actual: Any
+    message: str  # one line
+    nodes: tuple[NodeRef, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"key": self.key, "status": self.status, "limit": self.limit, "actual": self.actual,
+                "message": self.message, "nodes": [n.to_dict() for n in self.nodes]}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    model: str
+    status: str  # pass | fail | error
+    error: str | None = None
+    budgets: tuple[BudgetResult, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    #: headline figures (name, value); values are exact ints, floats or None
+    figures: tuple[tuple[str, Any], ...] = ()
+    #: bindings that were applied / given but that this model has no use for
+    dims: tuple[tuple[str, int], ...] = ()
+    ignored_dims: tuple[str, ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        return {PASS: 0, FAIL: 1, ERROR: 2}[self.status]
+
+    @property
+    def failed_budgets(self) -> tuple[BudgetResult, ...]:
+        return tuple(b for b in self.budgets if b.status in (FAIL, UNKNOWN))
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == "error")
+
+    def to_dict(self) -> dict:
+        return {"model": self.model, "verdict": self.status, "exit_code": self.exit_code, "error": self.error,
+                "figures": dict(self.figures), "dims": dict(self.dims), "ignored_dims": list(self.ignored_dims),
+                "budgets": [b.to_dict() for b in self.budgets], "findings": [f.to_dict() for f in self.findings]}
+
+
+def exit_code(verdicts: Sequence[Verdict]) -> int:
+    """2 when any model could not be read, else 1 when any failed, else 0."""
+    codes = {v.exit_code for v in verdicts}
+    return 2 if 2 in codes else (1 if 1 in codes else 0)
+
+
+# ---------------------------------------------------------------- figures and limits
+
+def model_size_bytes(a: Analysis) -> int:
+    """Bytes of every constant tensor (weights and shape constants, subgraphs included) by its
+    declared dtype: the model's data, whether stored inline or as external data."""
+    if a.loaded is None:
+        return a.totals.param_bytes
+    total = 0
+    stack = [a.loaded.graph]
+    while stack:
+        g = stack.pop()
+        total += sum(r.nbytes for r in g.initializers.values()) + sum(r.nbytes for r in g.constants.values())
+        stack.extend(g.subgraphs.values())
+    return total
+
+
+def figures(sm: Summary) -> dict[str, Any]:
+    a, mem = sm.analysis, sm.memory
+    r = sm.roofline
+    uncosted = a.coverage.unsupported + a.coverage.unknown_shape
+    return {
+        "params": a.totals.params, "model_size_bytes": model_size_bytes(a),
+        "macs": a.totals.macs, "flops": a.totals.flops, "uncosted_nodes": uncosted,
+        "activation_peak_bytes": mem.peak_bytes, "total_memory_bytes": mem.total_bytes,
+        "unknown_size_tensors": mem.unknown_tensors,
+        "hw": None if r is None else r.spec_id,
+        "latency_s": None if r is None else r.latency_s,
+        "throughput_per_s": None if r is None else r.throughput_per_s(sm.batch),
+        "batch": sm.batch,
+        "latency_unknown_nodes": None if r is None else r.unknown_nodes,
+    }
+
+
+def _max_limit(key: str, limit: int | float, actual: int | float, partial: str | None, allow_partial: bool,
+               fmt) -> BudgetResult:
+    """A "no more than" limit; ``partial`` says why ``actual`` is only a lower bound."""
+    if actual > limit:
+        more = f" (at least: {partial})" if partial else ""
+        return BudgetResult(key, FAIL, limit, actual, f"{key}: {fmt(actual)} is over the limit {fmt(limit)}{more}")
+    if partial and not allow_partial:
+        return BudgetResult(key, UNKNOWN, limit, actual,
+                            f"{key}: cannot verify: {fmt(actual)} counted so far, but {partial}")
+    more = f" (partial: {partial})" if partial else ""
+    return BudgetResult(key, PASS, limit, actual, f"{key}: {fmt(actual)} within {fmt(limit)}{more}")
+
+
+def _uncosted(a: Analysis) -> str | None:
+    c = a.coverage
+    if c.complete:
+        return None
+    parts = []
+    if c.unknown_shape:
+        binds = f"; bind {', '.join('--dim ' + d + '=N' for d in c.dims_to_bind)}" if c.dims_to_bind else ""
+        parts.append(f"{c.unknown_shape} nodes have unknown shapes{binds}")
+    if c.unsupported:
+        parts.append(f"{c.unsupported} nodes are unsupported")
+    return ", ".join(parts)
+
+
+def _memory_partial(mem: MemoryResult) -> str | None:
+    return None if mem.complete else f"{mem.unknown_tensors} tensors have unknown sizes"
+
+
+def evaluate(sm: Summary, budget: Budget) -> list[BudgetResult]:
+    """Every limit the budget sets, in the order of the budget keys."""
+    from ..render.numbers import binary_bytes, seconds, si
+
+    a, mem, b = sm.analysis, sm.memory, budget
+    out: list[BudgetResult] = []
+
+    def count(x):
+        return f"{x:,}" if abs(x) < 1000 else f"{si(x)} ({x:,})"
+
+    ap = b.allow_partial
+    if b.max_params is not None:
+        out.append(_max_limit("max_params", b.max_params, a.totals.params, None, ap, count))
+    if b.max_model_size_bytes is not None:
+        out.append(_max_limit("max_model_size", b.max_model_size_bytes, model_size_bytes(a), None, ap, binary_bytes))
+    if b.max_macs is not None:
+        out.append(_max_limit("max_macs", b.max_macs, a.totals.macs, _uncosted(a), ap, count))
+    if b.max_flops is not None:
+        out.append(_max_limit("max_flops", b.max_flops, a.totals.flops, _uncosted(a), ap, count))
+    if b.max_activation_peak_bytes is not None:
+        out.append(_max_limit("max_activation_peak", b.max_activation_peak_bytes, mem.peak_bytes,
+                              _memory_partial(mem), ap, binary_bytes))
+    if b.max_total_memory_bytes is not None:
+        out.append(_max_limit("max_total_memory", b.max_total_memory_bytes, mem.total_bytes,
+                              _memory_partial(mem), ap, binary_bytes))
+    r = sm.roofline
+    partial_latency = None if r is None or not r.unknown_nodes else f"{r.unknown_nodes} nodes have no predicted time"
+    if r is None:
+        for key, limit in (("max_latency", b.max_latency_s), ("min_throughput", b.min_throughput_per_s)):
+            if limit is not None:
+                out.append(BudgetResult(key, UNKNOWN, limit, None, f"{key}: cannot verify without a hardware spec (hw)"))
+    if b.max_latency_s is not None and r is not None:
+        out.append(_max_limit("max_latency", b.max_latency_s, r.latency_s, partial_latency, ap,
+                              lambda x: f"{seconds(x)} on {r.spec_id}"))
+    if b.min_throughput_per_s is not None and r is not None:
+        tput = r.throughput_per_s(sm.batch)
+        limit = b.min_throughput_per_s
+        shown = "unbounded" if tput is None else f"{si(tput)}/s"
+        if tput is not None and tput < limit:
+            # a partial latency is a lower bound, so this throughput is an upper bound: a sure failure
+            out.append(BudgetResult("min_throughput", FAIL, limit, tput,
+                                    f"min_throughput: {shown} (batch {sm.batch}) on {r.spec_id} is under {si(limit)}/s"))
+        elif partial_latency and not ap:
+            out.append(BudgetResult("min_throughput", UNKNOWN, limit, tput,
+                                    f"min_throughput: cannot verify: {partial_latency}"))
+        else:
+            out.append(BudgetResult("min_throughput", PASS, limit, tput,
+                                    f"min_throughput: {shown} (batch {sm.batch}) on {r.spec_id} meets {si(limit)}/s"))
+    out += _structural(sm, budget)
+    return out
+
+
+def _structural(sm: Summary, b: Budget) -> list[BudgetResult]:
+    a = sm.analysis
+    out: list[BudgetResult] = []
+    opset = dict(a.model.opsets).get("")
+    if b.min_opset is not None or b.max_opset is not None:
+        lo = b.min_opset if b.min_opset is not None else 1
+        hi = b.max_opset
+        limit = [lo, hi]
+        span = f"{lo}..{hi if hi is not None else ''}"
+        if opset is None:
+            out.append(BudgetResult("opset", PASS, limit, None, "opset: the model uses no ai.onnx ops"))
+        elif opset < lo or (hi is not None and opset > hi):
+            out.append(BudgetResult("opset", FAIL, limit, opset, f"opset: ai.onnx {opset} is outside {span}"))
+        else:
+            out.append(BudgetResult("opset", PASS, limit, opset, f"opset: ai.onnx {opset} within {span}"))
+    if b.allowed_domains is not None:
+        allowed = set(b.allowed_domains)
+        bad = [n for n in a.nodes if (n.domain or "ai.onnx") not in allowed]
+        doms = sorted({n.domain or "ai.onnx" for n in bad})
+        out.append(_list_result("allowed_domains", list(b.allowed_domains), doms, bad,
+                                f"nodes in domain(s) {', '.join(map(repr, doms))}"))
+    if b.allowed_op_types is not None:
+        allowed = {x if "::" in x else f"::{x}" for x in b.allowed_op_types}
+        allowed |= {"::" + x.split("::", 1)[1] for x in b.allowed_op_types if x.startswith("ai.onnx::")}
+        bad = [n for n in a.nodes if f"{n.domain}::{n.op_type}" not in allowed]
+        ops = sorted({f"{n.domain}::{n.op_type}" if n.domain else n.op_type for n in bad})
+        out.append(_list_result("allowed_op_types", list(b.allowed_op_types), ops, bad,
+                                f"op types not allowed: {', '.join(ops)}"))
+    if b.static_shapes:
+        out.append(_static_shapes(a))
+    if b.allowed_dtypes is not None:
+        out.append(_dtypes_result(a, b.allowed_dtypes))
+    if b.execution_provider is not None:
+        from .ep import unsupported_nodes
+
+        bad_ep = unsupported_nodes(a, b.execution_provider)
+        if bad_ep:
+            reasons = sorted({why for _, why in bad_ep})
+            msg = f"execution_provider: {len(bad_ep)} nodes cannot run on {b.execution_provider}: " + "; ".join(reasons[:5])
+            out.append(BudgetResult("execution_provider", FAIL, b.execution_provider, len(bad_ep), msg,
+                                    tuple(node_ref(n) for n, _ in bad_ep[:50])))
+        else:
+            out.append(BudgetResult("execution_provider", PASS, b.execution_provider, 0,
+                                    f"execution_provider: every node has a {b.execution_provider} kernel"))
+    return out
+
+
+def _list_result(key: str, limit: list, offenders: list[str], bad_nodes, what: str) -> BudgetResult:
+    if offenders:
+        k = len(bad_nodes)
+        return BudgetResult(key, FAIL, limit, offenders, f"{key}: {k} node{'s' if k != 1 else ''}: {what}",
+                            tuple(node_ref(n) for n in bad_nodes[:50]))
+    return BudgetResult(key, PASS, limit, [], f"{key}: every node allowed")
+
+
+def _static_shapes(a: Analysis) -> BudgetResult:
+    """Graph inputs and outputs must declare fixed shapes in the file (bindings do not count:
+    the file is what gets deployed)."""
+    from ..shapes import _info_of
+
+    bad: list[NodeRef] = []
+    loaded = a.loaded
+    assert loaded is not None
+    inits = loaded.graph.initializers
+    for kind, seq in (("input", loaded.proto.graph.input), ("output", loaded.proto.graph.output)):
+        for vi in seq:
+            if kind == "input" and vi.name in inits:
+                continue
+            ti = _info_of(vi)
+            if ti is None or not ti.is_static:
+                bad.append(NodeRef(kind, vi.name, vi.name))
+    if bad:
+        names = ", ".join(repr(r.name) for r in bad[:10])
+        return BudgetResult("static_shapes", FAIL, True, False,
+                            f"static_shapes: {len(bad)} graph inputs/outputs declare dynamic or unknown shapes: {names}",
+                            tuple(bad[:50]))
+    return BudgetResult("static_shapes", PASS, True, True, "static_shapes: every graph input and output is static")
+
+
+def _dtypes_result(a: Analysis, allowed: tuple[str, ...]) -> BudgetResult:
+    from .. import dtypes
+
+    seen: dict[str, list[str]] = {}
+    for name, ti in sorted((a.tensors or {}).items()):
+        if ti.elem_type == 0:
+            continue
+        dt = dtypes.name(ti.elem_type)
+        if dt not in allowed:
+            seen.setdefault(dt, []).append(name)
+    if seen:
+        parts = ", ".join(f"{dt} ({len(v)} tensors, e.g. {v[0]!r})" for dt, v in sorted(seen.items()))
+        refs = tuple(NodeRef("tensor", n, n) for v in seen.values() for n in v[:10])
+        return BudgetResult("allowed_dtypes", FAIL, list(allowed), sorted(seen),
+                            f"allowed_dtypes: tensors of other dtypes: {parts}", refs)
+    return BudgetResult("allowed_dtypes", PASS, list(allowed), [], "allowed_dtypes: every tensor's dtype is allowed")
+
+
+# ---------------------------------------------------------------- one model, many models
+
+def check_model(path: str, budget: Budget, input_shapes: tuple[tuple[str, tuple[int, ...]], ...] = (),
+                convention: str = "default") -> Verdict:
+    """Check one model; a model that cannot be read gives an ``error`` verdict, not an exception."""
+    try:
+        return _check(path, budget, input_shapes, convention)
+    except OnnxPerfError as exc:
+        return Verdict(path, ERROR, error=str(exc))
+    except MemoryError:
+        return Verdict(path, ERROR, error=f"{path}: out of memory")
+
+
+def _check(path: str, budget: Budget, input_shapes, convention: str) -> Verdict:
+    loaded = load(path)
+    names = set(input_dim_names(loaded))
+    dims = {k: v for k, v in budget.dims if k in names}
+    ignored = tuple(k for k, _ in budget.dims if k not in names)
+    real_inputs = {vi.name for vi in loaded.proto.graph.input} - set(loaded.graph.initializers)
+    shapes = {k: v for k, v in input_shapes if k in real_inputs}
+    ignored += tuple(f"input {k}" for k, _ in input_shapes if k not in real_inputs)
+    sm = summarize(loaded, dims=dims, input_shapes=shapes, convention=convention, hw=budget.hw)
+    results = evaluate(sm, budget)
+    findings = run_lints(LintContext(sm.analysis, sm.memory, budget.lints))
+    failed = any(r.status in (FAIL, UNKNOWN) for r in results) or any(f.severity == "error" for f in findings)
+    return Verdict(path, FAIL if failed else PASS, None, tuple(results), tuple(findings),
+                   tuple(figures(sm).items()), tuple(sorted(dims.items())), ignored)
+
+
+def _context():
+    # fork is fast and safe here: the parent has started no threads (onnxruntime sessions are never
+    # created by check). Elsewhere, spawn.
+    if sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def check_models(paths: Sequence[str], budget: Budget,
+                 input_shapes: dict[str, tuple[int, ...]] | None = None, convention: str = "default",
+                 jobs: int | None = None) -> list[Verdict]:
+    """Verdicts for every model, in the order given. ``jobs`` worker processes (default: one per
+    CPU, at most one per model); with one job or one model everything runs in this process."""
+    shapes = tuple(sorted((input_shapes or {}).items()))
+    n = len(paths)
+    workers = min(n, jobs if jobs else (os.cpu_count() or 1))
+    if workers <= 1:
+        verdicts = [check_model(p, budget, shapes, convention) for p in paths]
+    else:
+        verdicts = []
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
+            futures = [pool.submit(check_model, p, budget, shapes, convention) for p in paths]
+            for p, fut in zip(paths, futures):
+                try:
+                    verdicts.append(fut.result())
+                except BrokenProcessPool:
+                    verdicts.append(Verdict(p, ERROR, error=f"{p}: the worker process checking it died "
+                                                            "(killed, or out of memory)"))
+    _check_bindings_used(verdicts, budget, shapes)
+    return verdicts
+
+
+def _check_bindings_used(verdicts: Sequence[Verdict], budget: Budget, shapes) -> None:
+    """A binding that no readable model has is a typo, not a model's business: refuse it."""
+    read = [v for v in verdicts if v.status != ERROR]
+    if not read:
+        return
+    for k, _ in budget.dims:
+        if all(k in v.ignored_dims for v in read):
+            raise DimBindingError(f"--dim {k}: no model has an input dim named {k!r}")
+    for k, _ in shapes:
+        if all(f"input {k}" in v.ignored_dims for v in read):
+            raise DimBindingError(f"--input-shape {k}: no model has an input named {k!r}")
+
+
+__all__ = ["BudgetResult", "ERROR", "FAIL", "PASS", "UNKNOWN", "Verdict", "check_model", "check_models",
+           "evaluate", "exit_code", "figures", "model_size_bytes"]

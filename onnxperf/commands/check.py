@@ -1,0 +1,69 @@
+"""``onnxperf check MODEL...``: budgets and lints; exit 0 pass, 1 a limit broken or an error-level
+lint, 2 a model (or an option) could not be read."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..check.budget import discover_budget, read_budget
+from ..check.render import RENDERERS
+from ..check.runner import check_models, exit_code
+from ..errors import OptionError
+from ..output import write_output
+from .common import add_bindings, add_output, parse_dims, parse_input_shapes
+
+FORMATS = ("text", "json", "junit", "sarif", "md")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("check", help="check models against a budget and lints (for CI)",
+                       description="Check each MODEL against a budget (params, size, MACs/FLOPs, memory, latency, "
+                                   "opsets, op types, dtypes, static shapes, execution-provider support) and the "
+                                   "lints. Exit 0: all pass; 1: a limit broken or an error-level lint; 2: a model "
+                                   "could not be read. See docs/check.md.")
+    p.add_argument("models", nargs="+", metavar="MODEL", help=".onnx files")
+    p.add_argument("--budget", metavar="FILE", default=None,
+                   help="budget TOML file (default: [tool.onnxperf] of the nearest pyproject.toml, if any)")
+    p.add_argument("--no-pyproject", action="store_true", help="do not look for a budget in pyproject.toml")
+    p.add_argument("--hw", metavar="NAME|SPEC.toml", default=None,
+                   help="hardware spec for max_latency / min_throughput (overrides the budget's hw)")
+    p.add_argument("--ep", metavar="PROVIDER", default=None,
+                   help="onnxruntime execution provider every node must have a kernel for, e.g. CPUExecutionProvider")
+    p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                   help="worker processes for many models (default: one per CPU)")
+    add_bindings(p)
+    add_output(p, FORMATS)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.jobs is not None and args.jobs < 1:
+        raise OptionError("--jobs must be at least 1")
+    if args.budget:
+        budget = read_budget(args.budget)
+    elif args.no_pyproject:
+        from ..check.budget import Budget
+
+        budget = Budget()
+    else:
+        budget = discover_budget()
+    budget = budget.with_overrides(hw=args.hw, dims=parse_dims(args.dim), execution_provider=args.ep)
+    shapes = parse_input_shapes(args.input_shape)
+    _validate_up_front(budget)
+    verdicts = check_models(args.models, budget, shapes, args.convention, args.jobs)
+    write_output(RENDERERS[args.format](verdicts, budget), args.output)
+    return exit_code(verdicts)
+
+
+def _validate_up_front(budget) -> None:
+    """Options that are wrong for every model fail once, before any model is read."""
+    if (budget.max_latency_s is not None or budget.min_throughput_per_s is not None) and not budget.hw:
+        raise OptionError("max_latency / min_throughput need a hardware spec: hw = \"...\" in the budget, or --hw")
+    if budget.hw:
+        from ..hardware import load_spec
+
+        load_spec(budget.hw)
+    if budget.execution_provider:
+        from ..check.ep import kernel_table
+
+        kernel_table(budget.execution_provider)
