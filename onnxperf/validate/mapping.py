@@ -372,13 +372,13 @@ def map_groups(original: onnx.ModelProto | LoadedModel, optimized: onnx.ModelPro
             continue
         rows.append(Group(tuple(_display_name(opt_nodes[i], timed.get(i, ())) for i in ms),
                           tuple(opt_nodes[i].op_type for i in ms), tuple(ids),
-                          sum(t.mean_s_per_run for i in ms for t in timed.get(i, ())), False,
+                          sum(t.typical_s_per_run for i in ms for t in timed.get(i, ())), False,
                           tuple(orig.nodes[v].op_type for v in ids)))
     leftover = set(range(len(orig.nodes))) - set(claims)
     for comp in _components(orig, leftover):
         rows.append(Group((), (), tuple(comp), 0.0, True, tuple(orig.nodes[v].op_type for v in comp)))
     rows.sort(key=lambda g: (g.original_node_ids[0] if g.original_node_ids else -1, g.measured_names))
-    return Mapping(tuple(rows), tuple(unmapped), sum(t.mean_s_per_run for t in unmapped))
+    return Mapping(tuple(rows), tuple(unmapped), sum(t.typical_s_per_run for t in unmapped))
 
 
 __all__ = ["Group", "LAYOUT_OPS", "Mapping", "map_groups"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +43,9 @@ class NodeTiming:
     ``name`` is the session graph's node name (the ``_kernel_time`` suffix removed);
     ``calls_per_run`` is usually 1 (more for nodes inside a Loop body, less than 1 when a branch
     runs only in some runs); ``node_index`` is onnxruntime's index (main graph or body);
-    ``parent`` is the main-graph control-flow node whose body holds this node, else None.
+    ``parent`` is the main-graph control-flow node whose body holds this node, else None;
+    ``median_s_per_run`` is the median over the timed runs of the node's time in each run (robust
+    to the odd slow run that a shared machine gives; calibration uses it).
     """
 
     name: str
@@ -52,6 +55,13 @@ class NodeTiming:
     calls_per_run: float
     node_index: int | None = None
     parent: str | None = None
+    median_s_per_run: float | None = None
+
+    @property
+    def typical_s_per_run(self) -> float:
+        """The node's time per run that validation compares with predictions: the median over the
+        timed runs when known (one slow run of a shared machine does not move it), else the mean."""
+        return self.median_s_per_run if self.median_s_per_run is not None else self.mean_s_per_run
 
 
 @dataclass(frozen=True)
@@ -132,7 +142,12 @@ def parse_profile(profile: str | os.PathLike | list[dict[str, Any]] | dict[str, 
         windows = windows[-runs:]
     if not windows:
         return ()
-    kept = [ev for ev in _node_events(events) if any(_in_run(ev, s, e) for s, e in windows)]
+    kept, run_of = [], {}
+    for ev in _node_events(events):
+        w = next((i for i, (s, e) in enumerate(windows) if _in_run(ev, s, e)), None)
+        if w is not None:
+            kept.append(ev)
+            run_of[id(ev)] = w
     # Control-flow parents: drop their own events; label body events with the outermost one.
     parents = sorted((ev for ev in kept if ev.op_type in CONTROL_FLOW_OPS), key=lambda ev: (ev.ts, -ev.dur))
     outer: list[_Event] = []
@@ -140,6 +155,7 @@ def parse_profile(profile: str | os.PathLike | list[dict[str, Any]] | dict[str, 
         if not any(_in_body(p, q) for q in outer):
             outer.append(p)
     acc: dict[tuple[str | None, str, int | None, str], list[float]] = {}
+    per_run: dict[tuple[str | None, str, int | None, str], list[float]] = {}
     order: list[tuple[str | None, str, int | None, str]] = []
     meta: dict[tuple[str | None, str, int | None, str], tuple[str, str]] = {}
     for ev in sorted(kept, key=lambda ev: ev.ts):
@@ -149,12 +165,15 @@ def parse_profile(profile: str | os.PathLike | list[dict[str, Any]] | dict[str, 
         key = (parent, ev.name, ev.node_index, ev.op_type)
         if key not in acc:
             acc[key] = [0.0, 0]
+            per_run[key] = [0.0] * len(windows)
             order.append(key)
             meta[key] = (ev.op_type, ev.provider)
         acc[key][0] += ev.dur
         acc[key][1] += 1
+        per_run[key][run_of[id(ev)]] += ev.dur
     n = len(windows)
-    return tuple(NodeTiming(name, meta[k][0], meta[k][1], acc[k][0] * 1e-6 / n, acc[k][1] / n, idx, parent)
+    return tuple(NodeTiming(name, meta[k][0], meta[k][1], acc[k][0] * 1e-6 / n, acc[k][1] / n, idx, parent,
+                            statistics.median(per_run[k]) * 1e-6)
                  for k in order for parent, name, idx, _ in [k])
 
 
