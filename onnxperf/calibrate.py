@@ -1,17 +1,24 @@
 """``onnxperf hw calibrate``: how much of the roofline each op family attains on this machine.
 
-A fixed suite of small single-op models (never the model being validated) runs through
-onnxruntime; each op's measured kernel time is set against its plain roofline terms and the
-fit gives, per family f, a compute efficiency e_c,f, a memory efficiency e_m,f, and one
-per-node dispatch overhead o:
+A fixed suite of small models (never the model being validated), each made of independent copies
+of one op, runs through onnxruntime; each op's measured kernel time (median over the timed runs,
+averaged over the copies) is set against its plain roofline terms, and the fit gives, per family
+f, a compute efficiency e_c,f and a memory efficiency e_m,f:
 
-    t ≈ max(W / (e_c,f · π), Q / (e_m,f · β)) + o
+    t ≈ max(c, m) + α·min(c, m) + o,   c = W / (e_c,f · π),  m = Q / (e_m,f · β)
 
-* o: the median measured time of the suite's tiny ops (a few hundred elements), whose roofline
-  time is negligible;
-* e_m,f: median over the family's memory-bound samples of (Q/β) / (t − o);
-* e_c,f: median over its compute-bound samples of (W/π) / (t − o);
-* a family without samples of one kind takes the median over all families (``default.*``).
+* o_k: the median profiled kernel time of the suite's tiny ops (a few hundred elements), whose
+  roofline time is negligible: the floor of a profiled kernel, taken off before fitting;
+* e_m,f: median over the family's memory-bound samples of (Q/β) / (t − o_k);
+* e_c,f: median over its compute-bound samples of (W/π) / (t − o_k);
+* a family without samples of one kind takes the median over all families (``default.*``);
+* α_f (``<family>.overlap``): how much of the lesser of the two times is *not* hidden under the
+  greater (a conv whose weights are large pays for reading them on top of its arithmetic): the
+  one of 0, 0.05, ..., 1 that predicts the family's samples best (:func:`fit_efficiency`).
+
+The spec's ``overhead_s`` (o, per executed node) and ``overhead_run_s`` (per run) are measured
+apart, end to end with the profiler off (:func:`onnxperf.validate.calibration.dispatch_overhead`);
+:func:`fit_efficiency` alone reports o_k as ``overhead_s``.
 
 Efficiencies are clipped to [0.005, 4]: above 1 means the machine beats its spec's roof (caches
 serve repeated reads faster than DRAM), which is real on small working sets.
@@ -19,6 +26,7 @@ serve repeated reads faster than DRAM), which is real on small working sets.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -30,57 +38,91 @@ from onnx import TensorProto, helper, numpy_helper
 F32 = TensorProto.FLOAT
 
 
+#: independent copies of the op in each suite model (own inputs and weights, so no common-
+#: subexpression elimination merges them): they run back to back as a model's nodes do, and
+#: the measured time per copy is stable where a one-node model's is not (its single kernel
+#: swings by 2x between sessions on a small shared machine)
+COPIES = 4
+
+
 def _w(name: str, shape: list[int], seed: int) -> onnx.TensorProto:
     rng = np.random.default_rng(seed)
-    return numpy_helper.from_array((rng.standard_normal(shape) * 0.05).astype(np.float32), name)
+    return numpy_helper.from_array(rng.standard_normal(shape, dtype=np.float32) * np.float32(0.05), name)
 
 
-def _model(name: str, nodes, inputs, outputs, inits=(), opset: int = 17) -> onnx.ModelProto:
-    g = helper.make_graph(nodes, name, inputs, outputs, list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="onnxperf-calibrate")
-    m.ir_version = 8
-    # graph outputs get their inferred types, so every suite model passes onnx.checker
-    return onnx.shape_inference.infer_shapes(m, strict_mode=True)
-
-
-def _vi(name: str, shape) -> onnx.ValueInfoProto:
-    return helper.make_tensor_value_info(name, F32, shape)
+def _vi(name: str, shape, elem: int = F32) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, elem, shape)
 
 
 @dataclass(frozen=True)
 class Case:
+    """One suite entry: ``model`` holds :data:`COPIES` independent copies of the op."""
+
     name: str
     family: str
     model: onnx.ModelProto
+    copies: int = COPIES
+
+
+def _case(name: str, family: str, build, copies: int = COPIES, opset: int = 17) -> Case:
+    """A suite model of ``copies`` independent copies of one op.
+
+    ``build(sfx, seed)`` returns (node, inputs, initializers) of one copy whose tensor names end
+    in ``sfx``; its output is ``y`` + sfx."""
+    nodes, inputs, outputs, inits = [], [], [], []
+    for i in range(copies):
+        node, ins, ws = build(f"_{i}", 10 * i)
+        node.name = f"{name}_{i}"
+        nodes.append(node)
+        inputs += ins
+        inits += ws
+        outputs.append(_vi(f"y_{i}", None))
+    g = helper.make_graph(nodes, name, inputs, outputs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="onnxperf-calibrate")
+    m.ir_version = 8
+    # graph outputs get their inferred types, so every suite model passes onnx.checker
+    return Case(name, family, onnx.shape_inference.infer_shapes(m, strict_mode=True), copies)
 
 
 def _conv(name, n, c_in, c_out, hw, k, stride=1, group=1) -> Case:
     pad = k // 2
-    ho = (hw + 2 * pad - k) // stride + 1
-    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=[k, k], strides=[stride, stride],
-                            pads=[pad] * 4, group=group)
-    return Case(name, "conv", _model(name, [node], [_vi("x", [n, c_in, hw, hw])], [_vi("y", [n, c_out, ho, ho])],
-                                     [_w("w", [c_out, c_in // group, k, k], 1), _w("b", [c_out], 2)]))
+
+    def build(sfx, seed):
+        node = helper.make_node("Conv", ["x" + sfx, "w" + sfx, "b" + sfx], ["y" + sfx], kernel_shape=[k, k],
+                                strides=[stride, stride], pads=[pad] * 4, group=group)
+        return node, [_vi("x" + sfx, [n, c_in, hw, hw])], [_w("w" + sfx, [c_out, c_in // group, k, k], seed + 1),
+                                                          _w("b" + sfx, [c_out], seed + 2)]
+    return _case(name, "conv", build)
 
 
 def _matmul(name, b, m, k, n) -> Case:
     shape_a = [b, m, k] if b > 1 else [m, k]
-    node = helper.make_node("MatMul", ["a", "w"], ["y"])
-    return Case(name, "matmul", _model(name, [node], [_vi("a", shape_a)], [_vi("y", None)], [_w("w", [k, n], 3)]))
+
+    def build(sfx, seed):
+        return (helper.make_node("MatMul", ["a" + sfx, "w" + sfx], ["y" + sfx]), [_vi("a" + sfx, shape_a)],
+                [_w("w" + sfx, [k, n], seed + 3)])
+    return _case(name, "matmul", build)
 
 
 def _unary(name, op, family, shape, **attrs) -> Case:
-    node = helper.make_node(op, ["x"], ["y"], **attrs)
-    return Case(name, family, _model(name, [node], [_vi("x", shape)], [_vi("y", None)]))
+    return _case(name, family, lambda sfx, seed: (helper.make_node(op, ["x" + sfx], ["y" + sfx], **attrs),
+                                                  [_vi("x" + sfx, shape)], []))
 
 
 def _binary(name, op, shape) -> Case:
-    node = helper.make_node(op, ["x", "z"], ["y"])
-    return Case(name, "elementwise", _model(name, [node], [_vi("x", shape), _vi("z", shape)], [_vi("y", None)]))
+    return _case(name, "elementwise", lambda sfx, seed: (
+        helper.make_node(op, ["x" + sfx, "z" + sfx], ["y" + sfx]), [_vi("x" + sfx, shape), _vi("z" + sfx, shape)], []))
+
+
+def tiny_case(copies: int) -> Case:
+    """``copies`` independent Relus on 16×16 tensors: a model whose time is all runtime overhead."""
+    return _case(f"dispatch_{copies}", "activation", lambda sfx, seed: (
+        helper.make_node("Relu", ["x" + sfx], ["y" + sfx]), [_vi("x" + sfx, [16, 16])], []), copies=copies)
 
 
 def suite(scale: float = 1.0) -> list[Case]:
-    """The fixed calibration suite. ``scale`` < 1 shrinks the spatial/row sizes (tests)."""
+    """The fixed calibration suite. ``scale`` < 1 shrinks the spatial/row sizes and the largest
+    weights (tests)."""
     s = max(scale, 1 / 64)
 
     def d(x: int) -> int:
@@ -92,15 +134,18 @@ def suite(scale: float = 1.0) -> list[Case]:
         _conv("conv1x1_64_256", 1, 64, 256, d(56), 1),
         _conv("conv7x7_s2_stem", 1, 3, 64, d(224), 7, stride=2),
         _conv("conv3x3_256", 1, 256, 256, d(14), 3),
+        _conv("conv3x3_512", 1, d(512), d(512), d(7), 3),
+        _conv("conv1x1_1024_2048_s2", 1, d(1024), d(2048), d(14), 1, stride=2),
+        _conv("conv3x3_128_s2", 1, 128, 128, d(56), 3, stride=2),
         _conv("dwconv3x3_144", 1, 144, 144, d(56), 3, group=144),
         _conv("dwconv3x3_960", 1, 960, 960, d(7), 3, group=960),
         _conv("gconv3x3_g8", 1, 128, 128, d(28), 3, group=8),
         _matmul("gemm_64", 1, 64, 64, 64),
         _matmul("gemm_256", 1, 256, 256, 256),
-        _matmul("gemm_1024", 1, d(1024), 1024, 1024),
-        _matmul("gemv_4096", 1, 1, 4096, 4096),
+        _matmul("gemm_1024", 1, d(1024), d(1024), d(1024)),
+        _matmul("gemv_4096", 1, 1, d(4096), d(4096)),
         _matmul("bmm_16x128", 16, d(128), 64, 128),
-        _matmul("linear_tokens", 1, d(512), 768, 3072),
+        _matmul("linear_tokens", 1, d(512), d(768), d(3072)),
         _binary("add_1m", "Add", [d(1024), 1024]),
         _binary("mul_4m", "Mul", [d(4096), 1024]),
         _binary("add_tiny", "Add", [16, 16]),
@@ -114,23 +159,22 @@ def suite(scale: float = 1.0) -> list[Case]:
         _unary("maxpool_3x3_s2", "MaxPool", "pool", [1, 64, d(112), d(112)], kernel_shape=[3, 3],
                strides=[2, 2], pads=[1, 1, 1, 1]),
         _unary("gap_2048", "GlobalAveragePool", "pool", [1, 2048, 7, 7]),
+        _case("layernorm_768", "norm", lambda sfx, seed: (
+            helper.make_node("LayerNormalization", ["x" + sfx, "g" + sfx, "b" + sfx], ["y" + sfx], axis=-1),
+            [_vi("x" + sfx, [d(512), 768])], [_w("g" + sfx, [768], seed + 4), _w("b" + sfx, [768], seed + 5)])),
+        _case("batchnorm_64", "norm", lambda sfx, seed: (
+            helper.make_node("BatchNormalization", ["x" + sfx, "g" + sfx, "b" + sfx, "m" + sfx, "v" + sfx],
+                             ["y" + sfx]),
+            [_vi("x" + sfx, [1, 64, d(112), d(112)])],
+            [_w("g" + sfx, [64], seed + 6), _w("b" + sfx, [64], seed + 7), _w("m" + sfx, [64], seed + 8),
+             numpy_helper.from_array(np.ones(64, np.float32), "v" + sfx)])),
+        _case("concat_c", "movement", lambda sfx, seed: (
+            helper.make_node("Concat", ["x" + sfx, "z" + sfx], ["y" + sfx], axis=1),
+            [_vi("x" + sfx, [1, 128, d(56), d(56)]), _vi("z" + sfx, [1, 128, d(56), d(56)])], [])),
+        _case("gather_rows", "gather_scatter", lambda sfx, seed: (
+            helper.make_node("Gather", ["t" + sfx, "i" + sfx], ["y" + sfx], axis=0),
+            [_vi("i" + sfx, [d(512)], TensorProto.INT64)], [_w("t" + sfx, [d(8192), d(768)], seed + 9)])),
     ]
-    ln = helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=-1)
-    cases.append(Case("layernorm_768", "norm", _model("layernorm_768", [ln], [_vi("x", [d(512), 768])],
-                                                        [_vi("y", None)], [_w("g", [768], 4), _w("b", [768], 5)])))
-    bn = helper.make_node("BatchNormalization", ["x", "g", "b", "m", "v"], ["y"])
-    v = numpy_helper.from_array(np.ones(64, np.float32), "v")
-    cases.append(Case("batchnorm_64", "norm", _model("batchnorm_64", [bn], [_vi("x", [1, 64, d(112), d(112)])],
-                                                       [_vi("y", None)], [_w("g", [64], 6), _w("b", [64], 7),
-                                                                          _w("m", [64], 8), v])))
-    cat = helper.make_node("Concat", ["x", "z"], ["y"], axis=1)
-    cases.append(Case("concat_c", "movement", _model("concat_c", [cat], [_vi("x", [1, 128, d(56), d(56)]),
-                                                                        _vi("z", [1, 128, d(56), d(56)])],
-                                                     [_vi("y", None)])))
-    gat = helper.make_node("Gather", ["t", "i"], ["y"], axis=0)
-    cases.append(Case("gather_rows", "gather_scatter", _model(
-        "gather_rows", [gat], [helper.make_tensor_value_info("i", TensorProto.INT64, [d(512)])], [_vi("y", None)],
-        [_w("t", [8192, 768], 9)])))
     return cases
 
 
@@ -162,30 +206,61 @@ def _clip(x: float) -> float:
     return min(max(x, _CLIP[0]), _CLIP[1])
 
 
+#: candidate overlaps of compute and memory time tried by the fit: 0, 0.05, ..., 1
+OVERLAPS = tuple(i / 20 for i in range(21))
+
+
 def fit_efficiency(samples: Iterable[Sample]) -> dict[str, float]:
-    """The efficiency table of a calibrated spec (see the module docstring)."""
+    """The efficiency table of a calibrated spec (see the module docstring).
+
+    Per family, for each overlap α in :data:`OVERLAPS` the family's efficiencies are fitted
+    (medians, the lesser term taken off at α), its samples are predicted with them, and the α with
+    the least sum of squared log errors wins (the smaller one on a tie: a family whose samples
+    cannot tell keeps the pure roofline, α = 0). α = 1 adds compute and memory time."""
     samples = list(samples)
     tiny = [s.measured_s for s in samples if s.case in TINY]
     overhead = statistics.median(tiny) if tiny else 0.0
-    by_fam: dict[str, dict[str, list[float]]] = {}
-    for s in samples:
-        if s.case in TINY:
-            continue
-        t = max(s.measured_s - overhead, s.measured_s * 0.1)
-        kind = "compute" if s.compute_bound else "memory"
-        term = s.compute_s if s.compute_bound else s.memory_s
-        by_fam.setdefault(s.family, {"compute": [], "memory": []})[kind].append(term / t)
+    fit = [s for s in samples if s.case not in TINY and s.measured_s > 0]
     out: dict[str, float] = {"overhead_s": overhead}
-    all_c = [x for v in by_fam.values() for x in v["compute"]]
-    all_m = [x for v in by_fam.values() for x in v["memory"]]
-    out["default.compute"] = _clip(statistics.median(all_c)) if all_c else 1.0
-    out["default.memory"] = _clip(statistics.median(all_m)) if all_m else 1.0
-    for fam in sorted(by_fam):
-        for kind in ("compute", "memory"):
-            vals = by_fam[fam][kind]
+    ratios: dict[str, list[float]] = {"compute": [], "memory": []}
+    for fam in sorted({s.family for s in fit}):
+        mine = [s for s in fit if s.family == fam]
+        best: tuple[float, float, dict[str, list[float]]] | None = None
+        for alpha in OVERLAPS:
+            r = _ratios(mine, overhead, alpha)
+            eff = {f"{fam}.{k}": _clip(statistics.median(v)) for k, v in r.items() if v}
+            err = sum(math.log(predict(s, eff, alpha, overhead) / s.measured_s) ** 2 for s in mine)
+            if best is None or err < best[0] - 1e-9 * max(1.0, best[0]):
+                best = (err, alpha, r)
+        _, alpha, r = best
+        for kind, vals in r.items():
             if vals:
                 out[f"{fam}.{kind}"] = _clip(statistics.median(vals))
+                ratios[kind] += vals
+        if alpha > 0:
+            out[f"{fam}.overlap"] = alpha
+    out["default.compute"] = _clip(statistics.median(ratios["compute"])) if ratios["compute"] else 1.0
+    out["default.memory"] = _clip(statistics.median(ratios["memory"])) if ratios["memory"] else 1.0
+    return dict(sorted(out.items()))
+
+
+def _ratios(samples: list[Sample], overhead: float, alpha: float) -> dict[str, list[float]]:
+    """Attained share of the roof per sample, by the kind of its bound, at overlap α."""
+    out: dict[str, list[float]] = {"compute": [], "memory": []}
+    for s in samples:
+        t = max(s.measured_s - overhead, s.measured_s * 0.1)
+        term, lesser = (s.compute_s, s.memory_s) if s.compute_bound else (s.memory_s, s.compute_s)
+        t = max(t - alpha * lesser, t * 0.1)
+        out["compute" if s.compute_bound else "memory"].append(term / t)
     return out
+
+
+def predict(s: Sample, eff: dict[str, float], alpha: float, overhead: float) -> float:
+    """A sample's time under fitted efficiencies: max(c', m') + α·min(c', m') + o (as the roofline)."""
+    c = s.compute_s / eff.get(f"{s.family}.compute", eff.get("default.compute", 1.0))
+    m = s.memory_s / eff.get(f"{s.family}.memory", eff.get("default.memory", 1.0))
+    # the lesser term at its family's efficiency when fitted, else at the roof (as in _ratios)
+    return max(c, m) + alpha * min(c, m) + overhead
 
 
 def calibrated(spec, efficiency: dict[str, float]):

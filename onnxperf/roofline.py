@@ -9,15 +9,23 @@ Q/β, not zero. Nodes run one after another, so the predicted latency is the sum
 A calibrated spec (``efficiency``, fitted by ``onnxperf hw calibrate``) says how much of the roofs
 each op family attains on that machine and what a node costs to dispatch:
 
-    t = max(W / (e_c,f · π), Q / (e_m,f · β)) + o
+    t = max(c, m) + α·min(c, m) + o,   c = W / (e_c,f · π),  m = Q / (e_m,f · β)
 
 with keys ``<family>.compute`` (e_c), ``<family>.memory`` (e_m), ``default.compute``,
-``default.memory`` and ``overhead_s`` (o, per executed node). A plain spec has none: e = 1, o = 0.
+``default.memory``, ``<family>.overlap`` (α: 0 when compute and memory overlap fully, as in the
+plain roofline; 1 when they add up) and ``overhead_s`` (o, per executed node), and the latency adds
+``overhead_run_s`` once per run (the runtime's own work around the nodes). A plain spec has none:
+e = 1, o = 0.
 
 A calibrated spec may also say ``fusion.epilogue = 1``: the runtime it was calibrated on fuses an
 elementwise epilogue (an activation, a residual Add) into the conv or matmul that produces its input,
 as onnxruntime's optimizers do. Such an epilogue then costs its arithmetic only, plus reading its
-other inputs (the residual); its dispatch and the round trip of the fused tensor are gone.
+other inputs (the residual); its dispatch and the round trip of the fused tensor are gone. Which
+ops fuse into which is onnxruntime's CPU provider's list (:func:`epilogues`).
+
+``fusion.constant_folding = 1``: the runtime computes at load time every node that depends on
+constants only (and ``Shape`` of a tensor whose shape is known): such nodes take no time
+(:mod:`onnxperf.folding`). Both are set by calibration at optimization levels that do them.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from typing import Any, Protocol
 
 from .analysis import Analysis
 from .cost import COUNTED, ZERO, NodeCost
+from .folding import foldable_nodes
 
 COMPUTE = "compute"
 MEMORY = "memory"
@@ -109,7 +118,10 @@ class RooflineResult:
     unknown_nodes: int
     compute_bound_time_s: float
     memory_bound_time_s: float
-    by_op_type: tuple[tuple[str, int, float, float], ...]  # (op type, count, time, share)
+    by_op_type: tuple[tuple[str, int, float, float], ...]  # (op type, count, time, share of node time)
+    #: per-run cost of the runtime beyond its nodes (a calibrated spec's ``overhead_run_s``);
+    #: ``latency_s`` = the sum of node times + this
+    run_overhead_s: float = 0.0
 
     def throughput_per_s(self, batch: int = 1) -> float | None:
         return None if self.latency_s <= 0 else batch / self.latency_s
@@ -121,6 +133,13 @@ def efficiencies(spec: Spec, family: str) -> tuple[float, float, float]:
     e_c = float(eff.get(f"{family}.compute", eff.get("default.compute", 1.0)))
     e_m = float(eff.get(f"{family}.memory", eff.get("default.memory", 1.0)))
     return e_c, e_m, float(eff.get("overhead_s", 0.0))
+
+
+def overlap(spec: Spec, family: str) -> float:
+    """α of a calibrated spec for an op family: the share of the lesser of compute and memory
+    time that is not hidden under the greater (``<family>.overlap``, else ``overlap``, else 0)."""
+    eff = getattr(spec, "efficiency", None) or {}
+    return float(eff.get(f"{family}.overlap", eff.get("overlap", 0.0)))
 
 
 #: ops that no runtime executes as a kernel (folded at load): no dispatch overhead
@@ -143,7 +162,7 @@ def node_roofline(n, spec: Spec) -> NodeRoofline:
     # time of the arithmetic: FLOPs at the float peak plus integer ops at the integer peak
     compute_s = (n.flops / float_peak if n.flops else 0.0) + (n.int_ops / int_peak if n.int_ops else 0.0)
     memory_s = nbytes / bw if nbytes else 0.0
-    t = max(compute_s, memory_s) + overhead
+    t = max(compute_s, memory_s) + overlap(spec, n.family) * min(compute_s, memory_s) + overhead
     # the peak that this mix of operations runs at (for intensity/attainable figures)
     peak = ops / compute_s if compute_s > 0 else (float_peak if n.int_ops == 0 else int_peak)
     i = intensity(ops, nbytes)
@@ -151,52 +170,268 @@ def node_roofline(n, spec: Spec) -> NodeRoofline:
     return NodeRoofline(n.key, n.op_type, n.family, dtype, ops, nbytes, i, peak, attainable(peak, bw, i), b, t, None)
 
 
-#: elementwise ops a runtime fuses into the conv/matmul producing their input
-EPILOGUE_OPS = frozenset({"Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Add",
-                          "Sum", "Mul", "Gelu", "Elu", "Selu", "Softplus", "Swish", "Mish", "PRelu", "ThresholdedRelu"})
-_EPILOGUE_PRODUCERS = frozenset({"conv", "matmul"})
+#: activations that onnxruntime's CPU provider fuses into the Conv or Gemm before them
+#: (ConvActivationFusion, GemmActivationFusion, the NCHWc transformer)
+FUSED_ACTIVATIONS = frozenset({"Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid"})
+#: what fuses into each producer op: Conv takes one Add/Sum (a residual or bias, NCHWc Conv+Sum)
+#: and then one activation; Gemm one activation; MatMul a multiply or divide by a scalar constant
+#: (MatMulScaleFusion -> FusedMatMul), and when its operands are 2-D an Add of a constant bias
+#: (MatMulAddFusion -> Gemm) and then one activation. onnxruntime does not fuse an Add into a
+#: batched MatMul (the bias Add of a transformer stays a kernel of its own).
+_ADDS = frozenset({"Add", "Sum"})
+_SCALES = frozenset({"Mul", "Div"})
 
 
-def epilogues(a: Analysis) -> dict[str, str]:
-    """Main-graph nodes that fuse as epilogues: node key -> the name of the fused input tensor.
+def _is_scalar(t) -> bool:
+    return t is not None and t.shape is not None and all(isinstance(d, int) for d in t.shape) \
+        and _numel(t.shape) == 1
 
-    A node qualifies when its op is in :data:`EPILOGUE_OPS` and one of its inputs is produced by a
-    conv/matmul node (or by another epilogue) and read by this node alone."""
+
+def _numel(shape) -> int:
+    k = 1
+    for d in shape:
+        k *= d
+    return k
+
+
+@dataclass(frozen=True)
+class Fusions:
+    """What a runtime's graph optimizer does to a model, as the roofline of a calibrated spec sees it.
+
+    ``epilogue``: node key -> the input tensors it no longer reads from memory (they are computed
+    in the same kernel, just before); the node costs its arithmetic plus its other inputs, and no
+    dispatch. ``absorbed``: nodes folded into a neighbour's weights or attributes when the model
+    loads (a constant Mul/Add/BatchNormalization after a Conv, a zero Pad before a Conv or pool):
+    no time at all."""
+
+    epilogue: dict[str, frozenset[str]]
+    absorbed: frozenset[str]
+
+
+def epilogues(a: Analysis) -> dict[str, frozenset[str]]:
+    """Main-graph nodes that run inside the kernel before them (:func:`fusions`)."""
+    return fusions(a).epilogue
+
+
+def fusions(a: Analysis) -> Fusions:
+    """onnxruntime's CPU fusions found in ``a`` (see :data:`FUSED_ACTIVATIONS` for the patterns).
+
+    A fused input must be read by the fusing node alone and not be a graph output; a chain
+    (Conv -> Mul -> Add -> Relu) is followed link by link, each link checked against what its root
+    still accepts. GELU written out (x/√2 -> Erf -> +1 -> ·x -> ·0.5, and the bias Add before it)
+    runs as one kernel (GeluFusion, BiasGeluFusion): its first node keeps its traffic, the others
+    cost their arithmetic."""
     nodes = a.main_nodes
     producer: dict[str, NodeCost] = {}
-    consumers: dict[str, int] = {}
+    users: dict[str, list[NodeCost]] = {}
     for n in nodes:
         for o in n.outputs:
             if o is not None:
                 producer[o.name] = n
         for i in n.inputs:
             if i is not None:
-                consumers[i.name] = consumers.get(i.name, 0) + 1
+                users.setdefault(i.name, []).append(n)
     graph_outputs = {o.name for o in a.model.outputs}
-    out: dict[str, str] = {}
+    consts = _constant_names(a)
+
+    def sole_user(name: str) -> bool:
+        return len(users.get(name, ())) == 1 and name not in graph_outputs
+
+    # node key -> (root op, what the chain has taken so far)
+    state: dict[str, tuple[str, frozenset[str]]] = {}
     for n in nodes:
-        if n.op_type not in EPILOGUE_OPS or n.domain or n.status != COUNTED:
+        if n.op_type in ("Conv", "Gemm", "MatMul") and not n.domain and n.status == COUNTED:
+            two_d = n.op_type == "MatMul" and all(i is not None and i.shape is not None and len(i.shape) == 2
+                                                  for i in n.inputs[:2])
+            state[n.key] = ("Gemm" if two_d else n.op_type, frozenset())
+    epi: dict[str, frozenset[str]] = {}
+    absorbed: set[str] = set()
+    for n in nodes:
+        if n.domain or n.status != COUNTED:
+            continue
+        if n.op_type == "Pad" and _zero_pad(a, n, consts) and n.outputs and n.outputs[0] is not None \
+                and sole_user(n.outputs[0].name) \
+                and users[n.outputs[0].name][0].op_type in ("Conv", "MaxPool", "AveragePool"):
+            absorbed.add(n.key)  # PadFusion: the padding moves into the consumer's pads
             continue
         for i in n.inputs:
-            if i is None or consumers.get(i.name) != 1 or i.name in graph_outputs:
+            if i is None or not sole_user(i.name):
                 continue
             p = producer.get(i.name)
-            if p is not None and (p.family in _EPILOGUE_PRODUCERS or p.key in out):
-                out[n.key] = i.name
+            if p is None or p.key not in state:
+                continue
+            root, taken = state[p.key]
+            others = [x for x in n.inputs if x is not None and x.name != i.name]
+            kind = _epilogue_kind(root, taken, n.op_type, others, consts)
+            if kind is None:
+                continue
+            if kind == "fold":
+                absorbed.add(n.key)
+            else:
+                epi[n.key] = frozenset({i.name})
+            state[n.key] = (root, taken | {kind})
+            break
+    for members, free in _gelu_islands(nodes, producer, users, consts, graph_outputs):
+        for m in members:
+            if m.key not in epi and m.key not in absorbed:
+                epi[m.key] = frozenset(x.name for x in m.inputs if x is not None and x.name in free)
+    return Fusions(epi, frozenset(absorbed))
+
+
+def _zero_pad(a: Analysis, n, consts: set[str]) -> bool:
+    """A constant-mode Pad with constant pads and a zero (or absent) fill value."""
+    if a.loaded is None or n.scope:
+        return False
+    g = a.loaded.graph
+    node = g.nodes[n.id]
+    mode = next((at.s for at in node.attribute if at.name == "mode"), b"constant")
+    if mode != b"constant":
+        return False
+    ins = list(node.input)
+    if len(ins) >= 2 and ins[1] and ins[1] not in consts:
+        return False
+    if len(ins) >= 3 and ins[2]:
+        v = g.const_value(ins[2])
+        return v is not None and v.size == 1 and float(v.reshape(-1)[0]) == 0.0
+    value = next((at.f for at in node.attribute if at.name == "value"), 0.0)
+    return value == 0.0
+
+
+def _gelu_islands(nodes, producer, users, consts, graph_outputs):
+    """(members after the first, tensors they get for free) of each written-out GELU (Erf form)."""
+    out = []
+    for e in nodes:
+        if e.op_type != "Erf" or not e.inputs or e.inputs[0] is None:
+            continue
+        pre = producer.get(e.inputs[0].name)
+        if pre is None or pre.op_type not in ("Div", "Mul"):
+            continue
+        xs = [t for t in pre.inputs if t is not None and t.name not in consts]
+        if len(xs) != 1:
+            continue
+        x = xs[0].name
+        island = {pre.key: pre, e.key: e}
+        inner = {o.name for m in island.values() for o in m.outputs if o is not None}
+        for _ in range(3):
+            grown = False
+            for m in list(island.values()):
+                for o in m.outputs:
+                    for u in users.get(o.name, ()) if o is not None else ():
+                        if u.key in island or u.op_type not in ("Add", "Mul"):
+                            continue
+                        acts = [t.name for t in u.inputs if t is not None and t.name not in consts]
+                        half_x = [t for t in acts if t not in inner and t != x and _scaled(producer.get(t), x, consts)]
+                        if all(t in inner or t == x or t in half_x for t in acts):
+                            island[u.key] = u
+                            for t in half_x:
+                                island[producer[t].key] = producer[t]
+                            inner |= {q.name for q in u.outputs if q is not None}
+                            inner |= set(half_x)
+                            grown = True
+            if not grown:
                 break
+        final = _last_outputs(island.values(), users, graph_outputs)
+        if len(island) < 5 or len(final) != 1 or any(t in graph_outputs for t in inner - final):
+            continue
+        members = [m for m in nodes if m.key in island]
+        # the first member keeps its traffic (read x, write one tensor: the fused kernel's) ...
+        rest = members[1:]
+        bias = producer.get(x)
+        if bias is not None and bias.op_type == "Add" and all(u.key in island for u in users.get(x, ())) \
+                and x not in graph_outputs and any(t is not None and t.name in consts for t in bias.inputs):
+            rest = members  # ... or, for BiasGelu, the bias Add does and the whole GELU rides on it
+        out.append((rest, inner | {x}))
     return out
 
 
-def _as_epilogue(r: NodeRoofline, n, fused_input: str, spec: Spec) -> NodeRoofline:
-    """An epilogue's roofline: arithmetic at the compute roof, plus reading its other inputs."""
+def _scaled(p, x: str, consts: set[str]) -> bool:
+    """``p`` multiplies ``x`` by a constant (the 0.5·x of GELU)."""
+    return p is not None and p.op_type == "Mul" and \
+        [t.name for t in p.inputs if t is not None and t.name not in consts] == [x]
+
+
+def _last_outputs(members, users, graph_outputs) -> set[str]:
+    """Outputs of ``members`` that leave the group (read outside it, or graph outputs)."""
+    keys = {m.key for m in members}
+    return {o.name for m in members for o in m.outputs
+            if o is not None and (o.name in graph_outputs or any(u.key not in keys for u in users.get(o.name, ())))}
+
+
+def _epilogue_kind(root: str, taken: frozenset[str], op: str, others, consts: set[str]) -> str | None:
+    """What ``op`` adds to a chain rooted at ``root`` that has already ``taken`` some links, or None
+    when onnxruntime does not fuse it there."""
+    if "act" in taken:
+        return None
+    if root == "Conv" and not taken - {"fold"} and all(x.name in consts for x in others) and others and (
+            op in ("Mul", "Div", "Add", "Sub") and _per_channel_or_scalar(others[0]) or op == "BatchNormalization"):
+        return "fold"  # ConvMulFusion, ConvAddFusion, ConvBNFusion: into the weights and bias at load
+    if op in FUSED_ACTIVATIONS and root in ("Conv", "Gemm"):
+        return "act"
+    if op in _ADDS and root == "Conv" and not taken - {"fold"}:
+        return "add"
+    if op == "Add" and root == "Gemm" and not taken and all(x.name in consts for x in others):
+        return "add"
+    if op in _SCALES and root == "MatMul" and not taken and len(others) == 1 and _is_scalar(others[0]) \
+            and others[0].name in consts:
+        return "scale"
+    return None
+
+
+def _per_channel_or_scalar(t) -> bool:
+    """A constant that broadcasts per output channel of an NCHW conv: [C,1,1], [1,C,1,1], [1] or []."""
+    if t.shape is None or not all(isinstance(d, int) for d in t.shape):
+        return False
+    dims = list(t.shape)
+    return _numel(dims) == 1 or (len(dims) >= 3 and all(d == 1 for d in dims[-2:]) and all(d == 1 for d in dims[:-3]))
+
+
+def _constant_names(a: Analysis) -> set[str]:
+    if a.loaded is None:
+        return set()
+    g = a.loaded.graph
+    return ({k for k in g.initializers if k not in set(g.inputs)} | set(g.constants))
+
+
+def folded(a: Analysis) -> set[str]:
+    """Keys of the main-graph nodes that a runtime folds at load time (:mod:`onnxperf.folding`).
+
+    ``Shape``/``Size`` fold only when every graph input of the model *file* has fixed dims: the
+    runtime sees the file, not the dims bound here, so with a symbolic batch or sequence the shape
+    arithmetic runs at every inference (onnxruntime's profiler shows it does)."""
+    if a.loaded is None:
+        return set()
+    g = a.loaded.graph
+    static_file = all(
+        vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")
+        and all(d.HasField("dim_value") for d in vi.type.tensor_type.shape.dim)
+        for vi in a.loaded.proto.graph.input if vi.name not in g.initializers)
+    if not static_file:
+        return {str(i) for i in foldable_nodes(g)}
+    shapes = {t.name: t.shape for n in a.main_nodes for t in (*n.inputs, *n.outputs) if t is not None}
+
+    def static(name: str) -> bool:
+        shape = shapes.get(name)
+        return shape is not None and all(isinstance(d, int) for d in shape)
+    return {str(i) for i in foldable_nodes(g, static)}
+
+
+def _as_epilogue(r: NodeRoofline, n, free: frozenset[str], spec: Spec) -> NodeRoofline:
+    """An epilogue's roofline: arithmetic at the compute roof, plus reading its inputs other than
+    ``free`` (those the kernel already holds)."""
     e_c, e_m, _ = efficiencies(spec, n.family)
-    other = sum(t_bytes for t_name, t_bytes in _input_bytes(n) if t_name != fused_input)
+    other = sum(t_bytes for t_name, t_bytes in _input_bytes(n) if t_name not in free)
     mem_s = other / (spec.memory_bandwidth_bytes_per_s * e_m) if other else 0.0
     comp_s = r.ops / (r.peak_ops_per_s) if r.ops and r.peak_ops_per_s else 0.0
     t = max(comp_s, mem_s)
     return NodeRoofline(r.key, r.op_type, r.family, r.dtype, r.ops, other, intensity(r.ops, other), r.peak_ops_per_s,
                         attainable(r.peak_ops_per_s, spec.memory_bandwidth_bytes_per_s * e_m, intensity(r.ops, other)),
                         COMPUTE if comp_s >= mem_s else MEMORY, t, None)
+
+
+def _as_folded(r: NodeRoofline) -> NodeRoofline:
+    """A node computed at load time: nothing left to run."""
+    return NodeRoofline(r.key, r.op_type, r.family, r.dtype, r.ops, r.bytes, r.intensity, r.peak_ops_per_s,
+                        r.attainable_ops_per_s, NONE, 0.0, None)
 
 
 def _input_bytes(n) -> list[tuple[str, int]]:
@@ -224,13 +459,19 @@ def roofline(a: Analysis, spec: Spec) -> RooflineResult:
     """Per-node and whole-model roofline of an analysis on a hardware spec."""
     raw = [node_roofline(n, spec) for n in a.main_nodes]
     eff = getattr(spec, "efficiency", None) or {}
+    if float(eff.get("fusion.constant_folding", 0)) >= 1:
+        gone = folded(a)
+        raw = [(_as_folded(r) if r.key in gone and r.time_s is not None else r) for r in raw]
     if float(eff.get("fusion.epilogue", 0)) >= 1:
-        fused = epilogues(a)
-        raw = [(_as_epilogue(r, n, fused[n.key], spec) if n.key in fused and r.time_s is not None else r)
+        fu = fusions(a)
+        raw = [(_as_folded(r) if n.key in fu.absorbed and r.time_s is not None else
+                _as_epilogue(r, n, fu.epilogue[n.key], spec) if n.key in fu.epilogue and r.time_s is not None else r)
                for r, n in zip(raw, a.main_nodes)]
-    latency = sum(r.time_s for r in raw if r.time_s is not None)
+    run_overhead = float(eff.get("overhead_run_s", 0.0))
+    kernels = sum(r.time_s for r in raw if r.time_s is not None)
+    latency = kernels + run_overhead
     nodes = tuple(
-        NodeRoofline(**{**r.__dict__, "share": (None if r.time_s is None or latency == 0 else r.time_s / latency)})
+        NodeRoofline(**{**r.__dict__, "share": (None if r.time_s is None or kernels == 0 else r.time_s / kernels)})
         for r in raw)
     acc: dict[str, list[float]] = {}
     for r in nodes:
@@ -239,12 +480,12 @@ def roofline(a: Analysis, spec: Spec) -> RooflineResult:
         v = acc.setdefault(r.op_type, [0, 0.0])
         v[0] += 1
         v[1] += r.time_s
-    by_op = tuple(sorted(((op, int(c), t, (t / latency if latency else 0.0)) for op, (c, t) in acc.items()),
+    by_op = tuple(sorted(((op, int(c), t, (t / kernels if kernels else 0.0)) for op, (c, t) in acc.items()),
                          key=lambda x: (-x[2], x[0])))
     return RooflineResult(
         spec_id=spec.id, ridge_fp32=ridge_point(spec.peak_for("float32"), spec.memory_bandwidth_bytes_per_s),
         nodes=nodes, latency_s=latency, unknown_nodes=sum(r.time_s is None for r in nodes),
         compute_bound_time_s=sum(r.time_s for r in nodes if r.bound == COMPUTE and r.time_s),
         memory_bound_time_s=sum(r.time_s for r in nodes if r.bound == MEMORY and r.time_s),
-        by_op_type=by_op,
+        by_op_type=by_op, run_overhead_s=run_overhead,
     )

@@ -40,6 +40,7 @@ class Summary:
                 "throughput_items_per_s": r.throughput_per_s(self.batch),
                 "unknown_nodes": r.unknown_nodes,
                 "compute_bound_time_s": r.compute_bound_time_s, "memory_bound_time_s": r.memory_bound_time_s,
+                "run_overhead_s": r.run_overhead_s,
                 "by_op_type": [{"op_type": op, "count": c, "time_s": t, "share": s} for op, c, t, s in r.by_op_type],
                 "nodes": [{"key": n.key, "dtype": n.dtype, "ops": n.ops, "bytes": n.bytes, "intensity": n.intensity,
                            "peak_ops_per_s": n.peak_ops_per_s, "attainable_ops_per_s": n.attainable_ops_per_s,

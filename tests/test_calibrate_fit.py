@@ -32,3 +32,33 @@ def test_fit_recovers_synthetic_efficiencies():
     assert eff["matmul.compute"] == pytest.approx(0.8)
     assert eff["movement.memory"] == pytest.approx(0.5)
     assert "conv.memory" not in eff and eff["default.memory"] == pytest.approx(0.5)
+
+
+def test_fit_finds_the_overlap_of_compute_and_memory_per_family():
+    """A family whose measured time is compute + memory gets overlap 1; one whose time is the
+    greater of the two keeps the pure roofline (no overlap key); efficiencies are recovered."""
+    o = 1e-6
+    samples = [Sample("add_tiny", "elementwise", 1e-9, 1e-9, o)]
+    # conv: time = c/0.8 + m (the weights' traffic is not hidden)
+    samples += [Sample(f"conv{i}", "conv", c, m, c / 0.8 + m + o)
+                for i, (c, m) in enumerate([(1e-3, 1e-4), (1e-3, 4e-4), (2e-3, 2e-4), (5e-4, 3e-4)])]
+    # matmul: time = max(c/0.9, m)
+    samples += [Sample(f"mm{i}", "matmul", c, m, max(c / 0.9, m) + o)
+                for i, (c, m) in enumerate([(1e-3, 1e-4), (1e-3, 6e-4), (2e-3, 1e-3)])]
+    eff = fit_efficiency(samples)
+    assert eff["conv.overlap"] == 1.0 and eff["conv.compute"] == pytest.approx(0.8)
+    assert "matmul.overlap" not in eff and eff["matmul.compute"] == pytest.approx(0.9)
+    from onnxperf.calibrate import predict
+    for s in samples[1:5]:
+        assert predict(s, eff, 1.0, o) == pytest.approx(s.measured_s)
+
+
+def test_suite_cases_hold_independent_copies():
+    """Each suite model runs its op several times with its own inputs and weights, so the
+    runtime's common-subexpression elimination cannot merge the copies."""
+    for c in suite(scale=1 / 16):
+        nodes = c.model.graph.node
+        assert len(nodes) == c.copies >= 2, c.name
+        ins = [tuple(n.input) for n in nodes]
+        assert len(set(ins)) == len(ins) and not set(ins[0]) & set(ins[1]), c.name
+        assert len({n.op_type for n in nodes}) == 1

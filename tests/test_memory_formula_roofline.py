@@ -3,6 +3,8 @@
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import numpy as np
+import onnx
 import pytest
 from onnx import helper
 
@@ -204,10 +206,10 @@ def test_epilogue_fusion_in_a_calibrated_spec():
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
              helper.make_node("Add", ["c", "x"], ["s"]),     # residual add: epilogue of the conv
              helper.make_node("Relu", ["s"], ["r"]),          # epilogue of the epilogue
-             helper.make_node("Relu", ["r"], ["y"])]          # and so on down the chain
+             helper.make_node("Relu", ["r"], ["y"])]          # a second activation: a kernel of its own
     m = model(nodes, [vi("x", [1, c, hw, hw])], [vi("y", None)], [const("w", [c, c, 3, 3])])
     a = onnxperf.analyze(m)
-    assert set(epilogues(a)) == {"1", "2", "3"}
+    assert set(epilogues(a)) == {"1", "2"}
     plain = roofline(a, XEON)
     fused = roofline(a, _Spec("x", XEON.peak, XEON.memory_bandwidth_bytes_per_s, {"fusion.epilogue": 1.0}))
     add_plain, add_fused = plain.nodes[1], fused.nodes[1]
@@ -226,3 +228,104 @@ def test_an_activation_whose_input_has_two_readers_does_not_fuse():
              helper.make_node("Sigmoid", ["h"], ["b"]), helper.make_node("Add", ["a", "b"], ["y"])]
     a = onnxperf.analyze(model(nodes, [vi("x", [4, 8])], [vi("y", None)], [const("w", [8, 8])]))
     assert epilogues(a) == {}
+
+
+def test_epilogues_follow_onnxruntime_cpu_fusions():
+    """Conv then activation fuses but an Add after the activation does not; a batched MatMul keeps
+    its bias Add (no fusion) but takes a scalar scale (FusedMatMul); a 2-D MatMul takes a constant
+    bias Add (-> Gemm) and then an activation (-> FusedGemm)."""
+    from onnxperf.roofline import epilogues
+    conv = [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[1, 1]),
+            helper.make_node("Relu", ["c"], ["r"]), helper.make_node("Add", ["r", "x"], ["y"])]
+    a = onnxperf.analyze(model(conv, [vi("x", [1, 4, 8, 8])], [vi("y", None)], [const("w", [4, 4, 1, 1])]))
+    assert set(epilogues(a)) == {"1"}
+    bmm = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Add", ["h", "b"], ["y"])]
+    a = onnxperf.analyze(model(bmm, [vi("x", [2, 4, 8])], [vi("y", None)], [const("w", [8, 8]), const("b", [8])]))
+    assert epilogues(a) == {}
+    scaled = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Mul", ["h", "s"], ["y"])]
+    a = onnxperf.analyze(model(scaled, [vi("x", [2, 4, 8])], [vi("y", None)], [const("w", [8, 8]), const("s", [])]))
+    assert epilogues(a) == {"1": frozenset({"h"})}
+    mm2 = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Add", ["h", "b"], ["z"]),
+           helper.make_node("Tanh", ["z"], ["y"])]
+    a = onnxperf.analyze(model(mm2, [vi("x", [4, 8])], [vi("y", None)], [const("w", [8, 8]), const("b", [8])]))
+    assert set(epilogues(a)) == {"1", "2"}
+
+
+def test_constant_folding_in_a_calibrated_spec():
+    """With fusion.constant_folding, nodes computed from constants and the shape arithmetic of
+    fixed-shape tensors take no time; the work they do is still counted."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "i"], ["d"], axis=0),
+             helper.make_node("Unsqueeze", ["d", "ax"], ["du"]),
+             helper.make_node("Concat", ["du", "m1"], ["shape"], axis=0),
+             helper.make_node("Mul", ["w", "two"], ["w2"]),                 # constant-only
+             helper.make_node("MatMul", ["x", "w2"], ["h"]),
+             helper.make_node("Reshape", ["h", "shape"], ["y"])]
+    inits = [const("w", [8, 8]), const("two", []),
+             onnx.numpy_helper.from_array(np.array(0, np.int64), "i"),
+             onnx.numpy_helper.from_array(np.array([0], np.int64), "ax"),
+             onnx.numpy_helper.from_array(np.array([-1], np.int64), "m1")]
+    m = model(nodes, [vi("x", [4, 8])], [vi("y", None)], inits)
+    from onnxperf.roofline import folded
+    assert folded(onnxperf.analyze(m)) == {"0", "1", "2", "3", "4"}
+    # a symbolic dim in the file keeps Shape (and what depends on it) at run time, bound or not:
+    # the runtime sees the file; the constant-only Mul still folds
+    sym = model(nodes, [vi("x", ["n", 8])], [vi("y", None)], inits)
+    assert folded(onnxperf.analyze(sym, dims={"n": 4})) == {"4"}
+    assert folded(onnxperf.analyze(sym)) == {"4"}
+    a = onnxperf.analyze(m)
+    spec = _Spec("x", XEON.peak, XEON.memory_bandwidth_bytes_per_s, {"fusion.constant_folding": 1.0, "overhead_s": 1e-6})
+    r = roofline(a, spec)
+    assert [n.time_s for n in r.nodes[:5]] == [0.0] * 5
+    assert r.nodes[5].time_s > 1e-6 and r.nodes[6].time_s >= 1e-6
+    assert a.totals.flops == sum(n.flops for n in a.main_nodes) and a.nodes[4].flops == 64
+
+
+def test_load_time_folds_into_a_conv_take_no_time():
+    """A zero Pad before a Conv (PadFusion) and a per-channel Mul/Add after it (the BatchNorm a
+    TensorFlow export leaves as Mul+Add: ConvMulFusion, ConvAddFusion) vanish at load; the Relu
+    after them is still the conv's epilogue."""
+    from onnxperf.roofline import fusions
+    c = 8
+    nodes = [helper.make_node("Pad", ["x", "pads"], ["p"]),
+             helper.make_node("Conv", ["p", "w"], ["c"], kernel_shape=[3, 3]),
+             helper.make_node("Mul", ["c", "scale"], ["m"]),
+             helper.make_node("Add", ["m", "shift"], ["b"]),
+             helper.make_node("Relu", ["b"], ["y"])]
+    inits = [onnx.numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads"),
+             const("w", [c, c, 3, 3]), const("scale", [c, 1, 1]), const("shift", [c, 1, 1])]
+    a = onnxperf.analyze(model(nodes, [vi("x", [1, c, 16, 16])], [vi("y", None)], inits))
+    f = fusions(a)
+    assert f.absorbed == {"0", "2", "3"} and set(f.epilogue) == {"4"}
+    spec = _Spec("x", XEON.peak, XEON.memory_bandwidth_bytes_per_s, {"fusion.epilogue": 1.0, "overhead_s": 1e-6})
+    r = roofline(a, spec)
+    assert [n.time_s for n in r.nodes][0] == 0.0 and r.nodes[2].time_s == r.nodes[3].time_s == 0.0
+    assert r.nodes[1].time_s > 1e-6
+    # a reflect Pad is real work; a Mul by a full tensor is not a per-channel scale
+    nodes[0] = helper.make_node("Pad", ["x", "pads"], ["p"], mode="reflect")
+    inits[2] = const("scale", [1, c, 16, 16])
+    f = fusions(onnxperf.analyze(model(nodes, [vi("x", [1, c, 16, 16])], [vi("y", None)], inits)))
+    assert f.absorbed == frozenset() and f.epilogue == {}
+
+
+def test_written_out_gelu_runs_as_one_kernel():
+    """x + bias -> (x/√2 -> Erf -> +1 -> ·x -> ·0.5): onnxruntime's BiasGelu. The bias Add keeps
+    its traffic (read x and the bias, write one tensor); the five GELU nodes cost arithmetic only."""
+    from onnxperf.roofline import fusions
+    n, d = 128, 64
+    nodes = [helper.make_node("Add", ["x", "bias"], ["h"]),
+             helper.make_node("Div", ["h", "sqrt2"], ["q"]),
+             helper.make_node("Erf", ["q"], ["e"]),
+             helper.make_node("Add", ["e", "one"], ["e1"]),
+             helper.make_node("Mul", ["h", "e1"], ["g"]),
+             helper.make_node("Mul", ["g", "half"], ["y"])]
+    inits = [const("bias", [d]), const("sqrt2", []), const("one", []), const("half", [])]
+    a = onnxperf.analyze(model(nodes, [vi("x", [n, d])], [vi("y", None)], inits))
+    f = fusions(a)
+    assert set(f.epilogue) == {"1", "2", "3", "4", "5"} and not f.absorbed
+    assert f.epilogue["4"] == {"h", "e1"}
+    spec = _Spec("x", XEON.peak, XEON.memory_bandwidth_bytes_per_s, {"fusion.epilogue": 1.0})
+    r = roofline(a, spec)
+    # the Mul by 0.5 reads its scalar (4 bytes) and writes nothing: the graph output's write is
+    # charged to the bias Add, whose roofline is unchanged
+    assert r.nodes[5].bytes == 4 and r.nodes[0].bytes == roofline(a, XEON).nodes[0].bytes

@@ -20,6 +20,7 @@ import onnx
 from .. import dtypes
 from ..analysis import Analysis, newer_than_onnx_notes
 from ..cost import UNKNOWN_SHAPE, UNSUPPORTED, NodeCost
+from ..folding import foldable_nodes
 from ..loader import GraphIR
 from ..memory import MemoryResult
 from ..render.numbers import binary_bytes
@@ -252,31 +253,13 @@ def transpose_chains(ctx: LintContext) -> Iterator[Hit]:
                           refs, f"merge them into one Transpose(perm={list(composed)})")
 
 
-#: ops whose result on constant inputs is not a constant, or is kept unfolded on purpose
-#: (QDQ quantization keeps DequantizeLinear on constant weights for the runtime to fuse)
-_NOT_FOLDABLE = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-                           "Multinomial", "Bernoulli", "DequantizeLinear", "QuantizeLinear", "Constant",
-                           "If", "Loop", "Scan", "SequenceEmpty"})
-
-
 @lint("OP004", "constant-subgraph", severity="warning",
       summary="nodes that compute only from constants: foldable before deployment",
       fix="fold constants (onnxsim, onnxruntime's offline optimizer, or export with do_constant_folding=True)")
 def constant_subgraphs(ctx: LintContext) -> Iterator[Hit]:
     g = ctx.graph
     costs = _costs_by_key(ctx.analysis)
-    overridable = set(g.inputs)  # an initializer also listed as a graph input can be fed at run time
-    const = {name for name in g.initializers if name not in overridable} | set(g.constants)
-    foldable: list[int] = []
-    for i in g.order:
-        n = g.nodes[i]
-        present = [x for x in n.input if x]
-        if not present or n.op_type in _NOT_FOLDABLE or n.domain not in ("", "ai.onnx") \
-                or any(k[0] == i for k in g.subgraphs):
-            continue
-        if all(x in const for x in present):
-            foldable.append(i)
-            const.update(o for o in n.output if o)
+    foldable = foldable_nodes(g)
     if foldable:
         counts: dict[str, int] = {}
         for i in foldable:

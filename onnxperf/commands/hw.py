@@ -46,6 +46,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--hw", metavar="NAME|SPEC.toml", default=None,
                    help="base spec to calibrate (default: measure this machine with a full probe)")
     q.add_argument("--runs", type=int, default=10, metavar="N", help="timed runs per suite model (default 10)")
+    q.add_argument("--repeats", type=int, default=3, metavar="N",
+                   help="passes over the suite; each case keeps its median (default 3)")
     q.add_argument("--warmup", type=int, default=3, metavar="N", help="warm-up runs (default 3)")
     q.add_argument("--threads", type=int, default=None, metavar="N", help="onnxruntime intra-op threads")
     q.add_argument("--opt", choices=("disable", "basic", "extended", "all"), default="all",
@@ -121,8 +123,8 @@ def _calibrate(args: argparse.Namespace, fmt: str, output: str | None) -> int:
             print(f"onnxperf: {msg}", file=sys.stderr, flush=True)
 
     short = bool(args.short)
-    if args.runs < 1 or args.warmup < 0:
-        raise OptionError("--runs must be at least 1 and --warmup at least 0")
+    if args.runs < 1 or args.warmup < 0 or args.repeats < 1:
+        raise OptionError("--runs and --repeats must be at least 1 and --warmup at least 0")
     if args.hw:
         base = load_spec(args.hw)
     else:
@@ -130,7 +132,8 @@ def _calibrate(args: argparse.Namespace, fmt: str, output: str | None) -> int:
 
         base = run_probe(short=short, progress=progress).spec
     result = run_calibration(base, runs=2 if short else args.runs, warmup=1 if short else args.warmup,
-                             threads=args.threads, opt=args.opt, scale=1 / 16 if short else 1.0, progress=progress)
+                             threads=args.threads, opt=args.opt, scale=1 / 16 if short else 1.0,
+                             repeats=1 if short else args.repeats, progress=progress)
     table = calibration_table(result)
     if fmt == "json":
         text = render.to_json({"schema": "onnxperf.calibration/1", "spec": result.spec.to_dict(),

@@ -143,8 +143,9 @@ def _roofline_text(sm: Summary) -> list[str]:
     tput = r.throughput_per_s(sm.batch)
     partial = f"  (partial: {r.unknown_nodes} nodes without cost)" if r.unknown_nodes else ""
     out.append(f"  Predicted latency   {seconds(r.latency_s)}   throughput {si(tput)}/s (batch {sm.batch}){partial}")
-    tot = r.latency_s or 1.0
-    out.append(f"  Compute-bound {pct(r.compute_bound_time_s / tot)} of time, memory-bound {pct(r.memory_bound_time_s / tot)}")
+    tot = (r.latency_s - r.run_overhead_s) or 1.0
+    out.append(f"  Compute-bound {pct(r.compute_bound_time_s / tot)} of node time, memory-bound {pct(r.memory_bound_time_s / tot)}"
+               + (f"; runtime overhead {seconds(r.run_overhead_s)} per run" if r.run_overhead_s else ""))
     out.append("  Top nodes by predicted time")
     ranked = sorted((n for n in r.nodes if n.time_s), key=lambda n: (-n.time_s, int(n.key) if n.key.isdigit() else 0))[:TOP_K]
     names = {n.key: n.name for n in sm.analysis.main_nodes}
