@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..folding import foldable_nodes
 from .side import Side
 
 
@@ -294,31 +295,13 @@ def output_heads(side: Side) -> list[int]:
     return [n for n in side.order if side.op(n) in HEADS and output_of(side, n) in side.graph_outputs]
 
 
-_NO_FOLD_FAMILIES = frozenset({"random", "control_flow"})
-
-
 def foldable(side: Side) -> list[int]:
     """Nodes that compute only from constants and static shapes (a Shape whose input shape is fully
-    known with the bound dims): a constant-folding pass would remove them."""
-    const_tensors: set[str] = set()
-    out = []
-    for nid in side.order:
-        node = side.node(nid)
-        if node.op_type == "Constant":
-            const_tensors.update(t for t in node.output if t)
-            continue
-        if side.costs[nid].family in _NO_FOLD_FAMILIES or side.costs[nid].scope:
-            continue
-        ins = [t for t in node.input if t]
-        if node.op_type in ("Shape", "Size"):
-            s = side.shape(ins[0]) if ins else None
-            ok = s is not None and all(isinstance(d, int) for d in s)
-        else:
-            ok = bool(ins) and all(side.is_const(t) or t in const_tensors for t in ins)
-        if ok:
-            const_tensors.update(t for t in node.output if t)
-            out.append(nid)
-    return out
+    known with the bound dims): a constant-folding pass would remove them (:mod:`onnxperf.folding`)."""
+    def static(t: str) -> bool:
+        s = side.shape(t)
+        return s is not None and all(isinstance(d, int) for d in s)
+    return foldable_nodes(side.graph, static)
 
 
 def domain_nodes(side: Side, domain: str) -> list[int]:
