@@ -20,5 +20,7 @@ def test_error_figures_by_hand():
     # APEs: 0, 0.1, 0.25, 1.0 -> median 0.175; within 10%: 2/4; within 25%: 3/4
     assert e.median_ape == pytest.approx(0.175)
     assert e.within_10 == pytest.approx(0.5) and e.within_25 == pytest.approx(0.75)
+    # by time: the nodes within 25% hold 1 + 2 + 4 of the 12 measured units
+    assert e.within_25_time == pytest.approx(7 / 12)
     assert e.end_to_end_error == pytest.approx((16.2 - 12.0) / 12.0)
     assert e.spearman == pytest.approx(1.0)
