@@ -522,3 +522,15 @@ def test_text_has_one_verdict_line_per_model(tmp_path, capsys):
     lines = text.splitlines()
     assert [ln.split()[0] for ln in lines if not ln.startswith(" ")][:2] == ["FAIL", "FAIL"]
     assert "fix: remove them" in text
+
+
+def test_partial_figures_are_unknown_or_a_lower_bound_never_zero(tmp_path, capsys):
+    """Unknown is not zero: with the batch unbound no MAC is costed, and the verdict says
+    "unknown", in text and in Markdown."""
+    p = tmp_path / "m.onnx"
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
+    onnx.save(model(nodes, [vi("x", ["batch", 8])], [vi("y", None)], [const("w", [8, 4])]), str(p))
+    for fmt in ("text", "md"):
+        assert cli.main(["check", str(p), "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        assert "unknown" in out and "MACs 0" not in out and "| 0 |" not in out

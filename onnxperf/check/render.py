@@ -47,11 +47,19 @@ def _severity_counts(findings: Sequence[Finding]) -> str:
     return ", ".join(out)
 
 
+def _partial(text: str, value, partial: bool) -> str:
+    """A figure; when some of it is unknown, a lower bound, or "unknown" when nothing is known
+    (unknown is not zero)."""
+    if not partial:
+        return text
+    return "unknown" if not value else f"≥ {text} (partial)"
+
+
 def _headline(v: Verdict) -> str:
     f = dict(v.figures)
-    partial = " (partial)" if f.get("uncosted_nodes") else ""
-    parts = [f"params {si(f.get('params'))}", f"MACs {si(f.get('macs'))}{partial}",
-             f"peak {binary_bytes(f.get('activation_peak_bytes'))}" + (" (partial)" if f.get("unknown_size_tensors") else "")]
+    parts = [f"params {si(f.get('params'))}",
+             f"MACs {_partial(si(f.get('macs')), f.get('macs'), bool(f.get('uncosted_nodes')))}",
+             f"peak {_partial(binary_bytes(f.get('activation_peak_bytes')), f.get('activation_peak_bytes'), bool(f.get('unknown_size_tensors')))}"]
     if f.get("latency_s") is not None:
         parts.append(f"latency {seconds(f['latency_s'])} ({f['hw']})" + (" (partial)" if f.get("latency_unknown_nodes") else ""))
     return ", ".join(parts)
@@ -270,8 +278,11 @@ def render_md(verdicts: Sequence[Verdict], budget: Budget) -> str:
         broken = len(v.failed_budgets)
         notes = ", ".join(x for x in ([f"{broken} budget limit{'s' if broken != 1 else ''} broken"] if broken else [])
                           + ([_severity_counts(v.findings)] if v.findings else [])) or "–"
-        out.append(f"| {_ICON[v.status]} | {md_text(v.model)} | {si(f.get('params'))} | {si(f.get('macs'))} | "
-                   f"{binary_bytes(f.get('activation_peak_bytes'))} | {lat} | {notes} |")
+        macs = _partial(si(f.get("macs")), f.get("macs"), bool(f.get("uncosted_nodes")))
+        peak = _partial(binary_bytes(f.get("activation_peak_bytes")), f.get("activation_peak_bytes"),
+                        bool(f.get("unknown_size_tensors")))
+        out.append(f"| {_ICON[v.status]} | {md_text(v.model)} | {si(f.get('params'))} | {md_text(macs)} | "
+                   f"{md_text(peak)} | {lat} | {notes} |")
     for v in verdicts:
         if v.status == ERROR or not (v.failed_budgets or v.findings):
             continue
