@@ -328,6 +328,8 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
     _add_constants(loaded.graph, tensors)
 
     free_set = set(free)
+    if _gaps(loaded.proto.graph, tensors, free_set) and _evaluate_shape_values(loaded, dims, input_shapes, tensors):
+        engines.append("onnxperf-values")
     if _gaps(loaded.proto.graph, tensors, free_set):
         # onnxruntime's symbolic inference reads initializer and Constant values: it gets the
         # weight-free skeleton, built only now that it is needed
@@ -347,6 +349,46 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
     if _own_rules(loaded.graph.nodes, tensors):
         engines.append("onnxperf")
     return ShapeResult(tensors, dims, input_shapes, free, notes, engines)
+
+
+#: rounds of (compute shape values, infer again): each round may make more Shape inputs static
+_VALUE_ROUNDS = 3
+
+
+def _evaluate_shape_values(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[str, tuple[int, ...]],
+                           tensors: dict[str, TensorInfo]) -> bool:
+    """Compute the model's shape arithmetic and infer again with it as constants
+    (:mod:`onnxperf.shape_values`); ``tensors`` gains what becomes known. True when it helped."""
+    from .shape_values import shape_values, with_constants
+
+    def static(name: str) -> tuple[int, ...] | None:
+        ti = tensors.get(name)
+        if ti is None or ti.shape is None or not all(isinstance(d, int) and d >= 0 for d in ti.shape):
+            return None
+        return tuple(ti.shape)  # type: ignore[arg-type]
+
+    helped = False
+    known = 0
+    for _ in range(_VALUE_ROUNDS):
+        values = shape_values(loaded.graph, loaded.opsets, static)
+        if len(values) <= known:
+            break
+        known = len(values)
+        sk = skeleton(loaded)
+        _bind(sk, loaded, dims, input_shapes)
+        if not with_constants(sk, values):
+            break
+        try:
+            inferred = onnx.shape_inference.infer_shapes(sk, check_type=False, strict_mode=False, data_prop=True)
+        except Exception:  # the checker refused the rewritten graph: keep what the first pass gave
+            break
+        before = {k: _knownness(v) for k, v in tensors.items()}
+        _collect(inferred.graph, tensors)
+        gained = any(_knownness(v) > before.get(k, (-1, 0, 0)) for k, v in tensors.items())
+        helped = helped or gained
+        if not gained:
+            break
+    return helped
 
 
 def _own_rules(nodes, tensors: dict[str, TensorInfo]) -> bool:

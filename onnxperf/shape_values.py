@@ -1,0 +1,310 @@
+"""Shape arithmetic evaluated: the small integer tensors that exporters compute from ``Shape``.
+
+PyTorch's exporter (and tf2onnx) write a model's reshapes as arithmetic on its input shape:
+``Shape -> Gather -> Unsqueeze -> Concat -> Reshape``, ``Slice`` of a position table up to the
+sequence length, ``Range``/``Expand``/``ConstantOfShape`` for masks. ONNX's data propagation follows
+some of these ops but not all (a ``Slice`` whose ``ends`` come from a ``Shape`` is left with an
+unknown shape), which used to send such models to onnxruntime's symbolic inference (0.3 s and a
+sympy import for a small BERT).
+
+Here, once the input dims are bound, those tensors are computed: every node of the default domain
+whose inputs are all known small values (initializers and ``Constant`` outputs the loader read, or
+``Shape``/``Size`` of a tensor whose shape is fully known) is computed with numpy, following the
+op's ONNX definition (:data:`EVALUATORS`; ONNX's own reference implementation would cost a 60 ms
+import of every op), on at most :data:`MAX_ELEMENTS` elements in and out. The nodes so computed
+are then written as ``Constant`` nodes into a weight-free copy of the model and ONNX's shape
+inference runs again, now seeing constants everywhere the shape arithmetic was. Nothing is guessed:
+a node that cannot be computed is left as it was, and any failure leaves it uncomputed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from .loader import GraphIR
+
+#: the largest tensor computed, in elements (inputs and outputs); shape tensors are tiny
+MAX_ELEMENTS = 1 << 16
+
+def _axes(ins, attrs, opset: int, since: int, index: int = 1):
+    """An ``axes`` operand: an input from opset ``since`` on, an attribute before."""
+    if opset >= since:
+        return None if len(ins) <= index or ins[index] is None else [int(x) for x in ins[index].reshape(-1)]
+    v = attrs.get("axes")
+    return None if v is None else [int(x) for x in v]
+
+
+def _norm(axes, rank: int) -> list[int]:
+    return sorted(a + rank if a < 0 else a for a in axes)
+
+
+def _unsqueeze(ins, attrs, opset):
+    x = ins[0]
+    axes = _norm(_axes(ins, attrs, opset, 13), x.ndim + len(_axes(ins, attrs, opset, 13)))
+    for a in axes:
+        x = np.expand_dims(x, a)
+    return x
+
+
+def _squeeze(ins, attrs, opset):
+    axes = _axes(ins, attrs, opset, 13)
+    return np.squeeze(ins[0]) if axes is None else np.squeeze(ins[0], axis=tuple(_norm(axes, ins[0].ndim)))
+
+
+def _slice(ins, attrs, opset):
+    x = ins[0]
+    if opset >= 10:
+        starts, ends = ins[1].reshape(-1), ins[2].reshape(-1)
+        axes = ins[3].reshape(-1) if len(ins) > 3 and ins[3] is not None else range(len(starts))
+        steps = ins[4].reshape(-1) if len(ins) > 4 and ins[4] is not None else [1] * len(starts)
+    else:
+        starts, ends = attrs["starts"], attrs["ends"]
+        axes = attrs.get("axes", range(len(starts)))
+        steps = [1] * len(starts)
+    index = [slice(None)] * x.ndim
+    for st, en, ax, sp in zip(starts, ends, axes, steps):
+        if int(sp) == 0:
+            raise ValueError("Slice step 0")
+        index[int(ax) + x.ndim if int(ax) < 0 else int(ax)] = slice(int(st), int(en), int(sp))
+    return x[tuple(index)]
+
+
+def _int_div(a, b):
+    if np.issubdtype(a.dtype, np.integer):
+        q = np.floor_divide(a, b)
+        return q + ((np.remainder(a, b) != 0) & ((a < 0) ^ (b < 0))).astype(q.dtype)
+    return np.divide(a, b)
+
+
+def _same(a, out):
+    """A binary op's result in its first input's dtype (ONNX keeps the operands' type)."""
+    return np.asarray(out).astype(a.dtype, copy=False)
+
+
+def _reduce(fn, since: int):
+    def run(ins, attrs, opset):
+        x = ins[0]
+        axes = _axes(ins, attrs, opset, since)
+        keep = bool(attrs.get("keepdims", 1))
+        if not axes:
+            if attrs.get("noop_with_empty_axes", 0):
+                return x
+            return fn(x, axis=None, keepdims=keep).astype(x.dtype)
+        return fn(x, axis=tuple(_norm(axes, x.ndim)), keepdims=keep).astype(x.dtype)
+    return run
+
+
+def _range(ins, attrs, opset):
+    start, limit, delta = (x.reshape(-1)[0] for x in ins[:3])
+    n = max(int(np.ceil((limit - start) / delta)), 0)
+    return (start + np.arange(n) * delta).astype(ins[0].dtype)
+
+
+def _constant_of_shape(ins, attrs, opset):
+    v = attrs.get("value")
+    fill = numpy_helper.to_array(v).reshape(-1)[0] if v is not None else np.float32(0)
+    return np.full(tuple(int(d) for d in ins[0].reshape(-1)), fill, dtype=np.asarray(fill).dtype)
+
+
+def _expand(ins, attrs, opset):
+    shape = np.broadcast_shapes(ins[0].shape, tuple(int(d) for d in ins[1].reshape(-1)))
+    return np.broadcast_to(ins[0], shape).copy()
+
+
+def _reshape(ins, attrs, opset):
+    x = ins[0]
+    shape = [int(d) for d in ins[1].reshape(-1)]
+    if not attrs.get("allowzero", 0):
+        shape = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    return x.reshape(shape)
+
+
+def _flatten(ins, attrs, opset):
+    x = ins[0]
+    axis = int(attrs.get("axis", 1))
+    axis = axis + x.ndim if axis < 0 else axis
+    return x.reshape(int(np.prod(x.shape[:axis], dtype=np.int64)), -1)
+
+
+def _cast(ins, attrs, opset):
+    return ins[0].astype(onnx.helper.tensor_dtype_to_np_dtype(int(attrs["to"])))
+
+
+def _gather(ins, attrs, opset):
+    x, idx = ins[0], ins[1].astype(np.int64)
+    axis = int(attrs.get("axis", 0))
+    axis = axis + x.ndim if axis < 0 else axis
+    idx = np.where(idx < 0, idx + x.shape[axis], idx)
+    return np.take(x, idx, axis=axis)
+
+
+def _gather_elements(ins, attrs, opset):
+    x, idx = ins[0], ins[1].astype(np.int64)
+    axis = int(attrs.get("axis", 0))
+    axis = axis + x.ndim if axis < 0 else axis
+    return np.take_along_axis(x, np.where(idx < 0, idx + x.shape[axis], idx), axis=axis)
+
+
+def _variadic(fn):
+    def run(ins, attrs, opset):
+        out = ins[0]
+        for x in ins[1:]:
+            out = fn(out, x)
+        return out
+    return run
+
+
+#: numpy evaluations of the ops that shape arithmetic uses, by ONNX's definitions:
+#: f(inputs, attributes, opset) -> the single output
+EVALUATORS: dict[str, Callable[[list, dict, int], np.ndarray]] = {
+    "Identity": lambda ins, at, op: ins[0],
+    "Cast": _cast,
+    "Gather": _gather,
+    "GatherElements": _gather_elements,
+    "Unsqueeze": _unsqueeze,
+    "Squeeze": _squeeze,
+    "Concat": lambda ins, at, op: np.concatenate([x for x in ins if x is not None], axis=int(at["axis"])),
+    "Slice": _slice,
+    "Reshape": _reshape,
+    "Flatten": _flatten,
+    "Transpose": lambda ins, at, op: np.transpose(ins[0], at.get("perm")),
+    "Expand": _expand,
+    "Tile": lambda ins, at, op: np.tile(ins[0], [int(r) for r in ins[1].reshape(-1)]),
+    "ConstantOfShape": _constant_of_shape,
+    "Range": _range,
+    "Add": lambda ins, at, op: _same(ins[0], ins[0] + ins[1]),
+    "Sub": lambda ins, at, op: _same(ins[0], ins[0] - ins[1]),
+    "Mul": lambda ins, at, op: _same(ins[0], ins[0] * ins[1]),
+    "Div": lambda ins, at, op: _same(ins[0], _int_div(ins[0], ins[1])),
+    "Mod": lambda ins, at, op: np.fmod(ins[0], ins[1]) if at.get("fmod", 0) else np.mod(ins[0], ins[1]),
+    "Neg": lambda ins, at, op: np.negative(ins[0]),
+    "Abs": lambda ins, at, op: np.abs(ins[0]),
+    "Floor": lambda ins, at, op: np.floor(ins[0]),
+    "Ceil": lambda ins, at, op: np.ceil(ins[0]),
+    "Sqrt": lambda ins, at, op: np.sqrt(ins[0]),
+    "Min": _variadic(np.minimum),
+    "Max": _variadic(np.maximum),
+    "Equal": lambda ins, at, op: np.equal(ins[0], ins[1]),
+    "Less": lambda ins, at, op: np.less(ins[0], ins[1]),
+    "Greater": lambda ins, at, op: np.greater(ins[0], ins[1]),
+    "LessOrEqual": lambda ins, at, op: np.less_equal(ins[0], ins[1]),
+    "GreaterOrEqual": lambda ins, at, op: np.greater_equal(ins[0], ins[1]),
+    "Not": lambda ins, at, op: np.logical_not(ins[0]),
+    "And": lambda ins, at, op: np.logical_and(ins[0], ins[1]),
+    "Or": lambda ins, at, op: np.logical_or(ins[0], ins[1]),
+    "Xor": lambda ins, at, op: np.logical_xor(ins[0], ins[1]),
+    "Where": lambda ins, at, op: np.where(ins[0], ins[1], ins[2]),
+    "ReduceProd": _reduce(np.prod, 18),
+    "ReduceSum": _reduce(np.sum, 13),
+    "ReduceMin": _reduce(np.min, 18),
+    "ReduceMax": _reduce(np.max, 18),
+}
+#: ops computed on known values
+VALUE_OPS = frozenset(EVALUATORS) | {"Shape", "Size"}
+
+
+def _numel(shape) -> int:
+    k = 1
+    for d in shape:
+        k *= int(d)
+    return k
+
+
+def _out_size_ok(op: str, ins: list[np.ndarray | None]) -> bool:
+    """Ops whose output size is set by an input's *value*: check it before running them."""
+    try:
+        if op == "ConstantOfShape":
+            return _numel(ins[0].reshape(-1)) <= MAX_ELEMENTS
+        if op == "Expand":
+            shape = np.broadcast_shapes(tuple(ins[0].shape), tuple(int(d) for d in ins[1].reshape(-1)))
+            return _numel(shape) <= MAX_ELEMENTS
+        if op == "Tile":
+            return ins[0].size * _numel(ins[1].reshape(-1)) <= MAX_ELEMENTS
+        if op == "Range":
+            start, limit, delta = (float(x.reshape(-1)[0]) for x in ins[:3])
+            return delta != 0 and max(0.0, (limit - start) / delta) <= MAX_ELEMENTS
+    except (ValueError, TypeError, IndexError, OverflowError):
+        return False
+    return True
+
+
+def _shape_value(node: onnx.NodeProto, shape: tuple[int, ...]) -> np.ndarray:
+    if node.op_type == "Size":
+        return np.array(_numel(shape), dtype=np.int64)
+    rank = len(shape)
+    attrs = {a.name: a.i for a in node.attribute}
+    start, end = attrs.get("start", 0), attrs.get("end", rank)
+    start = min(max(start + rank if start < 0 else start, 0), rank)
+    end = min(max(end + rank if end < 0 else end, 0), rank)
+    return np.array(shape[start:end], dtype=np.int64)
+
+
+def shape_values(g: GraphIR, opsets: dict[str, int],
+                 static_shape: Callable[[str], tuple[int, ...] | None]) -> dict[str, np.ndarray]:
+    """Values of the main graph's node outputs that can be computed before running the model.
+
+    ``static_shape(name)`` gives a tensor's shape when every dim is known, else None."""
+    values: dict[str, np.ndarray] = {}
+    opset = opsets.get("", 1)
+
+    def value(name: str) -> np.ndarray | None:
+        if name in values:
+            return values[name]
+        v = g.const_value(name)
+        return v if v is not None and v.size <= MAX_ELEMENTS else None
+
+    for idx in g.order:
+        node = g.nodes[idx]
+        if node.domain not in ("", "ai.onnx") or node.op_type not in VALUE_OPS or not node.output:
+            continue
+        if any(k[0] == idx for k in g.subgraphs):
+            continue
+        try:
+            if node.op_type in ("Shape", "Size"):
+                shape = static_shape(node.input[0]) if node.input and node.input[0] else None
+                if shape is None:
+                    continue
+                outs: tuple = (_shape_value(node, shape),)
+            else:
+                ins = [value(x) if x else None for x in node.input]
+                if any(v is None for x, v in zip(node.input, ins) if x):
+                    continue
+                if not _out_size_ok(node.op_type, ins):
+                    continue
+                attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+                with np.errstate(all="raise"):
+                    outs = (EVALUATORS[node.op_type](ins, attrs, opset),)
+        except Exception:  # the reference op refused these values: leave the node uncomputed
+            continue
+        for name, v in zip(node.output, outs):
+            if name and isinstance(v, np.ndarray | np.generic):
+                arr = np.asarray(v)
+                if arr.size <= MAX_ELEMENTS and arr.dtype != object:
+                    values[name] = arr
+    return values
+
+
+def with_constants(model: onnx.ModelProto, values: dict[str, np.ndarray]) -> int:
+    """Replace, in place, every main-graph node all of whose outputs are in ``values`` by
+    ``Constant`` nodes holding them; returns how many nodes were replaced."""
+    g = model.graph
+    kept: list[onnx.NodeProto] = []
+    replaced = 0
+    for node in g.node:
+        outs = [o for o in node.output if o]
+        if node.op_type != "Constant" and outs and all(o in values for o in outs):
+            for o in outs:
+                kept.append(onnx.helper.make_node("Constant", [], [o], value=numpy_helper.from_array(values[o], o)))
+            replaced += 1
+        else:
+            kept.append(node)
+    if replaced:
+        del g.node[:]
+        g.node.extend(kept)
+    return replaced
+
+
+__all__ = ["EVALUATORS", "MAX_ELEMENTS", "VALUE_OPS", "shape_values", "with_constants"]
