@@ -6,6 +6,8 @@ element counts into bytes.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from onnx import TensorProto as _T
 
 #: bits per element; STRING has no fixed size (None).
@@ -50,6 +52,7 @@ def is_float(elem_type: int) -> bool:
     return elem_type in _FLOATING
 
 
+@lru_cache(maxsize=None)
 def name(elem_type: int) -> str:
     """Lower-case short name: ``float32``, ``int8``, ``bfloat16`` ..."""
     if elem_type == 0:

@@ -21,7 +21,6 @@ import inspect
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -43,21 +42,20 @@ class TensorView:
     name: str
     elem_type: int
     shape: tuple[int, ...]
+    #: element count and bytes, computed once (exact Python ints)
+    numel: int = field(init=False, compare=False, repr=False)
+    nbytes: int = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        n = 1
+        for d in self.shape:
+            n *= d
+        object.__setattr__(self, "numel", n)
+        object.__setattr__(self, "nbytes", dtypes.nbytes(self.elem_type, n))
 
     @property
     def rank(self) -> int:
         return len(self.shape)
-
-    @cached_property
-    def numel(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
-
-    @cached_property
-    def nbytes(self) -> int:
-        return dtypes.nbytes(self.elem_type, self.numel)
 
     @property
     def is_float(self) -> bool:
