@@ -328,7 +328,8 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
     _add_constants(loaded.graph, tensors)
 
     free_set = set(free)
-    if _gaps(loaded.proto.graph, tensors, free_set) and _evaluate_shape_values(loaded, dims, input_shapes, tensors):
+    if _gaps(loaded.proto.graph, tensors, free_set) and _evaluate_shape_values(loaded, dims, input_shapes, tensors,
+                                                                                free_set):
         engines.append("onnxperf-values")
     if _gaps(loaded.proto.graph, tensors, free_set):
         # onnxruntime's symbolic inference reads initializer and Constant values: it gets the
@@ -356,7 +357,7 @@ _VALUE_ROUNDS = 3
 
 
 def _evaluate_shape_values(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[str, tuple[int, ...]],
-                           tensors: dict[str, TensorInfo]) -> bool:
+                           tensors: dict[str, TensorInfo], free: set[str]) -> bool:
     """Compute the model's shape arithmetic and infer again with it as constants
     (:mod:`onnxperf.shape_values`); ``tensors`` gains what becomes known. True when it helped."""
     from .shape_values import shape_values, with_constants
@@ -386,7 +387,7 @@ def _evaluate_shape_values(loaded: LoadedModel, dims: dict[str, int], input_shap
         _collect(inferred.graph, tensors)
         gained = any(_knownness(v) > before.get(k, (-1, 0, 0)) for k, v in tensors.items())
         helped = helped or gained
-        if not gained:
+        if not gained or not _gaps(loaded.proto.graph, tensors, free):
             break
     return helped
 
