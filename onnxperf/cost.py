@@ -152,6 +152,9 @@ class CostWalker:
         self.records: list[NodeCost] = []
         self._refs: dict[str, TensorRef | None] = {}
         self._views_cache: dict[str, tuple[TensorView | None, frozenset[str]]] = {}
+        self._sigs: dict[str, Any] = {}
+        #: node signature -> what the rule gave (see :meth:`_signature`)
+        self._memo: dict[tuple, tuple[str, OpCost, frozenset[str], str, int, int]] = {}
 
     def _ref(self, name: str) -> TensorRef | None:
         r = self._refs.get(name)
@@ -202,31 +205,67 @@ class CostWalker:
                 params.add(x)
         subcosts = self._subgraph_costs(g, idx, scope, params) if any(k[0] == idx for k in g.subgraphs) else {}
 
-        def make(status: str, cost: OpCost, entry: RuleEntry | None, blocking=(), note="", bytes_rw=(0, 0)):
-            return NodeCost(
-                id=idx, scope=scope, name=n.name, op_type=n.op_type, domain=domain,
-                family=entry.family if entry else "misc", rule_since=entry.since if entry else None,
-                status=status, inputs=ins, outputs=outs, macs=cost.macs, flops=cost.flops,
-                int_ops=cost.int_ops, bytes_read=bytes_rw[0], bytes_written=bytes_rw[1],
-                params=node_params, exact=cost.exact, blocking=tuple(sorted(blocking)),
-                note=note or cost.note,
-            )
-
         if entry is None:
             if domain not in SUPPORTED_DOMAINS:
                 why = f"domain {domain!r} is not supported"
             else:
                 why = f"no cost rule for {domain or 'ai.onnx'}::{n.op_type} at opset {opset}"
-            return make(UNSUPPORTED, OpCost(), None, note=why)
-        if entry.is_zero:
-            return make(ZERO, OpCost(), entry, note=entry.zero_reason)
+            status, cost, blocking, note, br, bw = UNSUPPORTED, OpCost(), frozenset(), why, 0, 0
+        elif entry.is_zero:
+            status, cost, blocking, note, br, bw = ZERO, OpCost(), frozenset(), entry.zero_reason, 0, 0
+        else:
+            key = None if subcosts else self._signature(g, n, entry, domain, opset)
+            hit = self._memo.get(key) if key is not None else None
+            if hit is None:
+                hit = self._cost(g, n, entry, domain, opset, subcosts)
+                if key is not None and hit[0] != UNSUPPORTED:  # a failing rule's note names the node
+                    self._memo[key] = hit
+            status, cost, blocking, note, br, bw = hit
+        return NodeCost(
+            id=idx, scope=scope, name=n.name, op_type=n.op_type, domain=domain,
+            family=entry.family if entry else "misc", rule_since=entry.since if entry else None,
+            status=status, inputs=ins, outputs=outs, macs=cost.macs, flops=cost.flops,
+            int_ops=cost.int_ops, bytes_read=br, bytes_written=bw,
+            params=node_params, exact=cost.exact, blocking=tuple(sorted(blocking)),
+            note=note or cost.note,
+        )
 
+    def _signature(self, g: GraphIR, n: onnx.NodeProto, entry: RuleEntry, domain: str,
+                   opset: int | None) -> tuple | None:
+        """What a rule's result depends on: the op, opset, input and output dtypes and shapes,
+        attributes and constant input values, never names. Nodes with equal signatures (the
+        repeated layers of a network) get the rule's result once. None: not memoized."""
+        sigs = self._sigs
+        tensor_sig = []
+        for names in (n.input, n.output):
+            for x in names:
+                sig = sigs.get(x)
+                if sig is None:
+                    ti = self.tensors.get(x) if x else None
+                    sig = sigs[x] = ("",) if not x else ("?",) if ti is None else (
+                        ti.elem_type, None if ti.shape is None else tuple(ti.shape))
+                tensor_sig.append(sig)
+            tensor_sig.append("|")
+        consts = []
+        for i, x in enumerate(n.input):
+            if x:
+                rec = g.initializers.get(x) or g.constants.get(x)
+                if rec is not None and rec.value is not None:
+                    v = rec.value
+                    consts.append((i, v.dtype.str, v.shape, v.tobytes()))
+        attrs = tuple(a.SerializeToString(deterministic=True) for a in n.attribute)
+        return (id(entry), domain, n.op_type, opset, tuple(tensor_sig), tuple(consts), attrs)
+
+    def _cost(self, g: GraphIR, n: onnx.NodeProto, entry: RuleEntry, domain: str, opset: int | None,
+              subcosts: dict[str, SubgraphCost]) -> tuple[str, OpCost, frozenset[str], str, int, int]:
+        """Apply ``entry``'s rule to node ``n``: (status, cost, blocking dims, note, bytes read,
+        bytes written)."""
         views_in, block_in = self._views(n.input)
         views_out, block_out = self._views(n.output)
         blocking = block_in | (set() if entry.outputs_may_be_unknown else block_out)
         if blocking:
-            return make(UNKNOWN_SHAPE, OpCost(exact=False), entry, blocking=blocking,
-                        note="shape depends on " + ", ".join(sorted(blocking)))
+            return (UNKNOWN_SHAPE, OpCost(exact=False), frozenset(blocking),
+                    "shape depends on " + ", ".join(sorted(blocking)), 0, 0)
         consts = {}
         for i, x in enumerate(n.input):
             if x:
@@ -240,7 +279,7 @@ class CostWalker:
         except (KeyError, ValueError, IndexError, TypeError, ZeroDivisionError) as exc:
             # A rule met a node it cannot interpret (a malformed attribute, an absent
             # required input): the node is reported, not guessed.
-            return make(UNSUPPORTED, OpCost(), entry, note=f"rule could not cost this node: {exc}")
+            return UNSUPPORTED, OpCost(), frozenset(), f"rule could not cost this node: {exc}", 0, 0
         # traffic always comes from the default cost; the convention re-expresses the arithmetic
         counted = conventions.apply(self.convention, entry, view, cost)
         br = cost.bytes_read if cost.bytes_read is not None else sum(t.nbytes for t in view.present_inputs)
@@ -251,7 +290,7 @@ class CostWalker:
         # an unknown output makes the figure inexact unless the rule accounted for it itself
         exact = cost.exact and not (entry.outputs_may_be_unknown and block_out and cost.bytes_written is None)
         counted = OpCost(counted.macs, counted.flops, counted.int_ops, None, None, exact, cost.note)
-        return make(COUNTED, counted, entry, bytes_rw=(br, bw))
+        return COUNTED, counted, frozenset(), "", br, bw
 
     def _view(self, x: str) -> tuple[TensorView | None, frozenset[str]]:
         hit = self._views_cache.get(x)

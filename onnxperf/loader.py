@@ -21,6 +21,7 @@ by node id.
 from __future__ import annotations
 
 import os
+from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,11 +66,16 @@ class Initializer:
 
 @dataclass
 class GraphIR:
-    """One (sub)graph: its nodes, its DAG, its stable topological order and its constants."""
+    """One (sub)graph: its nodes, its DAG, its stable topological order and its constants.
+
+    The networkx DAG (:attr:`dag`) is built on first access from the node and edge lists the
+    loader recorded: costing a model needs only the order, so ``analyze`` never pays for it."""
 
     name: str
     nodes: list[onnx.NodeProto]
-    dag: nx.MultiDiGraph
+    #: (DAG node, attributes) in insertion order, and (source, target, tensor name) edges
+    dag_nodes: list[tuple[int | str, dict[str, Any]]]
+    dag_edges: list[tuple[int | str, int | str, str]]
     order: list[int]
     inputs: list[str]
     outputs: list[str]
@@ -81,9 +87,26 @@ class GraphIR:
     #: tensors used here but defined in an enclosing graph
     outer_refs: list[str]
 
+    _dag: nx.MultiDiGraph | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def dag(self) -> nx.MultiDiGraph:
+        """The graph as a ``networkx.MultiDiGraph``: ops (id = index in the file), graph inputs,
+        initializers, outer-scope references and outputs as nodes; tensors as edges (key = name)."""
+        if self._dag is None:
+            self._dag = _to_networkx(self.dag_nodes, self.dag_edges)
+        return self._dag
+
     def const_value(self, tensor: str) -> np.ndarray | None:
         rec = self.initializers.get(tensor) or self.constants.get(tensor)
         return None if rec is None else rec.value
+
+
+def _to_networkx(nodes, edges) -> nx.MultiDiGraph:
+    dag = nx.MultiDiGraph()
+    dag.add_nodes_from(nodes)
+    dag.add_edges_from((u, v, k, {}) for u, v, k in edges)
+    return dag
 
 
 @dataclass
@@ -366,14 +389,15 @@ def _source_key(node: int | str) -> tuple[int, int | str]:
     return (0 if not node.startswith("output:") else 2, node)
 
 
-def _stable_order(dag: nx.MultiDiGraph, nodes: list[onnx.NodeProto], graph_name: str) -> list[int]:
+def _stable_order(dag_nodes, dag_edges, nodes: list[onnx.NodeProto], graph_name: str) -> list[int]:
     """Ops in ``nx.lexicographical_topological_sort`` order keyed by file index.
 
     When the file is already topologically sorted (as the ONNX spec requires), that order *is*
     the file order, so it is returned after a linear check of every edge; otherwise networkx
     sorts (and finds cycles)."""
-    if all(u < v for u, v in dag.edges() if isinstance(u, int) and isinstance(v, int)):
+    if all(u < v for u, v, _ in dag_edges if isinstance(u, int) and isinstance(v, int)):
         return list(range(len(nodes)))
+    dag = _to_networkx(dag_nodes, dag_edges)
     try:
         topo = list(nx.lexicographical_topological_sort(dag, key=_source_key))
     except nx.NetworkXUnfeasible:
@@ -421,7 +445,9 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
                 outer_scope: frozenset[str] = frozenset()) -> GraphIR:
     """Turn a GraphProto into a :class:`GraphIR`; subgraphs are built recursively."""
     _check_strings(g)
-    dag = nx.MultiDiGraph()
+    dag_nodes: list[tuple[int | str, dict[str, Any]]] = []
+    dag_edges: list[tuple[int | str, int | str, str]] = []
+    outer_nodes: set[str] = set()
     paths = _PathCache()
     inits = {t.name: _initializer(t, base_dir, missing, paths) for t in g.initializer}
     for t in g.sparse_initializer:
@@ -432,18 +458,18 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
     producer: dict[str, int | str] = {}
     for name in inits:
         producer[name] = f"initializer:{name}"
-        dag.add_node(f"initializer:{name}", kind="initializer", tensor=name)
+        dag_nodes.append((f"initializer:{name}", {"kind": "initializer", "tensor": name}))
     inputs = [vi.name for vi in g.input]
     for name in inputs:
         if name in inits:  # old-style models list initializers as inputs too
             continue
         producer[name] = f"input:{name}"
-        dag.add_node(f"input:{name}", kind="input", tensor=name)
+        dag_nodes.append((f"input:{name}", {"kind": "input", "tensor": name}))
 
     nodes = list(g.node)
     constants: dict[str, Initializer] = {}
     for i, n in enumerate(nodes):
-        dag.add_node(i, kind="op", op_type=n.op_type, domain=_normalize_domain(n.domain), name=n.name)
+        dag_nodes.append((i, {"kind": "op", "op_type": n.op_type, "domain": _normalize_domain(n.domain), "name": n.name}))
         for out in n.output:
             if not out:
                 continue
@@ -467,14 +493,15 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
             if src is None:
                 if inp in outer_scope:
                     src = f"outer:{inp}"
-                    if not dag.has_node(src):
-                        dag.add_node(src, kind="outer", tensor=inp)
+                    if src not in outer_nodes:
+                        outer_nodes.add(src)
+                        dag_nodes.append((src, {"kind": "outer", "tensor": inp}))
                         outer_refs.append(inp)
                     producer[inp] = src
                 else:
                     raise GraphError(
                         f"node {i} ({n.op_type} {n.name!r}) reads tensor {inp!r}, which nothing produces")
-            dag.add_edge(src, i, key=inp)
+            dag_edges.append((src, i, inp))
         for a in n.attribute:
             bodies = [a.g] if a.type == onnx.AttributeProto.GRAPH else (
                 list(a.graphs) if a.type == onnx.AttributeProto.GRAPHS else [])
@@ -487,32 +514,37 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
                     src = producer.get(ref)
                     if src is None and ref in outer_scope:
                         src = f"outer:{ref}"
-                        if not dag.has_node(src):
-                            dag.add_node(src, kind="outer", tensor=ref)
+                        if src not in outer_nodes:
+                            outer_nodes.add(src)
+                            dag_nodes.append((src, {"kind": "outer", "tensor": ref}))
                             outer_refs.append(ref)
                         producer[ref] = src
                     if src is not None:
-                        dag.add_edge(src, i, key=ref)
+                        dag_edges.append((src, i, ref))
 
     outputs = [vi.name for vi in g.output]
+    sinks: set[str] = set()
     for name in outputs:
         src = producer.get(name)
         if src is None:
             if name in outer_scope:
                 src = f"outer:{name}"
-                if not dag.has_node(src):
-                    dag.add_node(src, kind="outer", tensor=name)
+                if src not in outer_nodes:
+                    outer_nodes.add(src)
+                    dag_nodes.append((src, {"kind": "outer", "tensor": name}))
                     outer_refs.append(name)
             else:
                 raise GraphError(f"graph output {name!r} is produced by nothing")
         sink = f"output:{name}"
-        if dag.has_node(sink):
+        if sink in sinks:
             raise GraphError(f"graph output {name!r} is listed twice")
-        dag.add_node(sink, kind="output", tensor=name)
-        dag.add_edge(src, sink, key=name)
+        sinks.add(sink)
+        dag_nodes.append((sink, {"kind": "output", "tensor": name}))
+        dag_edges.append((src, sink, name))
 
-    order = _stable_order(dag, nodes, g.name)
-    return GraphIR(g.name, nodes, dag, order, inputs, outputs, inits, constants, subgraphs, outer_refs)
+    order = _stable_order(dag_nodes, dag_edges, nodes, g.name)
+    return GraphIR(g.name, nodes, dag_nodes, dag_edges, order, inputs, outputs, inits, constants, subgraphs,
+                   outer_refs)
 
 
 def load(model: str | os.PathLike | onnx.ModelProto) -> LoadedModel:

@@ -26,6 +26,8 @@ import onnx
 from . import dtypes
 from .errors import DimBindingError
 from .loader import LoadedModel
+from .shape_rules import output_dtypes, output_shapes
+from .shape_values import shape_values, with_constants
 
 Dim = int | str | None
 
@@ -360,7 +362,6 @@ def _evaluate_shape_values(loaded: LoadedModel, dims: dict[str, int], input_shap
                            tensors: dict[str, TensorInfo], free: set[str]) -> bool:
     """Compute the model's shape arithmetic and infer again with it as constants
     (:mod:`onnxperf.shape_values`); ``tensors`` gains what becomes known. True when it helped."""
-    from .shape_values import shape_values, with_constants
 
     def static(name: str) -> tuple[int, ...] | None:
         ti = tensors.get(name)
@@ -394,7 +395,6 @@ def _evaluate_shape_values(loaded: LoadedModel, dims: dict[str, int], input_shap
 
 def _own_rules(nodes, tensors: dict[str, TensorInfo]) -> bool:
     """Fill outputs both engines left without a shape, from :mod:`onnxperf.shape_rules`."""
-    from .shape_rules import output_dtypes, output_shapes
 
     used = False
     for node in nodes:

@@ -281,3 +281,14 @@ def test_own_shape_rules_fill_ml_outputs_onnx_leaves_open():
     assert "onnxperf" in a.shape_engines
     assert r.status == "counted" and r.exact
     assert r.bytes_written == 4 * n * t
+
+
+def test_dag_is_built_on_first_access_and_analyze_does_not_need_it():
+    lm = load(_two_tensors_between_same_nodes())
+    assert lm.graph._dag is None  # recorded as lists; networkx only when asked for
+    onnxperf.analyze(lm.proto)
+    g = lm.graph.dag
+    assert g is lm.graph.dag  # built once
+    assert sorted(g.nodes, key=str) == [0, 1, "input:x", "output:y"]
+    assert g.number_of_edges() == 4  # x, a, b, y
+    assert g.nodes[0] == {"kind": "op", "op_type": "Split", "domain": "", "name": ""}

@@ -3,11 +3,13 @@
 import math
 
 import pytest
-from onnx import TensorProto
+from onnx import TensorProto, helper
+
+import onnxperf
 
 from onnxperf.ops.misc import nms_compared_pairs
 
-from .util import const, cost, single
+from .util import const, cost, model, single, vi
 
 I64 = TensorProto.INT64
 
@@ -102,3 +104,15 @@ def test_tfidf_vectorizer_bytes_only():
     assert (r.flops, r.int_ops) == (0, 0)
     assert r.bytes_read == 8 * n * length
     assert r.bytes_written == 4 * n * 3
+
+
+def test_a_rule_that_cannot_cost_a_node_names_each_node():
+    """Nodes with equal signatures share the rule's result, but never a failure: its note names
+    the node it met."""
+    nodes = [helper.make_node("Conv", ["x", ""], ["y1"], name="c1"),
+             helper.make_node("Conv", ["x", ""], ["y2"], name="c2")]
+    m = model(nodes, [vi("x", [1, 3, 8, 8])], [vi("y1", [1, 2, 8, 8]), vi("y2", [1, 2, 8, 8])])
+    a = onnxperf.analyze(m)
+    assert [r.status for r in a.nodes] == ["unsupported", "unsupported"]
+    assert "'c1': input 1 is absent" in a.nodes[0].note
+    assert "'c2': input 1 is absent" in a.nodes[1].note

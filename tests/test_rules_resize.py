@@ -146,3 +146,25 @@ def test_center_crop_pad_reads_only_the_kept_window():
     assert (r.flops, r.int_ops) == (0, 0)
     assert r.bytes_read == 4 * min(h, oh) * min(w, ow) * ch + 8 * 2
     assert r.bytes_written == 4 * oh * ow * ch
+
+
+def test_equal_shapes_different_attributes_are_costed_apart():
+    """The walker gives nodes with equal signatures the rule's result once; attributes are part
+    of the signature, so two Resizes that differ only in mode are costed separately."""
+    from onnx import helper
+
+    import onnxperf
+
+    from .util import model, vi
+
+    scales = const("s", [4], values=[1, 1, 2, 2])
+    nodes = [helper.make_node("Resize", ["x", "", "s"], ["y1"], mode="nearest", name="near"),
+             helper.make_node("Resize", ["x", "", "s"], ["y2"], mode="linear", name="lin"),
+             helper.make_node("Resize", ["x", "", "s"], ["y3"], mode="nearest", name="near2")]
+    a = onnxperf.analyze(model(nodes, [vi("x", [1, 3, 8, 8])], [vi(y, None) for y in ("y1", "y2", "y3")],
+                               [scales], opset=19))
+    near, lin, near2 = a.nodes
+    assert near.flops != lin.flops
+    assert (near.macs, near.flops, near.bytes_read, near.bytes_written) == \
+        (near2.macs, near2.flops, near2.bytes_read, near2.bytes_written)
+    assert (near.name, near2.name) == ("near", "near2")
