@@ -110,9 +110,21 @@ def _info_of(vi: onnx.ValueInfoProto) -> TensorInfo | None:
             return None
     else:
         tt = t.tensor_type
-    shape = tuple(_dim_of(d) for d in tt.shape.dim) if tt.HasField("shape") else None
-    elem_type = int(tt.elem_type) if tt.elem_type in _KNOWN_TYPES else 0  # not an ONNX type: undefined
-    return TensorInfo(vi.name, elem_type, shape)
+    if tt.HasField("shape"):
+        shape = []
+        for d in tt.shape.dim:
+            kind = d.WhichOneof("value")
+            if kind == "dim_value":
+                # a negative declared dim (some converters write -1 for "dynamic") is not a size
+                shape.append(int(d.dim_value) if d.dim_value >= 0 else None)
+            else:
+                shape.append(d.dim_param if kind == "dim_param" and d.dim_param else None)
+        shape_t: tuple[Dim, ...] | None = tuple(shape)
+    else:
+        shape_t = None
+    et = tt.elem_type
+    elem_type = int(et) if et in _KNOWN_TYPES else 0  # not an ONNX type: undefined
+    return TensorInfo(vi.name, elem_type, shape_t)
 
 
 def _knownness(ti: TensorInfo | None) -> tuple[int, int, int]:
@@ -238,19 +250,30 @@ def _bind(m: onnx.ModelProto, loaded: LoadedModel, dims: dict[str, int],
     return free
 
 
-def _collect(g: onnx.GraphProto, out: dict[str, TensorInfo]) -> None:
+def _collect(g: onnx.GraphProto, out: dict[str, TensorInfo]) -> int:
+    """Add what ``g`` (and its subgraphs) says of each tensor to ``out`` where it is better known
+    than what ``out`` has; returns how many tensors gained."""
+    gained = 0
     for seq in (g.input, g.output, g.value_info):
         for vi in seq:
+            name = vi.name
+            cur = out.get(name)
+            if cur is not None and cur.elem_type and cur.is_static:
+                continue  # nothing can be better known: skip reading the proto
             ti = _info_of(vi)
-            if ti is not None and _knownness(ti) > _knownness(out.get(vi.name)):
-                out[vi.name] = ti
+            if ti is None:
+                continue
+            if cur is None or _knownness(ti) > _knownness(cur):
+                out[name] = ti
+                gained += 1
     for n in g.node:
         for a in n.attribute:
             if a.type == onnx.AttributeProto.GRAPH:
-                _collect(a.g, out)
+                gained += _collect(a.g, out)
             elif a.type == onnx.AttributeProto.GRAPHS:
                 for sub in a.graphs:
-                    _collect(sub, out)
+                    gained += _collect(sub, out)
+    return gained
 
 
 def _gaps(g: onnx.GraphProto, tensors: dict[str, TensorInfo], free: set[str]) -> int:
@@ -261,7 +284,7 @@ def _gaps(g: onnx.GraphProto, tensors: dict[str, TensorInfo], free: set[str]) ->
             if not o:
                 continue
             ti = tensors.get(o)
-            if ti is None or ti.shape is None or not ti.symbols() <= free:
+            if ti is None or ti.shape is None or (not ti.is_static and not ti.symbols() <= free):
                 n_gaps += 1
     return n_gaps
 
@@ -384,9 +407,7 @@ def _evaluate_shape_values(loaded: LoadedModel, dims: dict[str, int], input_shap
             inferred = onnx.shape_inference.infer_shapes(sk, check_type=False, strict_mode=False, data_prop=True)
         except Exception:  # the checker refused the rewritten graph: keep what the first pass gave
             break
-        before = {k: _knownness(v) for k, v in tensors.items()}
-        _collect(inferred.graph, tensors)
-        gained = any(_knownness(v) > before.get(k, (-1, 0, 0)) for k, v in tensors.items())
+        gained = _collect(inferred.graph, tensors) > 0
         helped = helped or gained
         if not gained or not _gaps(loaded.proto.graph, tensors, free):
             break
