@@ -7,6 +7,9 @@ repeated; the median time and the peak RSS are reported, and the ratio onnxperf 
     python benchmarks/bench_analysis.py [--repeats 5] [--out benchmarks/results/analysis.md]
 
 Also:
+* where the time goes: each phase timed warm (in one process, after a first analysis, so the
+  one-time start-up of ONNX's C++ schema registry that the floor also pays is left out): load,
+  shapes, cost walk, params and tables, against ``infer_shapes`` alone, per node;
 * the 7B-class LLM graph from make_llm.py (32 layers, hidden 4096, symbolic batch/sequence, 12.6 GiB
   of fp16 weights referenced, never written): target under 10 s and under 1 GiB peak;
 * peak memory vs weight size: the same LLM structure at hidden 512 and 4096 (64× the weight bytes),
@@ -46,6 +49,40 @@ dt = time.perf_counter() - t0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"seconds": dt, "peak_rss_kib": peak, "baseline_rss_kib": base}))
 """
+
+PHASES = r"""
+import json, statistics, sys, time
+import onnx, onnx.shape_inference
+import onnxperf
+from onnxperf.analysis import _by_op_type, _params
+from onnxperf.cost import CostWalker
+from onnxperf.loader import load
+from onnxperf.shapes import infer
+path, dims, repeats = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
+onnxperf.analyze(path, dims=dims)  # warm: C++ schema registry, lazy caches
+out = {}
+for _ in range(repeats):
+    t0 = time.perf_counter(); m = onnx.load(path, load_external_data=False)
+    onnx.shape_inference.infer_shapes(m); t1 = time.perf_counter()
+    lm = load(path); t2 = time.perf_counter()
+    sr = infer(lm, dims, {}); t3 = time.perf_counter()
+    w = CostWalker(sr.tensors, lm.opsets); w.walk(lm.graph); t4 = time.perf_counter()
+    _params(lm.graph); _by_op_type(tuple(w.records)); t5 = time.perf_counter()
+    onnxperf.analyze(path, dims=dims); t6 = time.perf_counter()
+    for k, v in {"floor": t1 - t0, "load": t2 - t1, "shapes": t3 - t2, "walk": t4 - t3, "tables": t5 - t4,
+                 "analyze": t6 - t5}.items():
+        out.setdefault(k, []).append(v)
+res = {k: statistics.median(v) for k, v in out.items()}
+res["nodes"] = len(lm.graph.nodes)
+res["engines"] = sr.engines
+print(json.dumps(res))
+"""
+
+
+def phases(path: Path, dims: dict[str, int], repeats: int) -> dict:
+    out = subprocess.run([sys.executable, "-c", PHASES, str(path), json.dumps(dims), str(repeats)],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def measure(mode: str, path: Path, dims: dict[str, int], repeats: int) -> dict[str, float]:
@@ -95,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         for path, dims in cases:
             floor = measure("floor", path, dims, args.repeats)
             ours = measure("onnxperf", path, dims, args.repeats)
-            rows.append((path.name, floor, ours))
+            rows.append((path.name, floor, ours, phases(path, dims, args.repeats)))
             print(f"{path.name:28} floor {floor['seconds']:.3f}s {floor['peak_mib']:.0f} MiB | onnxperf "
                   f"{ours['seconds']:.3f}s {ours['peak_mib']:.0f} MiB | time x{ours['seconds'] / floor['seconds']:.2f} "
                   f"peak x{ours['peak_mib'] / floor['peak_mib']:.2f}", flush=True)
@@ -114,9 +151,19 @@ def main(argv: list[str] | None = None) -> int:
              "Re-run: `python benchmarks/bench_analysis.py`.", "",
              "| model | floor s | onnxperf s | time ratio | floor peak MiB | onnxperf peak MiB | peak ratio | onnxperf work MiB |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for name, f, o in rows:
+    for name, f, o, _ in rows:
         lines.append(f"| {name} | {f['seconds']:.3f} | {o['seconds']:.3f} | {o['seconds'] / f['seconds']:.2f} | "
                      f"{f['peak_mib']:.0f} | {o['peak_mib']:.0f} | {o['peak_mib'] / f['peak_mib']:.2f} | {o['work_mib']:.0f} |")
+    lines += ["", "Where the time goes, warm (one process, after a first analysis: the floor's first call also pays "
+              "~10 ms of one-time start-up of ONNX's C++ schema registry, which both sides share and this leaves "
+              "out). ms; µs/node = onnxperf's own Python work (analyze − infer_shapes) per node:", "",
+              "| model | nodes | shape engines | floor warm ms | load | shapes | walk | tables | analyze | µs/node |",
+              "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, _, _, p in rows:
+        ms = {k: p[k] * 1e3 for k in ("floor", "load", "shapes", "walk", "tables", "analyze")}
+        per_node = (p["analyze"] - p["floor"]) / p["nodes"] * 1e6
+        lines.append(f"| {name} | {p['nodes']} | {'+'.join(p['engines'])} | {ms['floor']:.1f} | {ms['load']:.1f} | "
+                     f"{ms['shapes']:.1f} | {ms['walk']:.1f} | {ms['tables']:.1f} | {ms['analyze']:.1f} | {per_node:.0f} |")
     lines += ["", "Peak memory vs weight size (LLM structure, 32 layers, weight file present as a sparse file):", "",
               "| hidden | weight file | onnxperf s | peak MiB |", "|---:|---:|---:|---:|",
               f"| 512 | {w_small / 2**30:.2f} GiB | {mem_small['seconds']:.3f} | {mem_small['peak_mib']:.0f} |",

@@ -216,9 +216,9 @@ def to_dict(a: Analysis) -> dict[str, Any]:
 
 def _walk_params(g: GraphIR, seen: dict[str, tuple[int, int]]) -> None:
     consumers: dict[str, list[str]] = {}
-    for node in g.nodes:
+    for node, (in_names, _) in zip(g.nodes, g.io):
         fam = family_of(node)
-        for x in node.input:
+        for x in in_names:
             consumers.setdefault(x, []).append(fam)
     for rec in list(g.initializers.values()) + list(g.constants.values()):
         if rec.name not in seen and is_param(rec.elem_type, rec.numel, consumers.get(rec.name, ("misc",))):

@@ -195,10 +195,11 @@ class CostWalker:
         # com.microsoft ops are versioned by onnxruntime, not by the model's opset import
         entry = REGISTRY.lookup(domain, n.op_type, opset if domain != "com.microsoft" else None) \
             if domain in SUPPORTED_DOMAINS else None
-        ins = tuple(self._ref(x) for x in n.input)
-        outs = tuple(self._ref(x) for x in n.output)
+        in_names, out_names = g.io[idx]
+        ins = tuple([self._ref(x) for x in in_names])
+        outs = tuple([self._ref(x) for x in out_names])
         node_params = 0
-        for x in n.input:
+        for x in in_names:
             rec = g.initializers.get(x) or g.constants.get(x)
             if rec is not None and is_param(rec.elem_type, rec.numel, (entry.family if entry else "misc",)):
                 node_params += rec.numel
@@ -214,10 +215,10 @@ class CostWalker:
         elif entry.is_zero:
             status, cost, blocking, note, br, bw = ZERO, OpCost(), frozenset(), entry.zero_reason, 0, 0
         else:
-            key = None if subcosts else self._signature(g, n, entry, domain, opset)
+            key = None if subcosts else self._signature(g, idx, entry, domain, opset)
             hit = self._memo.get(key) if key is not None else None
             if hit is None:
-                hit = self._cost(g, n, entry, domain, opset, subcosts)
+                hit = self._cost(g, idx, entry, domain, opset, subcosts)
                 if key is not None and hit[0] != UNSUPPORTED:  # a failing rule's note names the node
                     self._memo[key] = hit
             status, cost, blocking, note, br, bw = hit
@@ -230,14 +231,16 @@ class CostWalker:
             note=note or cost.note,
         )
 
-    def _signature(self, g: GraphIR, n: onnx.NodeProto, entry: RuleEntry, domain: str,
+    def _signature(self, g: GraphIR, idx: int, entry: RuleEntry, domain: str,
                    opset: int | None) -> tuple | None:
         """What a rule's result depends on: the op, opset, input and output dtypes and shapes,
         attributes and constant input values, never names. Nodes with equal signatures (the
         repeated layers of a network) get the rule's result once. None: not memoized."""
+        n = g.nodes[idx]
+        in_names, out_names = g.io[idx]
         sigs = self._sigs
         tensor_sig = []
-        for names in (n.input, n.output):
+        for names in (in_names, out_names):
             for x in names:
                 sig = sigs.get(x)
                 if sig is None:
@@ -247,7 +250,7 @@ class CostWalker:
                 tensor_sig.append(sig)
             tensor_sig.append("|")
         consts = []
-        for i, x in enumerate(n.input):
+        for i, x in enumerate(in_names):
             if x:
                 rec = g.initializers.get(x) or g.constants.get(x)
                 if rec is not None and rec.value is not None:
@@ -256,18 +259,20 @@ class CostWalker:
         attrs = tuple(a.SerializeToString(deterministic=True) for a in n.attribute)
         return (id(entry), domain, n.op_type, opset, tuple(tensor_sig), tuple(consts), attrs)
 
-    def _cost(self, g: GraphIR, n: onnx.NodeProto, entry: RuleEntry, domain: str, opset: int | None,
+    def _cost(self, g: GraphIR, idx: int, entry: RuleEntry, domain: str, opset: int | None,
               subcosts: dict[str, SubgraphCost]) -> tuple[str, OpCost, frozenset[str], str, int, int]:
         """Apply ``entry``'s rule to node ``n``: (status, cost, blocking dims, note, bytes read,
         bytes written)."""
-        views_in, block_in = self._views(n.input)
-        views_out, block_out = self._views(n.output)
+        n = g.nodes[idx]
+        in_names, out_names = g.io[idx]
+        views_in, block_in = self._views(in_names)
+        views_out, block_out = self._views(out_names)
         blocking = block_in | (set() if entry.outputs_may_be_unknown else block_out)
         if blocking:
             return (UNKNOWN_SHAPE, OpCost(exact=False), frozenset(blocking),
                     "shape depends on " + ", ".join(sorted(blocking)), 0, 0)
         consts = {}
-        for i, x in enumerate(n.input):
+        for i, x in enumerate(in_names):
             if x:
                 v = g.const_value(x)
                 if v is not None:

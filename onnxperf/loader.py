@@ -87,6 +87,8 @@ class GraphIR:
     #: tensors used here but defined in an enclosing graph
     outer_refs: list[str]
 
+    #: per node: (input names, output names) as read from the proto once ("" = absent optional)
+    io: list[tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=list)
     _dag: nx.MultiDiGraph | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -407,20 +409,24 @@ def _stable_order(dag_nodes, dag_edges, nodes: list[onnx.NodeProto], graph_name:
     return [n for n in topo if isinstance(n, int)]
 
 
-def _check_strings(g: onnx.GraphProto) -> None:
+def _check_strings(g: onnx.GraphProto) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     """Every name this tool reads must be text. ONNX's proto2 ``string`` fields are not checked
-    for UTF-8 when parsed: protobuf hands invalid ones over as ``bytes``."""
+    for UTF-8 when parsed: protobuf hands invalid ones over as ``bytes``. Returns each node's
+    (input names, output names), read from the proto once."""
 
     def bad(what: str, value: object) -> GraphError:
         return GraphError(f"{what} {value!r} is not valid UTF-8 text")
 
+    io = []
     for i, n in enumerate(g.node):
         for what, v in (("op type", n.op_type), ("domain", n.domain), ("name", n.name)):
             if not isinstance(v, str):
                 raise bad(f"node {i}: {what}", v)
-        for v in list(n.input) + list(n.output) + [a.name for a in n.attribute]:
+        ins, outs = tuple(n.input), tuple(n.output)
+        for v in ins + outs + tuple(a.name for a in n.attribute):
             if not isinstance(v, str):
                 raise bad(f"node {i} ({n.op_type}): tensor or attribute name", v)
+        io.append((ins, outs))
     for vi in list(g.input) + list(g.output) + list(g.value_info):
         if not isinstance(vi.name, str):
             raise bad("value name", vi.name)
@@ -439,12 +445,13 @@ def _check_strings(g: onnx.GraphProto) -> None:
             raise bad("sparse initializer name", t.values.name)
     if not isinstance(g.name, str):
         raise bad("graph name", g.name)
+    return io
 
 
 def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
                 outer_scope: frozenset[str] = frozenset()) -> GraphIR:
     """Turn a GraphProto into a :class:`GraphIR`; subgraphs are built recursively."""
-    _check_strings(g)
+    io = _check_strings(g)
     dag_nodes: list[tuple[int | str, dict[str, Any]]] = []
     dag_edges: list[tuple[int | str, int | str, str]] = []
     outer_nodes: set[str] = set()
@@ -470,7 +477,7 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
     constants: dict[str, Initializer] = {}
     for i, n in enumerate(nodes):
         dag_nodes.append((i, {"kind": "op", "op_type": n.op_type, "domain": _normalize_domain(n.domain), "name": n.name}))
-        for out in n.output:
+        for out in io[i][1]:
             if not out:
                 continue
             if out in producer:
@@ -486,7 +493,7 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
     subgraphs: dict[tuple[int, str], GraphIR] = {}
     visible = outer_scope | frozenset(producer)
     for i, n in enumerate(nodes):
-        for inp in n.input:
+        for inp in io[i][0]:
             if not inp:
                 continue
             src = producer.get(inp)
@@ -544,7 +551,7 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
 
     order = _stable_order(dag_nodes, dag_edges, nodes, g.name)
     return GraphIR(g.name, nodes, dag_nodes, dag_edges, order, inputs, outputs, inits, constants, subgraphs,
-                   outer_refs)
+                   outer_refs, io)
 
 
 def load(model: str | os.PathLike | onnx.ModelProto) -> LoadedModel:

@@ -25,7 +25,7 @@ import onnx
 
 from . import dtypes
 from .errors import DimBindingError
-from .loader import LoadedModel
+from .loader import GraphIR, LoadedModel
 from .shape_rules import output_dtypes, output_shapes
 from .shape_values import shape_values, with_constants
 
@@ -276,11 +276,11 @@ def _collect(g: onnx.GraphProto, out: dict[str, TensorInfo]) -> int:
     return gained
 
 
-def _gaps(g: onnx.GraphProto, tensors: dict[str, TensorInfo], free: set[str]) -> int:
+def _gaps(g: GraphIR, tensors: dict[str, TensorInfo], free: set[str]) -> int:
     """Node outputs of the main graph whose shape is missing or unknown beyond free dims."""
     n_gaps = 0
-    for n in g.node:
-        for o in n.output:
+    for _, outs in g.io:
+        for o in outs:
             if not o:
                 continue
             ti = tensors.get(o)
@@ -353,10 +353,10 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
     _add_constants(loaded.graph, tensors)
 
     free_set = set(free)
-    if _gaps(loaded.proto.graph, tensors, free_set) and _evaluate_shape_values(loaded, dims, input_shapes, tensors,
+    if _gaps(loaded.graph, tensors, free_set) and _evaluate_shape_values(loaded, dims, input_shapes, tensors,
                                                                                 free_set):
         engines.append("onnxperf-values")
-    if _gaps(loaded.proto.graph, tensors, free_set):
+    if _gaps(loaded.graph, tensors, free_set):
         # onnxruntime's symbolic inference reads initializer and Constant values: it gets the
         # weight-free skeleton, built only now that it is needed
         sk = skeleton(loaded)
@@ -409,7 +409,7 @@ def _evaluate_shape_values(loaded: LoadedModel, dims: dict[str, int], input_shap
             break
         gained = _collect(inferred.graph, tensors) > 0
         helped = helped or gained
-        if not gained or not _gaps(loaded.proto.graph, tensors, free):
+        if not gained or not _gaps(loaded.graph, tensors, free):
             break
     return helped
 
