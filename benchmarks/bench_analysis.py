@@ -164,6 +164,15 @@ def main(argv: list[str] | None = None) -> int:
         per_node = (p["analyze"] - p["floor"]) / p["nodes"] * 1e6
         lines.append(f"| {name} | {p['nodes']} | {'+'.join(p['engines'])} | {ms['floor']:.1f} | {ms['load']:.1f} | "
                      f"{ms['shapes']:.1f} | {ms['walk']:.1f} | {ms['tables']:.1f} | {ms['analyze']:.1f} | {per_node:.0f} |")
+    over = [(name, o["seconds"] / f["seconds"], p) for name, f, o, p in rows if o["seconds"] / f["seconds"] > 2]
+    within = [name for name, f, o, _ in rows if o["seconds"] / f["seconds"] <= 2]
+    lines += ["", f"Within 2× of the floor: {', '.join(within) or 'none'}."]
+    for name, ratio, p in over:
+        lines.append(
+            f"Over 2×: {name} ({ratio:.2f}×): {p['nodes']} nodes at {(p['analyze'] - p['floor']) / p['nodes'] * 1e6:.0f} µs "
+            f"of Python each (load {p['load'] * 1e3:.0f} ms, shapes {p['shapes'] * 1e3:.0f} ms with "
+            f"{'+'.join(p['engines'])}, walk {p['walk'] * 1e3:.0f} ms) against {p['floor'] * 1e3:.1f} ms of C++ "
+            "inference: the floor does per node in C++ what onnxperf does in Python.")
     lines += ["", "Peak memory vs weight size (LLM structure, 32 layers, weight file present as a sparse file):", "",
               "| hidden | weight file | onnxperf s | peak MiB |", "|---:|---:|---:|---:|",
               f"| 512 | {w_small / 2**30:.2f} GiB | {mem_small['seconds']:.3f} | {mem_small['peak_mib']:.0f} |",

@@ -292,3 +292,20 @@ def test_dag_is_built_on_first_access_and_analyze_does_not_need_it():
     assert sorted(g.nodes, key=str) == [0, 1, "input:x", "output:y"]
     assert g.number_of_edges() == 4  # x, a, b, y
     assert g.nodes[0] == {"kind": "op", "op_type": "Split", "domain": "", "name": ""}
+
+
+def test_analyze_restores_the_garbage_collector():
+    import gc
+
+    assert gc.isenabled()
+    onnxperf.analyze(_two_tensors_between_same_nodes())
+    assert gc.isenabled()
+    with pytest.raises(GraphError):
+        onnxperf.analyze(model([helper.make_node("Relu", ["nope"], ["y"])], [vi("x", [3])], [vi("y", None)]))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        onnxperf.analyze(_two_tensors_between_same_nodes())
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()
