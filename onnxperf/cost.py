@@ -231,11 +231,10 @@ class CostWalker:
             note=note or cost.note,
         )
 
-    def _signature(self, g: GraphIR, idx: int, entry: RuleEntry, domain: str,
-                   opset: int | None) -> tuple | None:
+    def _signature(self, g: GraphIR, idx: int, entry: RuleEntry, domain: str, opset: int | None) -> tuple:
         """What a rule's result depends on: the op, opset, input and output dtypes and shapes,
         attributes and constant input values, never names. Nodes with equal signatures (the
-        repeated layers of a network) get the rule's result once. None: not memoized."""
+        repeated layers of a network) get the rule's result once."""
         n = g.nodes[idx]
         in_names, out_names = g.io[idx]
         sigs = self._sigs
@@ -261,8 +260,8 @@ class CostWalker:
 
     def _cost(self, g: GraphIR, idx: int, entry: RuleEntry, domain: str, opset: int | None,
               subcosts: dict[str, SubgraphCost]) -> tuple[str, OpCost, frozenset[str], str, int, int]:
-        """Apply ``entry``'s rule to node ``n``: (status, cost, blocking dims, note, bytes read,
-        bytes written)."""
+        """Apply ``entry``'s rule to node ``idx`` of ``g``: (status, cost, blocking dims, note,
+        bytes read, bytes written)."""
         n = g.nodes[idx]
         in_names, out_names = g.io[idx]
         views_in, block_in = self._views(in_names)

@@ -21,9 +21,9 @@ by node id.
 from __future__ import annotations
 
 import os
-from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -391,14 +391,16 @@ def _source_key(node: int | str) -> tuple[int, int | str]:
     return (0 if not node.startswith("output:") else 2, node)
 
 
-def _stable_order(dag_nodes, dag_edges, nodes: list[onnx.NodeProto], graph_name: str) -> list[int]:
-    """Ops in ``nx.lexicographical_topological_sort`` order keyed by file index.
+def _stable_order(dag_nodes, dag_edges, nodes: list[onnx.NodeProto],
+                  graph_name: str) -> tuple[list[int], nx.MultiDiGraph | None]:
+    """Ops in ``nx.lexicographical_topological_sort`` order keyed by file index, and the
+    networkx graph if one had to be built.
 
     When the file is already topologically sorted (as the ONNX spec requires), that order *is*
     the file order, so it is returned after a linear check of every edge; otherwise networkx
     sorts (and finds cycles)."""
     if all(u < v for u, v, _ in dag_edges if isinstance(u, int) and isinstance(v, int)):
-        return list(range(len(nodes)))
+        return list(range(len(nodes))), None
     dag = _to_networkx(dag_nodes, dag_edges)
     try:
         topo = list(nx.lexicographical_topological_sort(dag, key=_source_key))
@@ -406,7 +408,7 @@ def _stable_order(dag_nodes, dag_edges, nodes: list[onnx.NodeProto], graph_name:
         cycle = nx.find_cycle(dag)
         members = sorted({u for u, *_ in cycle if isinstance(u, int)})
         raise GraphError(f"graph {graph_name!r} has a cycle through nodes {members[:10]}") from None
-    return [n for n in topo if isinstance(n, int)]
+    return [n for n in topo if isinstance(n, int)], dag
 
 
 def _check_strings(g: onnx.GraphProto) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
@@ -549,9 +551,9 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
         dag_nodes.append((sink, {"kind": "output", "tensor": name}))
         dag_edges.append((src, sink, name))
 
-    order = _stable_order(dag_nodes, dag_edges, nodes, g.name)
+    order, dag = _stable_order(dag_nodes, dag_edges, nodes, g.name)
     return GraphIR(g.name, nodes, dag_nodes, dag_edges, order, inputs, outputs, inits, constants, subgraphs,
-                   outer_refs, io)
+                   outer_refs, io, _dag=dag)
 
 
 def load(model: str | os.PathLike | onnx.ModelProto) -> LoadedModel:
