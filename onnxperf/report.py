@@ -301,7 +301,7 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
         ])
 
     # by op type: counts, shares of FLOPs, bytes, predicted and measured time
-    rl_by_op = {op: (tm, share) for op, _c, tm, share in rl.by_op_type} if rl is not None else {}
+    rl_by_op = {r.op_type: (r.time_s, r.share, r.bound) for r in rl.by_op_type} if rl is not None else {}
     meas_by_op: dict[str, float] = {}
     for n in a.main_nodes:
         if n.key in node_times:
@@ -319,6 +319,7 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
             "bytes": b, "flops_share": row.flops / t.flops if t.flops else None,
             "bytes_share": b / total_bytes if total_bytes else None,
             "predicted_s": tm[0] if tm else None, "predicted_share": tm[1] if tm else None,
+            "bound": tm[2] if tm else None,
             "measured_s": mt, "measured_share": (mt / meas_total if mt is not None and meas_total else None),
             "statuses": dict(row.statuses),
         })

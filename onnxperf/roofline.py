@@ -79,17 +79,27 @@ def bound(ops: float, nbytes: float, peak_ops_per_s: float, bandwidth_bytes_per_
 _FLOAT_NAMES = ("float32", "float16", "bfloat16", "float64")
 
 
+_NARROW_INTS = ("int8", "uint8", "int4", "uint4")
+
+
 def compute_dtype(inputs) -> str:
-    """The dtype that picks the peak: the first floating-point input (an fp16 model uses the
-    fp16 peak), else the first 8-bit-or-smaller integer input (int8 peak), else int32."""
+    """The dtype that picks the float peak: the first floating-point input (an fp16 model uses
+    the fp16 peak), else the first 8-bit-or-smaller integer input (int8 peak), else int32."""
     names = [t.dtype for t in inputs if t is not None]
     for n in names:
         if n in _FLOAT_NAMES or n.startswith("float8"):
             return n
-    for n in names:
-        if n in ("int8", "uint8", "int4", "uint4"):
-            return n
-    return "int32" if names else "float32"
+    return int_dtype(inputs) if names else "float32"
+
+
+def int_dtype(inputs) -> str:
+    """The dtype that picks the integer peak: the first 8-bit-or-smaller integer input, whether
+    or not float inputs are present too (QLinearMatMul and QLinearConv take float scales beside
+    their uint8/int8 data; DynamicQuantizeMatMul a float activation beside int8 weights), else int32."""
+    for t in inputs:
+        if t is not None and t.dtype in _NARROW_INTS:
+            return t.dtype
+    return "int32"
 
 
 @dataclass(frozen=True)
@@ -109,6 +119,25 @@ class NodeRoofline:
 
 
 @dataclass(frozen=True)
+class OpTypeRoofline:
+    """The roofline of all timed nodes of one op type: their summed operations, bytes and times.
+    ``intensity`` = ops / bytes; ``ops_per_s`` = ops / time (the rate the predictions imply);
+    ``bound`` = the bound that holds most of the op type's time."""
+
+    op_type: str
+    count: int
+    ops: int
+    bytes: int
+    intensity: float | None
+    time_s: float
+    share: float
+    ops_per_s: float | None
+    compute_bound_time_s: float
+    memory_bound_time_s: float
+    bound: str
+
+
+@dataclass(frozen=True)
 class RooflineResult:
     spec_id: str
     ridge_fp32: float
@@ -118,7 +147,8 @@ class RooflineResult:
     unknown_nodes: int
     compute_bound_time_s: float
     memory_bound_time_s: float
-    by_op_type: tuple[tuple[str, int, float, float], ...]  # (op type, count, time, share of node time)
+    #: per op type, largest predicted time first; share = of the summed node time
+    by_op_type: tuple[OpTypeRoofline, ...]
     #: per-run cost of the runtime beyond its nodes (a calibrated spec's ``overhead_run_s``);
     #: ``latency_s`` = the sum of node times + this
     run_overhead_s: float = 0.0
@@ -157,7 +187,10 @@ def node_roofline(n, spec: Spec) -> NodeRoofline:
     if n.status not in (COUNTED, ZERO):
         return NodeRoofline(n.key, n.op_type, n.family, dtype, 0, 0, None, 0.0, 0.0, NONE, None, None)
     float_peak = spec.peak_for(dtype if dtype in _FLOAT_NAMES or dtype.startswith("float8") else "float32") * e_c
-    int_peak = spec.peak_for(dtype if not (dtype in _FLOAT_NAMES or dtype.startswith("float8")) else "int32") * e_c
+    idt = int_dtype(n.inputs)
+    int_peak = spec.peak_for(idt) * e_c
+    if n.int_ops > n.flops:
+        dtype = idt  # the node is integer arithmetic on this data (QLinear*, *Integer)
     ops = n.flops + n.int_ops
     # time of the arithmetic: FLOPs at the float peak plus integer ops at the integer peak
     compute_s = (n.flops / float_peak if n.flops else 0.0) + (n.int_ops / int_peak if n.int_ops else 0.0)
@@ -473,15 +506,7 @@ def roofline(a: Analysis, spec: Spec) -> RooflineResult:
     nodes = tuple(
         NodeRoofline(**{**r.__dict__, "share": (None if r.time_s is None or kernels == 0 else r.time_s / kernels)})
         for r in raw)
-    acc: dict[str, list[float]] = {}
-    for r in nodes:
-        if r.time_s is None:
-            continue
-        v = acc.setdefault(r.op_type, [0, 0.0])
-        v[0] += 1
-        v[1] += r.time_s
-    by_op = tuple(sorted(((op, int(c), t, (t / kernels if kernels else 0.0)) for op, (c, t) in acc.items()),
-                         key=lambda x: (-x[2], x[0])))
+    by_op = _by_op_type(nodes, kernels)
     return RooflineResult(
         spec_id=spec.id, ridge_fp32=ridge_point(spec.peak_for("float32"), spec.memory_bandwidth_bytes_per_s),
         nodes=nodes, latency_s=latency, unknown_nodes=sum(r.time_s is None for r in nodes),
@@ -489,3 +514,23 @@ def roofline(a: Analysis, spec: Spec) -> RooflineResult:
         memory_bound_time_s=sum(r.time_s for r in nodes if r.bound == MEMORY and r.time_s),
         by_op_type=by_op, run_overhead_s=run_overhead,
     )
+
+
+def _by_op_type(nodes: tuple[NodeRoofline, ...], kernels: float) -> tuple[OpTypeRoofline, ...]:
+    acc: dict[str, list] = {}
+    for r in nodes:
+        if r.time_s is None:
+            continue
+        v = acc.setdefault(r.op_type, [0, 0, 0, 0.0, 0.0, 0.0])
+        v[0] += 1
+        v[1] += r.ops
+        v[2] += r.bytes
+        v[3] += r.time_s
+        v[4] += r.time_s if r.bound == COMPUTE else 0.0
+        v[5] += r.time_s if r.bound == MEMORY else 0.0
+    rows = []
+    for op, (count, ops, nbytes, t, tc, tm) in acc.items():
+        b = NONE if tc == 0 and tm == 0 else (COMPUTE if tc >= tm else MEMORY)
+        rows.append(OpTypeRoofline(op, count, ops, nbytes, intensity(ops, nbytes), t, t / kernels if kernels else 0.0,
+                                   ops / t if t > 0 else None, tc, tm, b))
+    return tuple(sorted(rows, key=lambda x: (-x.time_s, x.op_type)))

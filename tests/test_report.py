@@ -263,6 +263,12 @@ def test_cli_writes_html_json_md_and_netron(main, tmp_path):
     md = tmp_path / "r.md"
     assert main(["report", str(RESNET), "--dim", "batch=1", "--format", "md", "-o", str(md)]) == 0
     assert md.read_text().startswith("### onnxperf report")
+    # the short flags are the same formats
+    js3, md2 = tmp_path / "r3.json", tmp_path / "r2.md"
+    assert main(["report", str(RESNET), "--dim", "batch=1", "--json", "-o", str(js3)]) == 0
+    assert js3.read_bytes() == js.read_bytes()
+    assert main(["report", str(RESNET), "--dim", "batch=1", "--md", "-o", str(md2)]) == 0
+    assert md2.read_bytes() == md.read_bytes()
 
 
 def test_cli_errors_are_one_line(main, tmp_path, capsys):

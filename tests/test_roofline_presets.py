@@ -44,6 +44,25 @@ def test_int8_ops_use_int8_peak():
                                             (m_ * k + k * n + 4 * m_ * n) / t4.memory_bandwidth_bytes_per_s))
 
 
+
+def test_quantized_ops_with_float_scales_use_the_int8_peak():
+    """QLinearMatMul takes float scales beside its uint8/int8 data: its integer ops run at the
+    int8 peak (not the fp32 one), and its few float FLOPs (requantize) at the fp32 peak."""
+    t4 = load_spec("t4")
+    m_, k, n = 1024, 1024, 1024
+    U8, I8, F = TensorProto.UINT8, TensorProto.INT8, TensorProto.FLOAT
+    a = onnxperf.analyze(single("QLinearMatMul", {"a": ([m_, k], U8), "as": ([], F), "azp": ([], U8),
+                                                  "b": ([k, n], I8), "bs": ([], F), "bzp": ([], I8),
+                                                  "ys": ([], F), "yzp": ([], U8)}, opset=10))
+    node, rec = roofline(a, t4).nodes[0], a.nodes[0]
+    assert node.dtype == "uint8"
+    compute_s = rec.int_ops / t4.peak_for("int8") + rec.flops / t4.peak_for("float32")
+    memory_s = (rec.bytes_read + rec.bytes_written) / t4.memory_bandwidth_bytes_per_s
+    assert node.time_s == pytest.approx(max(compute_s, memory_s))
+    assert t4.peak_for("int8") == 130e12 and t4.peak_for("uint8") == t4.peak_for("int8")
+    # the integer ops dominate: at the fp32 peak this node would take ~16x longer
+    assert rec.int_ops > 100 * rec.flops
+
 def test_memory_bound_at_batch_1_compute_bound_at_large_batch():
     # a Gemm layer: weights dominate traffic at batch 1, compute dominates at large batch
     h = 1024

@@ -35,6 +35,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=FORMATS, default="html",
                    help="html (default), json (the report model, schema onnxperf.report/1) or md (a compact "
                         "summary for a pull request or a CI job summary)")
+    p.add_argument("--json", dest="format", action="store_const", const="json",
+                   help="the report model as JSON: same as --format json")
+    p.add_argument("--md", dest="format", action="store_const", const="md",
+                   help="the compact Markdown summary: same as --format md")
     p.add_argument("-o", "--output", metavar="FILE", default=None,
                    help="write to FILE (atomically) instead of standard output")
     p.add_argument("--netron", metavar="FILE", default=None,

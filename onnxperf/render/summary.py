@@ -146,6 +146,14 @@ def _roofline_text(sm: Summary) -> list[str]:
     tot = (r.latency_s - r.run_overhead_s) or 1.0
     out.append(f"  Compute-bound {pct(r.compute_bound_time_s / tot)} of node time, memory-bound {pct(r.memory_bound_time_s / tot)}"
                + (f"; runtime overhead {seconds(r.run_overhead_s)} per run" if r.run_overhead_s else ""))
+    out.append("  By op type           count   pred. time   share  bound     intensity   implied rate")
+    for o in r.by_op_type[:TOP_K]:
+        i = "-" if o.intensity is None else f"{o.intensity:.3g}"
+        rate = "-" if o.ops_per_s is None else f"{si(o.ops_per_s)}op/s"
+        out.append(f"  {clean(o.op_type, 20):<20} {o.count:>5} {seconds(o.time_s):>12} {pct(o.share):>7}  {o.bound:<7} "
+                   f"{i:>11} {rate:>14}")
+    if len(r.by_op_type) > TOP_K:
+        out.append(f"  … {len(r.by_op_type) - TOP_K} more op types (--format json has them all)")
     out.append("  Top nodes by predicted time")
     ranked = sorted((n for n in r.nodes if n.time_s), key=lambda n: (-n.time_s, int(n.key) if n.key.isdigit() else 0))[:TOP_K]
     names = {n.key: n.name for n in sm.analysis.main_nodes}
