@@ -164,6 +164,8 @@ class LargestFit:
     #: exact polynomial of the total in ``dim``, when it is one (it is for almost every model)
     formula: object | None
     method: str  # "polynomial" or "search"
+    #: why the answer stops short of what the budget allows (the model's shapes stop resolving)
+    note: str = ""
 
 
 def largest_fitting(model, budget_bytes: int, dim: str = "batch", dims: dict[str, int] | None = None,
@@ -184,6 +186,10 @@ def largest_fitting(model, budget_bytes: int, dim: str = "batch", dims: dict[str
     base = dict(dims or {})
     base.pop(dim, None)
 
+    def complete_total(d: int) -> int | None:
+        mem = liveness(analyze(loaded, dims={**base, dim: d}))
+        return mem.total_bytes if mem.complete else None
+
     def total_at(d: int) -> int:
         mem = liveness(analyze(loaded, dims={**base, dim: d}))
         if not mem.complete:
@@ -198,6 +204,10 @@ def largest_fitting(model, budget_bytes: int, dim: str = "batch", dims: dict[str
                               "bind the other dims first")
         return [mem.weight_bytes, *mem.timeline]
 
+    def fits_analyzed(d: int) -> bool:
+        t = complete_total(d)
+        return t is not None and t <= budget_bytes
+
     polys = fit_many(vector_at, [dim], degree=3)
     if all(p is not None for p in polys):
         weights, steps = polys[0], polys[1:]
@@ -207,8 +217,13 @@ def largest_fitting(model, budget_bytes: int, dim: str = "batch", dims: dict[str
 
         value = largest_int(fits, 1, limit)
         method = "polynomial"
+        if value is not None and not fits_analyzed(value):
+            # the polynomial holds where it was fitted; past some value the model's own shapes stop
+            # (a position table of 512 rows, a fixed reshape): search on analyses below it
+            value = largest_int(fits_analyzed, 1, value)
+            method = "polynomial, capped by analysis"
     else:
-        value = largest_int(lambda d: total_at(d) <= budget_bytes, 1, min(limit, 1 << 20))
+        value = largest_int(fits_analyzed, 1, min(limit, 1 << 20))
         method = "search"
     formula = None
     try:
@@ -220,5 +235,9 @@ def largest_fitting(model, budget_bytes: int, dim: str = "batch", dims: dict[str
     if value is None:
         return LargestFit(dim, budget_bytes, None, None, total_at(1), formula, method)
     at = total_at(value)
-    nxt = total_at(value + 1) if value < limit else None
-    return LargestFit(dim, budget_bytes, value, at, nxt, formula, method)
+    nxt = complete_total(value + 1) if value < limit else None
+    note = ""
+    if value < limit and nxt is None:
+        note = (f"{dim}={value + 1:,} leaves tensor sizes unknown (the model's shapes stop at {dim}={value:,}): "
+                f"the largest {dim} the model takes, not the budget, sets the answer")
+    return LargestFit(dim, budget_bytes, value, at, nxt, formula, method, note)

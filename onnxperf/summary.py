@@ -54,7 +54,7 @@ class Summary:
             f = self.largest
             d["largest_fit"] = {
                 "dim": f.dim, "budget_bytes": f.budget_bytes, "value": f.value, "total_bytes": f.total_bytes,
-                "next_total_bytes": f.next_total_bytes, "method": f.method,
+                "next_total_bytes": f.next_total_bytes, "method": f.method, "note": f.note,
                 "total_bytes_formula": None if f.formula is None else f.formula.to_dict(),
             }
         return d

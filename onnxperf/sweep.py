@@ -12,7 +12,7 @@ from .formula import NotPolynomialError, Polynomial, fit_many
 from .loader import load
 from .summary import Summary, summarize
 
-#: throughput gains below this fraction between consecutive values of the batch dim mark the knee
+#: the knee: the smallest batch that no larger batch beats in throughput by more than this fraction
 KNEE_GAIN = 0.10
 
 FIGURES = ("macs", "flops", "bytes", "activation_peak_bytes", "total_memory_bytes")
@@ -54,6 +54,15 @@ class SweepResult:
             "formulas": {name: (p.to_dict() if p is not None else {"error": why}) for name, p, why in self.formulas},
             "knee": None if self.knee is None else dict(self.knee),
         }
+
+
+def knee_index(throughputs: list[float], gain: float = KNEE_GAIN) -> int:
+    """Index of the knee of a throughput curve over growing batches: the first point that no
+    later point beats by more than ``gain`` (a dip followed by a rise is not a knee)."""
+    for i, t in enumerate(throughputs):
+        if all(later <= t * (1 + gain) for later in throughputs[i + 1:]):
+            return i
+    return len(throughputs) - 1
 
 
 def _row(sm: Summary, values: tuple[tuple[str, int], ...]) -> SweepRow:
@@ -106,9 +115,7 @@ def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None
             fits = [(name, None, str(exc)) for name in FIGURES]
     knee = None
     if len(names) == 1 and "batch" in names[0] and all(r.throughput_per_s for r in rows) and len(rows) > 1:
-        for prev, cur in zip(rows, rows[1:]):
-            if cur.throughput_per_s < prev.throughput_per_s * (1 + KNEE_GAIN):
-                knee = prev.values
-                break
+        at = knee_index([r.throughput_per_s for r in rows])
+        knee = rows[at].values if at < len(rows) - 1 else None  # still rising at the last value: no knee seen
     return SweepResult(str(getattr(loaded, "path", model)), names, tuple(sorted(fixed.items())),
                        hw, tuple(rows), tuple(fits), knee)

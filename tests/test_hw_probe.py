@@ -59,3 +59,35 @@ def test_hw_probe_command_writes_a_spec_file(tmp_path, capsys):
     assert "theoretical" in table and "triad" in table
     spec = load_spec(str(out))
     assert spec.kind == "cpu" and spec.peak_for("float32") > 0
+
+
+def test_kernels_do_the_work_they_are_credited_with():
+    """The figures divide a work count by a time: the kernels must do that work. The FMA
+    kernel's result equals the same recurrence computed by numpy (so LLVM did not fold the
+    chains away), and copy and triad write what STREAM defines."""
+    import numpy as np
+
+    from onnxperf.hardware.probe import FMA_CHAINS, FMA_STEPS, _fma_kernel, _stream_kernels
+
+    rng = np.random.default_rng(0)
+    buf = rng.random((2, 16), dtype=np.float32)
+    a, b, inv = np.float32(0.5), np.float32(0.25), np.float32(1.0 / FMA_CHAINS)
+    want = buf.astype(np.float64)
+    for _ in range(3):  # reps
+        xs = [want]
+        for c in range(1, FMA_CHAINS):
+            xs.append(xs[-1] + b)
+        for _ in range(FMA_STEPS):
+            xs = [x * a + b for x in xs]
+        want = sum(xs) * inv
+    _fma_kernel()(buf, 3, a, b, inv)
+    np.testing.assert_allclose(buf, want, rtol=1e-5)
+    fill, copy, triad = _stream_kernels()
+    xa, xb, xc = np.empty(1000), np.empty(1000), np.empty(1000)
+    fill(xa, xb, xc)
+    assert (xa == 1).all() and (xb == 2).all() and (xc == 0).all()
+    xa[:] = rng.random(1000)
+    copy(xa, xc)
+    np.testing.assert_array_equal(xc, xa)
+    triad(xa, xb, xc, 3.0)
+    np.testing.assert_allclose(xa, xb + 3.0 * xc)

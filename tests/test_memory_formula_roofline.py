@@ -6,11 +6,11 @@ from fractions import Fraction
 import numpy as np
 import onnx
 import pytest
-from onnx import helper
+from onnx import TensorProto, helper
 
 import onnxperf
 from onnxperf.formula import NotPolynomialError, fit, fit_many, largest_int
-from onnxperf.memory import liveness
+from onnxperf.memory import largest_fitting, liveness
 from onnxperf.roofline import COMPUTE, MEMORY, attainable, bound, node_time, ridge_point, roofline
 
 from .util import const, model, vi
@@ -329,3 +329,33 @@ def test_written_out_gelu_runs_as_one_kernel():
     # the Mul by 0.5 reads its scalar (4 bytes) and writes nothing: the graph output's write is
     # charged to the bias Add, whose roofline is unchanged
     assert r.nodes[5].bytes == 4 and r.nodes[0].bytes == roofline(a, XEON).nodes[0].bytes
+
+
+def _position_table_model(h=16, table=8):
+    # x + P[:, :seq]: a learned position table of `table` rows, as in BERT (512); past `table`
+    # the Add's operands no longer broadcast and the shapes stop resolving
+    nodes = [helper.make_node("Shape", ["x"], ["sh"], start=1, end=2),
+             helper.make_node("Slice", ["P", "zero", "sh", "one"], ["pos"]),
+             helper.make_node("Add", ["x", "pos"], ["y"]),
+             helper.make_node("MatMul", ["y", "w"], ["z"])]
+    return model(nodes, [vi("x", ["batch", "seq", h])], [vi("z", None)],
+                 [const("P", [1, table, h]), const("zero", [1], TensorProto.INT64, [0]),
+                  const("one", [1], TensorProto.INT64, [1]), const("w", [h, h])], opset=17)
+
+
+def test_largest_fit_in_another_dim_is_confirmed_by_analysis_and_capped_where_shapes_stop():
+    h, table = 16, 8
+    m = _position_table_model(h, table)
+    weights = (table * h + h * h) * 4 + 2 * 8  # P, w (float32) and the two int64 slice bounds
+
+    # the budget bites first: the answer is the polynomial's, and analysis confirms it
+    def total(seq):
+        return liveness(onnxperf.analyze(m, dims={"batch": 1, "seq": seq})).total_bytes
+
+    f = largest_fitting(m, total(5), "seq", {"batch": 1})
+    assert (f.value, f.total_bytes, f.next_total_bytes, f.note) == (5, total(5), total(6), "")
+    assert total(5) > weights
+    # a budget far beyond the table: the polynomial says millions, the model takes at most 8
+    f = largest_fitting(m, 1 << 30, "seq", {"batch": 1})
+    assert f.value == table and f.next_total_bytes is None and f.method == "polynomial, capped by analysis"
+    assert f"seq={table + 1}" in f.note and f"stop at seq={table}" in f.note

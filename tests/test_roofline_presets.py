@@ -87,5 +87,27 @@ def test_summary_hw_json_and_unknown_preset(tmp_path, capsys):
     assert r["latency_s"] == pytest.approx(sum(n["time_s"] for n in r["nodes"]))
     assert r["throughput_items_per_s"] == pytest.approx(4 / r["latency_s"])
     assert {n["bound"] for n in r["nodes"]} <= {"compute", "memory"}
+    # per op type: the nodes' figures summed, one row per op type, shares of the node time
+    spec = load_spec("a100-80gb")
+    by_node = {n["key"]: n for n in r["nodes"]}
+    rows = {o["op_type"]: o for o in r["by_op_type"]}
+    assert set(rows) == {"MatMul", "Relu"} and sum(o["share"] for o in rows.values()) == pytest.approx(1)
+    assert sum(o["time_s"] for o in rows.values()) == pytest.approx(r["latency_s"] - r["run_overhead_s"])
+    mm, relu = rows["MatMul"], rows["Relu"]
+    assert (mm["ops"], mm["bytes"], mm["time_s"]) == (by_node["0"]["ops"], by_node["0"]["bytes"],
+                                                      pytest.approx(by_node["0"]["time_s"]))
+    assert mm["ops"] == 2 * 4 * h * h and mm["intensity"] == pytest.approx(mm["ops"] / mm["bytes"])
+    assert mm["ops_per_s"] == pytest.approx(mm["ops"] / mm["time_s"])
+    # tiny layers on an A100 are memory-bound: time = bytes / bandwidth
+    assert mm["bound"] == relu["bound"] == "memory"
+    assert relu["time_s"] == pytest.approx(relu["bytes"] / spec.memory_bandwidth_bytes_per_s)
+    # the text output prints the same roofline
+    assert cli.main(["summary", str(p), "--dim", "batch=4", "--hw", "a100-80gb"]) == 0
+    text = capsys.readouterr().out
+    assert "Roofline on" in text and "[a100-80gb]" in text and "Predicted latency" in text
+    assert "By op type" in text and "Top nodes by predicted time" in text
+    lines = text.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.strip().startswith("By op type") and "pred. time" in ln) + 1
+    assert [ln.split()[0] for ln in lines[start:start + 2]] == [o["op_type"] for o in r["by_op_type"]]
     assert cli.main(["summary", str(p), "--dim", "batch=4", "--hw", "nope"]) == 2
     assert "nope" in capsys.readouterr().err

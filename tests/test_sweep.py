@@ -70,3 +70,50 @@ def test_summary_memory_budget_cli(tmp_path, capsys):
     assert cli.main(["summary", str(p), "--dim", "seq=8", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["memory"]["unknown_tensors"] > 0
     assert cli.main(["summary", str(p), "--dim", "seq=8", "--memory", "lots"]) == 2
+
+
+def test_knee_is_the_first_batch_no_later_batch_beats():
+    from onnxperf.sweep import knee_index
+
+    assert knee_index([100, 200, 400, 410, 415]) == 2  # 410 and 415 are within 10% of 400
+    assert knee_index([100, 50, 400, 405]) == 2  # a dip followed by a rise is not the knee
+    assert knee_index([100, 105, 108]) == 0  # flat from the start
+    assert knee_index([1, 2, 4, 8]) == 3  # still rising: the last point
+
+
+def test_sweep_with_hw_latency_throughput_and_knee_follow_the_roofline(tmp_path, capsys):
+    """Each row's latency is the roofline's at that batch, throughput = batch / latency, the
+    model moves from memory-bound to compute-bound as the batch grows, and the knee is where
+    the throughput stops rising by more than 10%."""
+    import onnxperf
+    from onnxperf.hardware import load_spec
+    from onnxperf.roofline import roofline
+    from onnxperf.sweep import KNEE_GAIN
+
+    k = n = 512
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
+    m = model(nodes, [vi("x", ["batch", k])], [vi("y", None)], [const("w", [k, n])])
+    batches = [1, 8, 64, 512, 4096]
+    spec = load_spec("xeon-silver-4210x2")
+    r = sweep(m, {"batch": batches}, hw="xeon-silver-4210x2")
+    lat = [roofline(onnxperf.analyze(m, dims={"batch": b}), spec).latency_s for b in batches]
+    assert [row.latency_s for row in r.rows] == pytest.approx(lat)
+    assert [row.throughput_per_s for row in r.rows] == pytest.approx([b / t for b, t in zip(batches, lat)])
+    shares = [row.compute_bound_share for row in r.rows]
+    assert shares[0] == 0 and shares[-1] == 1  # memory-bound at batch 1, compute-bound at 4096
+    # by hand: once compute-bound, time = 2·batch·k·n / peak, so throughput = peak / (2·k·n) flat
+    tput = [b / t for b, t in zip(batches, lat)]
+    first = next(i for i, s in enumerate(shares) if s == 1)
+    assert r.knee == (("batch", batches[first]),)
+    assert all(t <= tput[first] * (1 + KNEE_GAIN) for t in tput[first:])
+    assert all(tput[i] * (1 + KNEE_GAIN) < max(tput[i + 1:]) for i in range(first))
+    # csv: a header and one row per value, same figures
+    p = tmp_path / "m.onnx"
+    onnx.save(m, str(p))
+    assert cli.main(["sweep", str(p), "--dim", "batch=" + ",".join(map(str, batches)), "--hw",
+                     "xeon-silver-4210x2", "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    header = lines[0].split(",")
+    assert len(lines) == 1 + len(batches) and "latency_s" in header and "throughput_per_s" in header
+    col = header.index("latency_s")
+    assert [float(x.split(",")[col]) for x in lines[1:]] == pytest.approx(lat)

@@ -127,8 +127,12 @@ def _memory_text(sm: Summary) -> list[str]:
             out.append(f"  Largest {f.dim}: none fits {binary_bytes(f.budget_bytes)} "
                        f"({f.dim}=1 needs {binary_bytes(f.next_total_bytes)})")
         else:
+            after = (f"; {f.value + 1:,} would need {binary_bytes(f.next_total_bytes)}"
+                     if f.next_total_bytes is not None else "")
             out.append(f"  Largest {f.dim} in {binary_bytes(f.budget_bytes)}: {f.value:,} "
-                       f"(needs {binary_bytes(f.total_bytes)}; {f.value + 1:,} would need {binary_bytes(f.next_total_bytes)})")
+                       f"(needs {binary_bytes(f.total_bytes)}{after})")
+            if f.note:
+                out.append(f"  Note: {f.note}")
         if f.formula is not None:
             out.append(f"  Total memory = {f.formula.format()} bytes")
     return out

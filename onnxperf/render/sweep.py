@@ -29,8 +29,8 @@ def render_text(s: SweepResult) -> str:
             line += f"{seconds(r.latency_s):>11}{si(r.throughput_per_s):>10}{pct(r.compute_bound_share):>9}"
         lines.append(line + ("" if r.complete else "  (partial)"))
     if s.knee:
-        lines += ["", f"Throughput stops rising (gain < {KNEE_GAIN:.0%} per step) after "
-                  + ", ".join(f"{k}={v}" for k, v in s.knee)]
+        lines += ["", "Throughput stops rising at " + ", ".join(f"{k}={v}" for k, v in s.knee)
+                  + f" (no larger value gains more than {KNEE_GAIN:.0%})"]
     if s.formulas:
         lines += ["", "Formulas (exact, fitted and checked off the fit points)"]
         for name, p, why in s.formulas:
