@@ -35,6 +35,37 @@ def fmt(x, pct=True):
     return f"{x:+.1%}" if pct else f"{x:.3f}"
 
 
+#: columns of the results table; the per-group figures are those `validate` prints for each model
+COLUMNS = ("model", "measured mean", "all sessions", "plain predicted", "plain e2e error", "plain per-group MdAPE",
+           "calibrated predicted", "calibrated e2e error", "calibrated per-group MdAPE", "calibrated within ±10%",
+           "calibrated within ±25%", "time within ±25%", "rank ρ plain", "rank ρ calibrated")
+
+
+def model_row(name: str, v, session_means_s) -> list[str]:
+    """One model's cells, in :data:`COLUMNS` order, from its reported Validation ``v`` (calibrated
+    spec) and the mean latencies of all its sessions."""
+    c = v.calibrated_figures
+    means = sorted(m * 1e3 for m in session_means_s)
+    return [name, f"{v.latency.mean_s * 1e3:.2f} ms", f"{means[0]:.2f}–{means[-1]:.2f} ms",
+            f"{v.predicted_latency_s * 1e3:.2f} ms", fmt(v.plain.end_to_end_error), fmt(v.plain.median_ape, False),
+            f"{v.predicted_calibrated_latency_s * 1e3:.2f} ms", fmt(c.end_to_end_error), fmt(c.median_ape, False),
+            fmt(c.within_10, False), fmt(c.within_25, False), fmt(c.within_25_time, False),
+            fmt(v.plain.spearman, False), fmt(c.spearman, False)]
+
+
+def results_table(rows, sessions) -> list[str]:
+    """The Markdown table and its summary line: ``rows`` are (model name, reported Validation),
+    ``sessions`` every Validation of each model (for the spread of the session means)."""
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|---|" + "---:|" * (len(COLUMNS) - 1)]
+    for name, v in rows:
+        lines.append("| " + " | ".join(model_row(name, v, [x.latency.mean_s for x in sessions[name]])) + " |")
+    errs = [abs(v.calibrated_figures.end_to_end_error) for _, v in rows]
+    rhos = [v.calibrated_figures.spearman for _, v in rows if v.calibrated_figures.spearman is not None]
+    lines += ["", f"Calibrated end-to-end |error|: median {statistics.median(errs):.1%}, worst {max(errs):.1%}; "
+              + (f"node-time rank ρ: lowest {min(rhos):.3f}." if rhos else "node-time rank ρ: none (too few groups).")]
+    return lines
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20)
@@ -66,28 +97,16 @@ def main(argv=None) -> int:
              f"calibrated on the fixed suite (`hw calibrate`, {args.repeats} passes), never on these models. "
              f"onnxruntime opt=all, {args.runs} timed runs, random weights; each model validated in {args.repeats} "
              f"sessions interleaved with the others, the session with the median latency reported (the machine is a "
-             f"shared VM: a slow spell can double one session). Re-run: `python benchmarks/accuracy.py`.", "",
-             "| model | measured mean | all sessions | plain predicted | plain e2e error | calibrated predicted | calibrated e2e error "
-             "| calibrated per-group MdAPE | within ±25% | time within ±25% | rank ρ plain | rank ρ calibrated |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for name, v in rows:
-        c = v.calibrated_figures
-        means = sorted(x.latency.mean_s * 1e3 for x in sessions[name])
-        lines.append(f"| {name} | {v.latency.mean_s * 1e3:.2f} ms | {means[0]:.2f}–{means[-1]:.2f} ms | "
-                     f"{v.predicted_latency_s * 1e3:.2f} ms | "
-                     f"{fmt(v.plain.end_to_end_error)} | {v.predicted_calibrated_latency_s * 1e3:.2f} ms | "
-                     f"{fmt(c.end_to_end_error)} | {fmt(c.median_ape, False)} | {fmt(c.within_25, False)} | "
-                     f"{fmt(c.within_25_time, False)} | "
-                     f"{fmt(v.plain.spearman, False)} | {fmt(c.spearman, False)} |")
-    errs = [abs(v.calibrated_figures.end_to_end_error) for _, v in rows]
-    rhos = [v.calibrated_figures.spearman for _, v in rows if v.calibrated_figures.spearman is not None]
-    lines += ["", f"Calibrated end-to-end |error|: median {statistics.median(errs):.1%}, worst {max(errs):.1%}; "
-              f"node-time rank ρ: lowest {min(rhos):.3f}.", "",
-              "## Calibration", "", "```", calibration_table(cal).rstrip(), "```"]
+             f"shared VM: a slow spell can double one session). Per-group figures: a group is the original nodes "
+             f"that ran as one measured kernel (one node each without fusion). "
+             f"Re-run: `python benchmarks/accuracy.py`.", ""]
+    lines += results_table(rows, sessions)
+    lines += ["", "## Calibration", "", "```", calibration_table(cal).rstrip(), "```"]
     text = "\n".join(lines) + "\n"
-    (Path(args.out).parent / "calibrated-spec.toml").write_text(to_toml(cal.spec, header=calibration_table(cal)))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    (out.parent / "calibrated-spec.toml").write_text(to_toml(cal.spec, header=calibration_table(cal)))
+    out.write_text(text)
     print(text)
     return 0
 

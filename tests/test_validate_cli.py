@@ -1,22 +1,33 @@
 """validate and calibrate end to end on tiny models (onnxruntime in a child process)."""
 
 import dataclasses
+import importlib.util
 import json
+from pathlib import Path
 
 import onnx
 import pytest
 from onnx import helper
 
+import onnxperf
 from onnxperf import cli
 from onnxperf.hardware import load_spec, to_toml
+from onnxperf.memory import liveness
+from onnxperf.render.numbers import binary_bytes, seconds
+from onnxperf.roofline import roofline
 from onnxperf.validate.calibration import run_calibration
+from onnxperf.validate.compare import KNEE_GAIN, BatchPoint, batch_knees, knee, validate
+from onnxperf.validate.runner import DEFAULT_PROVIDERS, latency_stats
 
 from .util import const, model, vi
+
+H = 64  # hidden size of the mlp fixture
+SPEC = "xeon-silver-4210x2"
 
 
 @pytest.fixture()
 def mlp(tmp_path):
-    h = 64
+    h = H
     nodes = [helper.make_node("MatMul", ["x", "w1"], ["a"], name="mm1"), helper.make_node("Relu", ["a"], ["b"], name="relu"),
              helper.make_node("MatMul", ["b", "w2"], ["y"], name="mm2")]
     m = model(nodes, [vi("x", ["batch", h])], [vi("y", None)], [const("w1", [h, h], values=[0.01] * h * h),
@@ -50,7 +61,12 @@ def test_validate_with_calibrated_spec_and_batches(mlp, tmp_path, capsys):
     assert v["predicted_calibrated_latency_s"] != v["predicted_latency_s"]
     assert [b["batch"] for b in v["batches"]] == [1, 2]
     assert cli.main(["validate", str(mlp), "--dim", "batch=2", "--hw", str(sp), "--runs", "2"]) == 0
-    assert "Calibrated" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    # the predictions do not depend on the run: the calibrated line states the calibrated latency
+    predicted = roofline(onnxperf.analyze(mlp, dims={"batch": 2}), spec).latency_s
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("Calibrated"))
+    assert line.split()[1:3] == ["predicted", seconds(predicted).split()[0]]
+    assert "end-to-end error" in line and "rank correlation" in line and "no calibration" not in line
 
 
 def test_validate_refuses_missing_weights_without_flag(tmp_path, capsys):
@@ -80,3 +96,189 @@ def test_calibration_on_a_few_suite_ops():
     assert all(s.measured_s > 0 for s in r.samples)
     assert r.efficiency["overhead_s"] > 0
     assert r.spec.id.endswith("-calibrated") and r.spec.efficiency == r.efficiency
+
+
+def _analysis(path, batch):
+    return onnxperf.analyze(path, dims={"batch": batch})
+
+
+def test_group_and_node_rates_are_flops_and_bytes_over_measured_time(mlp, tmp_path):
+    batch = 4
+    out = tmp_path / "v.json"
+    assert cli.main(["validate", str(mlp), "--dim", f"batch={batch}", "--hw", SPEC, "--runs", "3", "--warmup", "1",
+                     "--opt", "disable", "--format", "json", "-o", str(out)]) == 0
+    v = json.loads(out.read_text())
+    a = _analysis(mlp, batch)
+    plain = {n.key: n.time_s for n in roofline(a, load_spec(SPEC)).nodes}
+    for g in v["groups"]:
+        m = g["measured_s"]
+        assert m > 0
+        assert g["achieved_flops_per_s"] == pytest.approx(g["flops"] / m)
+        assert g["achieved_bytes_per_s"] == pytest.approx(g["bytes"] / m)
+        assert g["roofline_share"] == pytest.approx(g["predicted_s"] / m)
+    # one row per original node, in file order, each its own group at opt=disable
+    by_id = {n.id: n for n in a.main_nodes}
+    assert [n["key"] for n in v["nodes"]] == [str(i) for i in sorted(by_id)]
+    for n in v["nodes"]:
+        g = v["groups"][n["group"]]
+        node = by_id[int(n["key"])]
+        assert g["original_node_ids"] == [node.id] and n["sole"]
+        assert (n["name"], n["op_type"]) == (node.name, node.op_type)
+        assert n["flops"] == node.flops + node.int_ops and n["bytes"] == node.bytes_read + node.bytes_written
+        assert n["measured_s"] == g["measured_s"] and n["predicted_s"] == pytest.approx(plain[n["key"]])
+        assert n["achieved_flops_per_s"] == pytest.approx(n["flops"] / n["measured_s"])
+        assert n["achieved_bytes_per_s"] == pytest.approx(n["bytes"] / n["measured_s"])
+        assert n["roofline_share"] == pytest.approx(n["predicted_s"] / n["measured_s"])
+    assert v["nodes"][0]["flops"] == 2 * batch * H * H  # MatMul [batch, H] x [H, H]
+    # the layout is stable: groups by their first node, the same keys in the same order
+    assert [g["original_node_ids"] for g in v["groups"]] == sorted(g["original_node_ids"] for g in v["groups"])
+    again = tmp_path / "again.json"
+    assert cli.main(["validate", str(mlp), "--dim", f"batch={batch}", "--hw", SPEC, "--runs", "2", "--warmup", "0",
+                     "--opt", "disable", "--format", "json", "-o", str(again)]) == 0
+    w = json.loads(again.read_text())
+    assert list(w) == list(v) and [list(n) for n in w["nodes"]] == [list(n) for n in v["nodes"]]
+    assert [(n["key"], n["group"], n["predicted_s"]) for n in w["nodes"]] == \
+        [(n["key"], n["group"], n["predicted_s"]) for n in v["nodes"]]
+
+
+def test_fused_nodes_share_their_group_and_get_no_time_of_their_own(tmp_path, capsys):
+    c, hw = 8, 8
+    m = model([helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+               helper.make_node("Relu", ["c"], ["y"], name="relu")],
+              [vi("x", [1, c, hw, hw])], [vi("y", None)], [const("w", [c, c, 3, 3], values=[0.01] * c * c * 9)])
+    p = tmp_path / "conv_relu.onnx"
+    onnx.save(m, str(p))
+    assert cli.main(["validate", str(p), "--hw", SPEC, "--runs", "2", "--warmup", "1", "--opt", "all",
+                     "--format", "json"]) == 0
+    v = json.loads(capsys.readouterr().out)
+    conv, relu = v["nodes"]
+    assert conv["group"] == relu["group"] and v["groups"][conv["group"]]["original_node_ids"] == [0, 1]
+    for n in (conv, relu):
+        assert not n["sole"] and n["measured_s"] is None
+        assert n["achieved_flops_per_s"] is None and n["roofline_share"] is None
+    assert cli.main(["validate", str(p), "--hw", SPEC, "--runs", "2", "--warmup", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "Top 12 nodes by predicted time" in text and "FLOP/s" in text and "roofline" in text
+
+
+def test_provider_defaults_to_cpu_and_is_passed_to_the_runtime(mlp, monkeypatch, capsys):
+    from onnxperf.validate import compare
+
+    args = cli.build_parser().parse_args(["validate", str(mlp), "--hw", SPEC])
+    assert args.provider == DEFAULT_PROVIDERS[0] == "CPUExecutionProvider"
+    asked = []
+    real = compare.run_session
+
+    def spy(*a, **kw):
+        asked.append(kw["providers"])
+        return real(*a, **kw)
+
+    monkeypatch.setattr(compare, "run_session", spy)
+    assert cli.main(["validate", str(mlp), "--dim", "batch=1", "--hw", SPEC, "--runs", "1", "--warmup", "0",
+                     "--format", "json"]) == 0
+    v = json.loads(capsys.readouterr().out)
+    assert asked == [DEFAULT_PROVIDERS]
+    assert v["provider"] == DEFAULT_PROVIDERS[0] and v["providers"][0] == DEFAULT_PROVIDERS[0]
+
+
+def test_unknown_provider_is_a_one_line_option_error(mlp, capsys):
+    import onnxruntime
+
+    name = "NoSuchExecutionProvider"
+    assert cli.main(["validate", str(mlp), "--dim", "batch=1", "--hw", SPEC, "--provider", name]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and name in err
+    assert all(p in err for p in onnxruntime.get_available_providers())
+
+
+# --- the knee of a --batch sweep ------------------------------------------------------------
+
+def _points(throughputs: dict[int, float], predicted_s=None) -> list[BatchPoint]:
+    """Synthetic sweep: one run per batch at the latency that gives the throughput."""
+    return [BatchPoint(b, latency_stats([b / t], batch=b), predicted_s(b) if predicted_s else b * 1e-3, None, 0)
+            for b, t in throughputs.items()]
+
+
+def test_knee_outlasts_one_noisy_dip():
+    base, plateau_at = 100.0, 8
+    small = 1 + KNEE_GAIN / 2  # a gain that does not count as rising
+    thr = {1: base, 2: 2 * base, 4: 1.5 * base, plateau_at: 4 * base, 16: 4 * base * small}
+    pts = _points(thr)
+    # batch 4 dips below batch 2, then batch 8 rises far above: the knee is not batch 2
+    assert knee([(p.batch, p.measured.throughput_per_s) for p in pts]) == plateau_at
+    assert batch_knees(pts)[0] == plateau_at
+
+
+def test_knee_on_a_plateau_is_its_first_batch():
+    base, small = 100.0, 1 + KNEE_GAIN / 2
+    assert knee([(1, base), (2, base * small), (4, base), (8, base * small)]) == 1
+    assert knee([(8, base * small), (1, base), (4, base), (2, base * small)]) == 1  # order of measurement
+
+
+def test_knee_of_a_monotonic_rise_is_not_reached():
+    base, big = 100.0, 1 + 2 * KNEE_GAIN
+    assert knee([(b, base * big ** k) for k, b in enumerate((1, 2, 4, 8))]) is None
+    assert knee([(1, base)]) is None and knee([]) is None
+
+
+def test_predicted_knee_from_the_predicted_latencies():
+    unit_s, saturates_at = 1e-3, 4
+    thr = {1: 100.0, 2: 200.0, 4: 400.0, 8: 800.0}
+    # the predicted latency is flat up to `saturates_at`, then linear: predicted throughput plateaus there
+    measured, predicted, calibrated = batch_knees(_points(thr, lambda b: unit_s * max(b, saturates_at)))
+    assert (measured, predicted, calibrated) == (None, saturates_at, None)
+
+
+def test_max_memory_stops_the_batch_sweep_with_its_reason(mlp, capsys):
+    mem = {b: liveness(_analysis(mlp, b)).total_bytes for b in (1, 2, 4)}
+    assert mem[1] < mem[2] < mem[4]
+    limit = mem[2]  # batch 2 fits exactly, batch 4 does not
+    assert cli.main(["validate", str(mlp), "--dim", "batch=1", "--hw", SPEC, "--runs", "1", "--warmup", "0",
+                     "--batch", "1,2,4", "--max-memory", str(limit), "--format", "json"]) == 0
+    v = json.loads(capsys.readouterr().out)
+    assert [b["batch"] for b in v["batches"]] == [1, 2]
+    assert [b["total_memory_bytes"] for b in v["batches"]] == [mem[1], mem[2]]
+    note = next(n for n in v["notes"] if "--batch" in n)
+    assert "stopped before batch 4" in note and "--max-memory" in note
+    assert binary_bytes(mem[4]) in note and str(limit) in note
+
+
+# --- calibrate then validate, through the CLI -------------------------------------------------
+
+def test_calibrate_short_then_validate_is_calibrated(mlp, tmp_path, capsys):
+    spec_file = tmp_path / "local.toml"
+    assert cli.main(["hw", "calibrate", "--hw", SPEC, "--short", "-o", str(spec_file)]) == 0
+    assert "Fitted efficiencies" in capsys.readouterr().out  # the table, while the spec goes to the file
+    cal = load_spec(str(spec_file))
+    assert cal.id == f"{SPEC}-calibrated" and cal.efficiency["overhead_s"] > 0
+    assert cli.main(["validate", str(mlp), "--dim", "batch=2", "--hw", str(spec_file), "--runs", "2",
+                     "--warmup", "1", "--format", "json"]) == 0
+    v = json.loads(capsys.readouterr().out)
+    assert v["calibrated"] and v["hardware"] == cal.id and v["error_calibrated"] is not None
+    assert v["predicted_calibrated_latency_s"] == pytest.approx(
+        roofline(_analysis(mlp, 2), cal).latency_s)
+
+
+# --- benchmarks/accuracy.py: its table, from the figures validate computes ------------------------
+
+def _accuracy_script():
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "accuracy.py"
+    spec = importlib.util.spec_from_file_location("onnxperf_bench_accuracy", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_accuracy_table_columns_come_from_the_validation(mlp):
+    acc = _accuracy_script()
+    spec = dataclasses.replace(load_spec(SPEC), id="cal",
+                               efficiency={"matmul.compute": 0.5, "default.memory": 0.5, "overhead_s": 1e-6})
+    v = validate(mlp, spec, dims={"batch": 2}, runs=2, warmup=0, progress=False)
+    lines = acc.results_table([("mlp.onnx", v)], {"mlp.onnx": [v, v]})
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    cells = dict(zip(header, (c.strip() for c in lines[2].strip("|").split("|"))))
+    assert header == list(acc.COLUMNS) and len(cells) == len(acc.COLUMNS)
+    assert cells["plain per-group MdAPE"] == acc.fmt(v.plain.median_ape, False)
+    assert cells["calibrated within ±10%"] == acc.fmt(v.calibrated_figures.within_10, False)
+    assert cells["calibrated per-group MdAPE"] == acc.fmt(v.calibrated_figures.median_ape, False)
+    assert cells["model"] == "mlp.onnx"

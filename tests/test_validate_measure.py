@@ -6,6 +6,7 @@ no assertion looks at a wall-clock value, only at counts, names and structure.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 
@@ -370,3 +371,118 @@ def test_latency_stats_and_spread_warning():
     assert noisy.min_s == 0.010 and noisy.max_s == 0.030 and noisy.p50_s == pytest.approx(0.015)
     with pytest.raises(OptionError):
         latency_stats([])
+
+
+# --- GELU fusion: onnxruntime's rewrite of a written-out Erf GELU ----------------------------
+
+def _gelu_block(batch: int, seq: int, d: int, hidden: int) -> onnx.ModelProto:
+    """x[batch, seq, d] -> MatMul -> Add(bias) -> Erf GELU (Div √2, Erf, Add 1, Mul, Mul 0.5) -> LayerNorm."""
+    nodes = [
+        helper.make_node("MatMul", ["x", "W"], ["mm"], name="matmul"),
+        helper.make_node("Add", ["mm", "bias"], ["h"], name="bias_add"),
+        helper.make_node("Div", ["h", "sqrt2"], ["hd"], name="gelu_div"),
+        helper.make_node("Erf", ["hd"], ["e"], name="gelu_erf"),
+        helper.make_node("Add", ["e", "one"], ["e1"], name="gelu_add1"),
+        helper.make_node("Mul", ["h", "e1"], ["hm"], name="gelu_mul"),
+        helper.make_node("Mul", ["hm", "half"], ["g"], name="gelu_half"),
+        helper.make_node("LayerNormalization", ["g", "gamma", "beta"], ["y"], name="ln", axis=-1),
+    ]
+    inits = [_init("W", (d, hidden)), _init("bias", (hidden,)), _init("sqrt2", (), np.float32, np.sqrt(2.0)),
+             _init("one", (), np.float32, 1.0), _init("half", (), np.float32, 0.5), _init("gamma", (hidden,)),
+             _init("beta", (hidden,))]
+    return _model(nodes, [helper.make_tensor_value_info("x", F32, [batch, seq, d])],
+                  [helper.make_tensor_value_info("y", F32, [batch, seq, hidden])], inits)
+
+
+GELU_PIECES = ("gelu_div", "gelu_erf", "gelu_add1", "gelu_mul", "gelu_half")
+
+
+def test_gelu_fusion_maps_every_node_to_one_group(tmp_path):
+    m = _gelu_block(batch=2, seq=4, d=16, hidden=32)
+    p = tmp_path / "gelu.onnx"
+    onnx.save(m, str(p))
+    index = {n.name: i for i, n in enumerate(m.graph.node)}
+    a = onnxperf.analyze(p)
+    r = run_session(p, make_inputs(a), runs=3, warmup=1, opt="all", progress=False)
+    assert any("Gelu" in n.op_type for n in r.optimized_model.graph.node)  # onnxruntime fused it
+    mp = map_groups(a.loaded, r.optimized_model, r.node_timings)
+    _assert_partition(mp, len(m.graph.node))
+    gelu = mp.group_of(index["gelu_erf"])
+    assert {index[n] for n in GELU_PIECES} <= set(gelu.original_node_ids)
+    assert any("Gelu" in t for t in gelu.op_types) and not gelu.folded
+    assert mp.group_of(index["ln"]).original_node_ids == (index["ln"],)
+    # unmapped time is reported, never dropped: groups + unmapped = every measured kernel
+    assert mp.unmapped_s_per_run >= 0
+    assert mp.measured_s_per_run == pytest.approx(sum(t.typical_s_per_run for t in r.node_timings))
+    assert all((t.op_type.startswith(("Reorder", "Memcpy"))) for t in mp.unmapped)
+
+
+def test_mapping_helper_nodes_of_a_fusion_join_its_group():
+    """MatMulAddFusion on a 3-D MatMul: Reshape -> Gemm -> Reshape, only the last one writes the
+    original tensor; the Gemm and the first Reshape, whose outputs alias nothing, join its group."""
+    b, s, d, n = 2, 3, 4, 5
+    orig = _model([helper.make_node("MatMul", ["x", "W"], ["mm"], name="matmul"),
+                   helper.make_node("Add", ["mm", "bias"], ["h"], name="bias_add"),
+                   helper.make_node("Relu", ["h"], ["y"], name="relu")],
+                  [helper.make_tensor_value_info("x", F32, [b, s, d])],
+                  [helper.make_tensor_value_info("y", F32, [b, s, n])], [_init("W", (d, n)), _init("bias", (n,))])
+    opt = _model([helper.make_node("Reshape", ["x", "shape_in"], ["x2d"], name="gemm_input_reshape"),
+                  helper.make_node("Gemm", ["x2d", "W", "bias"], ["g2d"], name="matmul/MatMulAddFusion"),
+                  helper.make_node("Reshape", ["g2d", "shape_out"], ["h"], name="gemm_output_reshape"),
+                  helper.make_node("Relu", ["h"], ["y"], name="relu")],
+                 [helper.make_tensor_value_info("x", F32, [b, s, d])],
+                 [helper.make_tensor_value_info("y", F32, [b, s, n])],
+                 [_init("W", (d, n)), _init("bias", (n,)), _init("shape_in", (2,), np.int64, [b * s, d]),
+                  _init("shape_out", (3,), np.int64, [b, s, n])])
+    us = 1e-6
+    t_in, t_gemm, t_out, t_relu = 1 * us, 10 * us, 2 * us, 3 * us
+    timings = [NodeTiming("gemm_input_reshape", "Reshape", "cpu", t_in, 1),
+               NodeTiming("matmul/MatMulAddFusion", "Gemm", "cpu", t_gemm, 1),
+               NodeTiming("gemm_output_reshape", "Reshape", "cpu", t_out, 1),
+               NodeTiming("relu", "Relu", "cpu", t_relu, 1)]
+    mp = map_groups(orig, opt, timings)
+    _assert_partition(mp, 3)
+    fused = mp.group_of(0)
+    assert fused.original_node_ids == (0, 1)
+    assert fused.op_types == ("Reshape", "Gemm", "Reshape")
+    assert fused.measured_s_per_run == pytest.approx(t_in + t_gemm + t_out)
+    assert mp.group_of(2).measured_s_per_run == pytest.approx(t_relu) and mp.unmapped == ()
+
+
+# --- the progress line ------------------------------------------------------------------------
+
+class _FakeTTY(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_line_is_drawn_on_a_terminal_and_cleared(monkeypatch):
+    total = 3
+    err = _FakeTTY()
+    monkeypatch.setattr(sys, "stderr", err)
+    child_out = io.StringIO("".join(f"progress {k} {total}\n" for k in range(1, total + 1)) + "other output\n")
+    p = runner._Progress(child_out, show=True)
+    p.close()
+    drawn = err.getvalue()
+    for k in range(1, total + 1):
+        assert f"\ronnxruntime: run {k}/{total}" in drawn
+    assert drawn.endswith("\r\033[K") and "other output" not in drawn
+
+
+def test_progress_is_quiet_when_not_shown(monkeypatch):
+    err = _FakeTTY()
+    monkeypatch.setattr(sys, "stderr", err)
+    runner._Progress(io.StringIO("progress 1 1\n"), show=False).close()
+    assert err.getvalue() == ""
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_run_session_shows_progress_only_on_a_terminal(chain_path, monkeypatch, tty):
+    runs, warmup = 2, 1
+    err = _FakeTTY() if tty else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    run_session(chain_path, make_inputs(onnxperf.analyze(chain_path)), runs=runs, warmup=warmup, profile=False,
+                opt="disable")  # progress=None: decided by the stream
+    total = warmup + runs  # unprofiled: one session
+    assert (f"\ronnxruntime: run {total}/{total}" in err.getvalue()) is tty
+    assert (err.getvalue() == "") is not tty

@@ -11,6 +11,7 @@ from ..output import write_output
 from ..render.validation import RENDERERS
 from ..units import parse_bytes
 from ..validate.compare import validate
+from ..validate.runner import DEFAULT_PROVIDERS
 from .common import add_bindings, add_output, parse_dims, parse_input_shapes
 
 
@@ -21,6 +22,9 @@ def add_validation_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=None, metavar="N", help="onnxruntime intra-op threads")
     p.add_argument("--opt", choices=("disable", "basic", "extended", "all"), default="all",
                    help="onnxruntime graph optimization level (default all)")
+    p.add_argument("--provider", default=DEFAULT_PROVIDERS[0], metavar="NAME",
+                   help="onnxruntime execution provider, e.g. CUDAExecutionProvider (default CPUExecutionProvider; "
+                        "CPU stays the fallback for nodes it lacks)")
     p.add_argument("--batch", default=None, metavar="B1,B2,...",
                    help="also measure latency/throughput at these values of --batch-dim")
     p.add_argument("--batch-dim", default="batch", metavar="NAME", help="the dim --batch sets (default batch)")
@@ -29,7 +33,8 @@ def add_validation_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs and weights")
     p.add_argument("--timeout", type=float, default=300, metavar="S", help="time limit of the runtime, seconds")
     p.add_argument("--max-memory", default="4GiB", metavar="SIZE",
-                   help="refuse inputs, and stop --batch, beyond this memory (default 4GiB)")
+                   help="refuse generated inputs beyond this size, and stop --batch before the first batch whose "
+                        "predicted memory exceeds it (default 4GiB)")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -66,7 +71,8 @@ def validation_from_args(args: argparse.Namespace, spec):
                     runs=args.runs, warmup=args.warmup, threads=args.threads, opt=args.opt, seed=args.seed,
                     random_weights=args.random_weights, timeout_s=args.timeout,
                     batches=parse_batches(args.batch), batch_dim=args.batch_dim,
-                    max_memory_bytes=parse_bytes(args.max_memory), progress=sys.stderr.isatty())
+                    max_memory_bytes=parse_bytes(args.max_memory), progress=sys.stderr.isatty(),
+                    provider=args.provider)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,12 +5,25 @@ Flow: analyze (shapes must be static) -> a runnable copy if weights are missing
 kernels mapped to groups of original nodes -> per group, predicted (sum of its nodes' roofline
 times) vs measured; end to end, predicted latency vs the mean measured latency. Figures are
 given for the plain roofline and, when the spec is calibrated, for the calibrated one.
+
+Rates, per group and per node: ``achieved_flops_per_s`` = flops / measured_s,
+``achieved_bytes_per_s`` = bytes / measured_s, and ``roofline_share`` = predicted_s / measured_s
+(plain roofline), the share of the roofline's attainable rate the kernels reached (1: at the
+roof; above 1: faster than the roof, as cache-resident data can be). All three are None where
+nothing was measured (a folded group, a node that shares its group).
+
+Per-node rows: every original main-graph node, with its plain and calibrated predictions and the
+index of its group in ``Validation.groups``. A measured time is given only to a node that forms a
+group of its own (``sole``): the profiler measured the fused kernel, not its pieces, so a shared
+group's time is not apportioned here (read it on the group).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,15 +32,53 @@ from ..accuracy import ErrorFigures, error_figures
 from ..analysis import Analysis, analyze
 from ..errors import OptionError
 from ..memory import liveness
+from ..render.numbers import binary_bytes
 from ..roofline import RooflineResult, roofline
 from .inputs import make_inputs
 from .mapping import Mapping, map_groups
-from .runner import LatencyStats, RunResult, latency_stats, run_session
+from .runner import DEFAULT_PROVIDERS, LatencyStats, RunResult, check_provider, latency_stats, run_session
 from .weights import missing_weights, with_random_weights
+
+#: a later batch whose throughput beats an earlier one's by more than this share is still rising
+KNEE_GAIN = 0.10
+
+
+def _per_s(amount: float, measured_s: float | None) -> float | None:
+    return amount / measured_s if measured_s else None
+
+
+class _Rates:
+    """Achieved rates and share of the roofline, from ``flops``, ``bytes``, ``measured_s`` and
+    ``predicted_s`` (see the module docstring); None where nothing was measured."""
+
+    flops: int
+    bytes: int
+    measured_s: float | None
+    predicted_s: float
+
+    @property
+    def achieved_flops_per_s(self) -> float | None:
+        return _per_s(self.flops, self.measured_s)
+
+    @property
+    def achieved_bytes_per_s(self) -> float | None:
+        return _per_s(self.bytes, self.measured_s)
+
+    @property
+    def roofline_share(self) -> float | None:
+        return _per_s(self.predicted_s, self.measured_s)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self) | {"achieved_flops_per_s": self.achieved_flops_per_s,
+                                           "achieved_bytes_per_s": self.achieved_bytes_per_s,
+                                           "roofline_share": self.roofline_share}
 
 
 @dataclass(frozen=True)
-class GroupResult:
+class GroupResult(_Rates):
+    """Original nodes that ran as some measured kernels; ``flops`` counts floating-point and
+    integer operations of its nodes, ``bytes`` their reads and writes (the roofline's terms)."""
+
     original_node_ids: tuple[int, ...]
     original_op_types: tuple[str, ...]
     measured_names: tuple[str, ...]
@@ -41,12 +92,66 @@ class GroupResult:
 
 
 @dataclass(frozen=True)
+class NodeResult(_Rates):
+    """One original main-graph node. ``group``: index of its group in ``Validation.groups``;
+    ``sole``: the node is its group's only member, and only then is ``measured_s`` given."""
+
+    key: str
+    name: str
+    op_type: str
+    group: int
+    sole: bool
+    measured_s: float | None
+    predicted_s: float
+    predicted_calibrated_s: float | None
+    flops: int
+    bytes: int
+
+
+@dataclass(frozen=True)
 class BatchPoint:
     batch: int
     measured: LatencyStats
     predicted_s: float
     predicted_calibrated_s: float | None
     total_memory_bytes: int
+
+    @property
+    def predicted_throughput_per_s(self) -> float | None:
+        return _per_s(self.batch, self.predicted_s)
+
+    @property
+    def predicted_calibrated_throughput_per_s(self) -> float | None:
+        return None if self.predicted_calibrated_s is None else _per_s(self.batch, self.predicted_calibrated_s)
+
+
+def knee(throughputs: Sequence[tuple[int, float | None]], gain: float = KNEE_GAIN) -> int | None:
+    """The batch where throughput stops rising: the smallest batch that no later (larger) batch
+    beats in throughput by more than ``gain`` (10%). One noisy dip does not end the search: a later
+    batch that rises again moves the knee past it.
+
+    ``throughputs``: (batch, items/s), in any order ("later" is "larger"). None when there are
+    fewer than two points, a throughput is unknown, or only the last batch qualifies, which then
+    beat the one before it by more than ``gain``: throughput was still rising at the end of the
+    sweep."""
+    if len(throughputs) < 2 or any(t is None for _, t in throughputs):
+        return None
+    pts = sorted(throughputs)
+    best_later = -math.inf
+    found = None
+    for i in range(len(pts) - 1, -1, -1):
+        t = pts[i][1]
+        if best_later <= t * (1 + gain):
+            found = i
+        best_later = max(best_later, t)
+    return None if found is None or found == len(pts) - 1 else pts[found][0]
+
+
+def batch_knees(points: Sequence[BatchPoint]) -> tuple[int | None, int | None, int | None]:
+    """:func:`knee` of the measured, the plain predicted and the calibrated predicted throughputs."""
+    return (knee([(p.batch, p.measured.throughput_per_s) for p in points]),
+            knee([(p.batch, p.predicted_throughput_per_s) for p in points]),
+            knee([(p.batch, p.predicted_calibrated_throughput_per_s) for p in points]))
 
 
 @dataclass(frozen=True)
@@ -67,8 +172,14 @@ class Validation:
     plain: ErrorFigures
     calibrated_figures: ErrorFigures | None
     batches: tuple[BatchPoint, ...]
+    #: measured knee of the --batch sweep (see :func:`knee`), and the knees the predictions give
     knee_batch: int | None
     notes: tuple[str, ...]
+    nodes: tuple[NodeResult, ...] = ()
+    predicted_knee_batch: int | None = None
+    predicted_calibrated_knee_batch: int | None = None
+    #: the execution provider asked for (``providers``: those the session used, in order)
+    provider: str = DEFAULT_PROVIDERS[0]
 
     def node_measured_s(self, plain: RooflineResult) -> dict[int, float]:
         """Measured time per original main-graph node: a group's time is shared among its nodes in
@@ -89,20 +200,28 @@ class Validation:
         return {
             "schema": "onnxperf.validation/1",
             "hardware": self.hardware, "calibrated": self.calibrated, "opt": self.opt, "threads": self.threads,
-            "providers": list(self.providers), "onnxruntime_version": self.ort_version, "batch": self.batch,
+            "provider": self.provider, "providers": list(self.providers), "onnxruntime_version": self.ort_version,
+            "batch": self.batch,
             "measured_latency": stats(self.latency),
             "predicted_latency_s": self.predicted_latency_s,
             "predicted_calibrated_latency_s": self.predicted_calibrated_latency_s,
             "measured_kernels_s": self.measured_kernels_s, "unmapped_s": self.unmapped_s,
             "error_plain": self.plain.to_dict(),
             "error_calibrated": None if self.calibrated_figures is None else self.calibrated_figures.to_dict(),
-            "groups": [dataclasses.asdict(g) for g in self.groups],
+            # groups in file order of their first node, nodes in file order: the same run gives the same layout
+            "groups": [g.to_dict() for g in self.groups],
+            "nodes": [n.to_dict() for n in sorted(self.nodes, key=lambda n: _key_order(n.key))],
             "batches": [{"batch": b.batch, "measured": stats(b.measured), "predicted_s": b.predicted_s,
                          "predicted_calibrated_s": b.predicted_calibrated_s,
                          "total_memory_bytes": b.total_memory_bytes} for b in self.batches],
-            "knee_batch": self.knee_batch,
+            "knee_batch": self.knee_batch, "predicted_knee_batch": self.predicted_knee_batch,
+            "predicted_calibrated_knee_batch": self.predicted_calibrated_knee_batch,
             "notes": list(self.notes),
         }
+
+
+def _key_order(key: str) -> tuple[int, ...]:
+    return tuple(int(p) if p.isdigit() else -1 for p in key.split("/"))
 
 
 def _plain(spec):
@@ -115,7 +234,7 @@ def _group_results(a: Analysis, mapping: Mapping, plain: RooflineResult,
     t_cal = {int(n.key): (n.time_s or 0.0) for n in cal.nodes} if cal else None
     by_id = {n.id: n for n in a.main_nodes}
     out = []
-    for g in mapping.groups:
+    for g in sorted(mapping.groups, key=lambda g: g.original_node_ids):
         ids = tuple(g.original_node_ids)
         out.append(GroupResult(
             original_node_ids=ids, original_op_types=tuple(by_id[i].op_type for i in ids if i in by_id),
@@ -125,6 +244,23 @@ def _group_results(a: Analysis, mapping: Mapping, plain: RooflineResult,
             folded=g.folded, flops=sum(by_id[i].flops + by_id[i].int_ops for i in ids if i in by_id),
             bytes=sum(by_id[i].bytes_read + by_id[i].bytes_written for i in ids if i in by_id),
         ))
+    return tuple(out)
+
+
+def _node_results(a: Analysis, groups: tuple[GroupResult, ...], plain: RooflineResult,
+                  cal: RooflineResult | None) -> tuple[NodeResult, ...]:
+    t_plain = {int(n.key): (n.time_s or 0.0) for n in plain.nodes}
+    t_cal = {int(n.key): (n.time_s or 0.0) for n in cal.nodes} if cal else None
+    group_of = {i: k for k, g in enumerate(groups) for i in g.original_node_ids}
+    out = []
+    for n in sorted(a.main_nodes, key=lambda n: n.id):
+        k = group_of[n.id]
+        sole = len(groups[k].original_node_ids) == 1
+        out.append(NodeResult(
+            key=n.key, name=n.name, op_type=n.op_type, group=k, sole=sole,
+            measured_s=groups[k].measured_s if sole else None, predicted_s=t_plain.get(n.id, 0.0),
+            predicted_calibrated_s=None if t_cal is None else t_cal.get(n.id, 0.0),
+            flops=n.flops + n.int_ops, bytes=n.bytes_read + n.bytes_written))
     return tuple(out)
 
 
@@ -153,7 +289,15 @@ def runnable_copy(path: Path, random_weights: bool, workdir: Path) -> tuple[Path
 def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, input_shapes=None,
              runs: int = 10, warmup: int = 3, threads: int | None = None, opt: str = "all", seed: int = 0,
              random_weights: bool = False, timeout_s: float = 300, batches: list[int] | None = None,
-             batch_dim: str = "batch", max_memory_bytes: int = 4 << 30, progress: bool | None = None) -> Validation:
+             batch_dim: str = "batch", max_memory_bytes: int = 4 << 30, progress: bool | None = None,
+             provider: str = DEFAULT_PROVIDERS[0]) -> Validation:
+    """Measure ``model`` in onnxruntime on ``provider`` (checked against the providers this
+    onnxruntime has; CPU stays the fallback for nodes the provider lacks) beside the predictions.
+
+    ``max_memory_bytes`` bounds the generated inputs (checked before they are allocated) and each
+    ``--batch`` point's predicted memory (weights + peak activations): the sweep stops before the
+    first batch over it. onnxruntime's own allocations in the main run are not bounded by it."""
+    providers = check_provider(provider)
     path = Path(model)
     a = analyze(path, dims=dims, input_shapes=input_shapes)
     if a.coverage.unknown_shape:
@@ -167,7 +311,8 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
         notes += n
         inputs = make_inputs(a, seed=seed, max_bytes=max_memory_bytes)
         rr: RunResult = run_session(run_path, inputs, runs=runs, warmup=warmup, threads=threads, opt=opt,
-                                    profile=True, timeout_s=timeout_s, seed=seed, progress=progress)
+                                    profile=True, timeout_s=timeout_s, seed=seed, progress=progress,
+                                    providers=providers)
         notes += list(rr.notes)
         mapping = map_groups(a.loaded, rr.optimized_model, rr.node_timings)
         from ..summary import batch_of
@@ -179,11 +324,12 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
         rl_plain = roofline(a, plain_spec)
         rl_cal = roofline(a, spec) if is_cal else None
         groups = _group_results(a, mapping, rl_plain, rl_cal)
-        points, knee = (), None
+        points: tuple[BatchPoint, ...] = ()
         if batches:
-            points, knee, more = _batch_sweep(path, run_path, a, spec, plain_spec, is_cal, batches, batch_dim, dims,
-                                              runs, warmup, threads, opt, seed, timeout_s, max_memory_bytes, progress)
+            points, more = _batch_sweep(run_path, a, spec, plain_spec, is_cal, batches, batch_dim, dims, runs,
+                                        warmup, threads, opt, seed, timeout_s, max_memory_bytes, progress, providers)
             notes += more
+        knees = batch_knees(points)
     meas = stats.mean_s
     return Validation(
         hardware=spec.id, calibrated=is_cal, opt=opt, threads=threads, providers=tuple(rr.providers),
@@ -192,12 +338,15 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
         measured_kernels_s=mapping.measured_s_per_run, unmapped_s=mapping.unmapped_s_per_run, groups=groups,
         plain=_figures(groups, False, rl_plain.latency_s, meas),
         calibrated_figures=_figures(groups, True, rl_cal.latency_s, meas) if rl_cal else None,
-        batches=points, knee_batch=knee, notes=tuple(notes),
+        batches=points, knee_batch=knees[0], notes=tuple(notes), nodes=_node_results(a, groups, rl_plain, rl_cal),
+        predicted_knee_batch=knees[1], predicted_calibrated_knee_batch=knees[2], provider=provider,
     )
 
 
-def _batch_sweep(path, run_path, a, spec, plain_spec, is_cal, batches, batch_dim, dims, runs, warmup, threads,
-                 opt, seed, timeout_s, max_memory_bytes, progress):
+def _batch_sweep(run_path, a, spec, plain_spec, is_cal, batches, batch_dim, dims, runs, warmup, threads,
+                 opt, seed, timeout_s, max_memory_bytes, progress, providers):
+    """One unprofiled session per batch, in the order given; stops before the first batch whose
+    predicted memory (weights + peak activations) exceeds ``max_memory_bytes``."""
     if batch_dim not in a.free_dims and batch_dim not in dict(a.dims):
         raise OptionError(f"--batch: the model has no symbolic dim named {batch_dim!r} "
                           f"(symbolic dims: {', '.join(a.free_dims) or 'none'})")
@@ -207,17 +356,13 @@ def _batch_sweep(path, run_path, a, spec, plain_spec, is_cal, batches, batch_dim
         ab = analyze(a.loaded, dims={**(dims or {}), batch_dim: b})
         mem = liveness(ab)
         if mem.total_bytes > max_memory_bytes:
-            notes.append(f"--batch {b}: predicted memory {mem.total_bytes / 2**30:.2f} GiB exceeds the "
-                         f"{max_memory_bytes / 2**30:.2f} GiB limit; stopped there")
+            notes.append(f"--batch sweep stopped before batch {b}: its predicted memory "
+                         f"{binary_bytes(mem.total_bytes)} ({mem.total_bytes} bytes) exceeds --max-memory "
+                         f"{binary_bytes(max_memory_bytes)} ({max_memory_bytes} bytes)")
             break
         rr = run_session(run_path, make_inputs(ab, seed=seed, max_bytes=max_memory_bytes), runs=runs,
                          warmup=warmup, threads=threads, opt=opt, profile=False, timeout_s=timeout_s, seed=seed,
-                         progress=progress)
+                         progress=progress, providers=providers)
         points.append(BatchPoint(b, latency_stats(rr.latencies_s, batch=b), roofline(ab, plain_spec).latency_s,
                                  roofline(ab, spec).latency_s if is_cal else None, mem.total_bytes))
-    knee = None
-    for prev, cur in zip(points, points[1:]):
-        if cur.measured.throughput_per_s < prev.measured.throughput_per_s * 1.10:
-            knee = prev.batch
-            break
-    return tuple(points), knee, notes
+    return tuple(points), notes

@@ -24,9 +24,12 @@ The mapping works on tensor names:
    with no measured node, ``folded=True`` (one group per connected set of them).
 4. **Time.** Each :class:`~onnxperf.validate.profile.NodeTiming` is added to the group of the
    optimized node of the same name (body nodes of If/Loop/Scan to their parent's group). Layout
-   and copy nodes (Reorder*, Memcpy*), optimized nodes whose outputs alias nothing, and timings
-   whose name matches no node (or several) go to ``unmapped``: never dropped, so
-   ``sum(group times) + unmapped_s_per_run`` is all the measured time.
+   and copy nodes (Reorder*, Memcpy*), optimized nodes whose outputs alias nothing and feed no
+   single group, and timings whose name matches no node (or several) go to ``unmapped``: never
+   dropped, so ``sum(group times) + unmapped_s_per_run`` is all the measured time. A compute
+   node whose outputs alias nothing but feed only one group's nodes is a helper of that fusion
+   (the ``Reshape -> Gemm -> Reshape`` that MatMulAddFusion writes for a 3-D MatMul + bias Add):
+   it joins that group.
 
 With ``optimized=None`` (onnxruntime run with ``opt="disable"``) the original graph is its own
 optimized graph, less its Constant nodes (onnxruntime turns them into initializers); timings of
@@ -283,6 +286,32 @@ def _default_name_index(name: str) -> int | None:
     return int(tail) if head and tail.isdigit() else None
 
 
+def _hosts(opt_nodes: Sequence[onnx.NodeProto], outs: dict[int, set[str]], uf: _UnionFind) -> dict[int, int]:
+    """Helper nodes of a fusion -> the group root they belong to.
+
+    A compute node whose outputs alias no original tensor (onnxruntime's MatMulAddFusion on a
+    3-D MatMul writes ``Reshape -> Gemm -> Reshape``, and only the last Reshape produces the
+    original tensor) belongs to the group of the nodes that consume its outputs, when they all lie
+    in one group. Walked from the end of the (topologically sorted) optimized graph, so a chain of
+    such nodes follows its last member."""
+    consumers: dict[str, list[int]] = {}
+    for i, n in enumerate(opt_nodes):
+        for t in n.input:
+            if t:
+                consumers.setdefault(t, []).append(i)
+    host: dict[int, int] = {}
+    for i in range(len(opt_nodes) - 1, -1, -1):
+        if i not in outs or outs[i]:
+            continue
+        roots = set()
+        for t in opt_nodes[i].output:
+            for c in consumers.get(t, ()) if t else ():
+                roots.add(uf.find(c) if outs.get(c) else host.get(c))
+        if len(roots) == 1 and None not in roots:
+            host[i] = roots.pop()
+    return host
+
+
 def map_groups(original: onnx.ModelProto | LoadedModel, optimized: onnx.ModelProto | None,
                timings: Iterable[NodeTiming]) -> Mapping:
     """Assign measured nodes to the original nodes they replaced (see the module docstring)."""
@@ -348,10 +377,11 @@ def map_groups(original: onnx.ModelProto | LoadedModel, optimized: onnx.ModelPro
         for other in owners[1:]:
             uf.union(owners[0], other)
 
+    host = _hosts(opt_nodes, outs, uf)
     timed: dict[int, list[NodeTiming]] = {}
     unmapped: list[NodeTiming] = []
     for t, i in _match_timings(timings, opt_nodes, opt_index if identity else None):
-        if i is None or i not in outs or not outs[i]:
+        if i is None or i not in outs or not (outs[i] or i in host):
             unmapped.append(t)
         else:
             timed.setdefault(i, []).append(t)
@@ -363,6 +393,8 @@ def map_groups(original: onnx.ModelProto | LoadedModel, optimized: onnx.ModelPro
     for i in outs:
         if outs[i]:
             members.setdefault(uf.find(i), []).append(i)
+        elif i in host:
+            members.setdefault(host[i], []).append(i)
     rows: list[Group] = []
     for root, ms in members.items():
         ids = sorted(owned.get(root, ()))

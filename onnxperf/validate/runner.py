@@ -166,6 +166,20 @@ def _check_args(runs: int, warmup: int, threads: int | None, opt: str, timeout_s
         raise OptionError(f"timeout must be positive, not {timeout_s}")
 
 
+def check_provider(name: str) -> tuple[str, ...]:
+    """The providers list a session is given for execution provider ``name``: the provider, then
+    CPU as the fallback for nodes it lacks. :class:`OptionError` (one line, listing what is
+    available) when this onnxruntime has no such provider. Imports onnxruntime here, in the
+    caller: asking for the list loads no device."""
+    import onnxruntime
+
+    available = list(onnxruntime.get_available_providers())
+    if name not in available:
+        raise OptionError(f"--provider {name!r}: not an execution provider of this onnxruntime "
+                          f"{onnxruntime.__version__} (available: {', '.join(available)})")
+    return tuple(dict.fromkeys([name, *DEFAULT_PROVIDERS]))
+
+
 def _write_job(jobdir: Path, model: Path, inputs: Mapping[str, np.ndarray], job: dict) -> None:
     arrays = {f"i{k}": np.ascontiguousarray(v) for k, v in enumerate(inputs.values())}
     np.savez(jobdir / "inputs.npz", **arrays)
@@ -263,4 +277,4 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
 
 
 __all__ = ["DEFAULT_PROVIDERS", "LatencyStats", "OPT_LEVELS", "RunResult", "RuntimeRunError",
-           "SPREAD_CV_THRESHOLD", "latency_stats", "run_session"]
+           "SPREAD_CV_THRESHOLD", "check_provider", "latency_stats", "run_session"]
