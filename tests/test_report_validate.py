@@ -24,6 +24,7 @@ def test_report_validate_json_has_measured_section(tmp_path, capsys):
     assert meas["latency_s"] > 0 and meas["runs"] == 2
     assert len(meas["points"]) == 2  # one point per measured group (MatMul, Relu) at opt=disable
     assert set(meas["errors"]) >= {"end_to_end_error", "median_ape", "within_10", "within_25", "spearman"}
+    assert d["options"]["validate"] is True and d["options"]["provider"] == "CPUExecutionProvider"
 
 
 def test_report_validate_needs_hw(tmp_path, capsys):

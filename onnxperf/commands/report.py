@@ -92,9 +92,9 @@ def options_of(args: argparse.Namespace) -> dict[str, Any]:
         "convention": args.convention, "hw": args.hw, "memory": args.memory,
         "memory_dim": args.memory_dim if args.memory else None,
     }
-    for k in ("validate",):  # filled once --validate exists
-        if getattr(args, k, None) not in (None, False):
-            opts[k] = getattr(args, k)
+    if getattr(args, "validate", False):
+        opts["validate"] = True
+        opts["provider"] = getattr(args, "provider", None)
     return opts
 
 
