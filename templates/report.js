@@ -144,12 +144,15 @@
    * a pixel) are drawn once, with a count: repeated layers give thousands of identical points. */
   function rooflineData(mode) {
     var col = mode === 'measured' ? C.measured_s : C.predicted_s;
-    var byOp = {}, order = [], hidden = 0, seen = {};
+    var byOp = {}, order = [], hidden = 0, uncosted = 0, seen = {};
     for (var i = 0; i < rows.length; i++) {
       var r = rows[i];
       if (String(r[C.key]).indexOf('/') >= 0) continue;  // subgraph bodies are inside their control-flow node
       var tm = r[col], o = ops(r), x = r[C.intensity];
-      if (tm === null || !(tm > 0) || !(o > 0) || x === null || !(x > 0)) { if (r[C.status] === 'counted' || r[C.status] === 'zero_by_design') hidden++; continue; }
+      if (tm === null || !(tm > 0) || !(o > 0) || x === null || !(x > 0)) {
+        if (r[C.status] === 'counted' || r[C.status] === 'zero_by_design') hidden++; else uncosted++;  // no cost: unsupported, unknown shape
+        continue;
+      }
       var op = V.colors[r[C.op_type]] ? r[C.op_type] : '__other__', y = o / tm;
       var spot = op + '|' + Math.round(Math.log10(x) * 200) + '|' + Math.round(Math.log10(y) * 200);
       if (seen[spot]) { seen[spot].n++; continue; }
@@ -157,7 +160,7 @@
       byOp[op].push(seen[spot] = { x: x, y: y, i: i, n: 1 });
     }
     order.sort(function (a, b) { return (V.rank[a] === undefined ? 1e9 : V.rank[a]) - (V.rank[b] === undefined ? 1e9 : V.rank[b]); });
-    return { byOp: byOp, order: order, hidden: hidden };
+    return { byOp: byOp, order: order, hidden: hidden, uncosted: uncosted };
   }
   function rooflineChart() {
     var cv = document.getElementById('roofline-chart');
@@ -236,8 +239,15 @@
     if (charts.roofline) charts.roofline.destroy();
     charts.roofline = new Chart(cv, { type: 'scatter', data: { datasets: datasets }, options: opts });
     var note = document.getElementById('roofline-hidden');
-    if (note) note.textContent = d.hidden === 1 ? '1 costed node is not drawn: it does no arithmetic or moves no bytes (log axes cannot show 0).'
-      : d.hidden ? int(d.hidden) + ' costed nodes are not drawn: they do no arithmetic or move no bytes (log axes cannot show 0).' : '';
+    if (note) {
+      var parts = [];
+      if (d.hidden) parts.push(d.hidden === 1 ? '1 costed node is not drawn: it does no arithmetic or moves no bytes (log axes cannot show 0).'
+        : int(d.hidden) + ' costed nodes are not drawn: they do no arithmetic or move no bytes (log axes cannot show 0).');
+      if (d.uncosted) parts.push(d.uncosted === 1 ? '1 node has no cost (unsupported op or unknown shape) and is not drawn.'
+        : int(d.uncosted) + ' nodes have no cost (unsupported ops or unknown shapes) and are not drawn.');
+      note.textContent = parts.join(' ');
+      note.dataset.zeroWork = d.hidden; note.dataset.uncosted = d.uncosted;
+    }
   }
 
   /* ---------- memory over execution order ---------- */
@@ -332,6 +342,7 @@
   });
 
   var state = { sort: null, dir: 1, op: '', status: '', bound: '', q: '', page: 0, size: 50, selected: null };
+  var PRINT_ROWS_MAX = 5000, printing = false;  // printing: every row of the view, up to the bound
   var order = null, view = null, hay = null;
 
   function haystack(i) {
@@ -380,7 +391,8 @@
   function renderPage() {
     var pages = Math.max(1, Math.ceil(view.length / state.size));
     if (state.page >= pages) state.page = pages - 1;
-    var start = state.page * state.size, end = Math.min(view.length, start + state.size);
+    var all = printing && view.length <= PRINT_ROWS_MAX;
+    var start = all ? 0 : state.page * state.size, end = all ? view.length : Math.min(view.length, start + state.size);
     var frag = document.createDocumentFragment();
     for (var k = start; k < end; k++) {
       var i = view[k], r = rows[i], tr = document.createElement('tr');
@@ -399,9 +411,28 @@
     tbody.appendChild(frag);
     if (!view.length) { var tr0 = el('tr'), td0 = el('td', null, 'No node matches these filters.'); td0.colSpan = COLS.length; tr0.appendChild(td0); tbody.appendChild(tr0); }
     countEl.textContent = view.length === rows.length ? int(rows.length) + ' nodes' : int(view.length) + ' of ' + int(rows.length) + ' nodes match';
-    pageInfo.textContent = view.length ? 'rows ' + int(start + 1) + '\u2013' + int(end) + ' \u00b7 page ' + int(state.page + 1) + ' of ' + int(pages) : '';
+    pageInfo.textContent = !view.length ? '' : all ? 'all ' + int(view.length) + ' rows'
+      : 'rows ' + int(start + 1) + '\u2013' + int(end) + ' \u00b7 page ' + int(state.page + 1) + ' of ' + int(pages);
+    printNote(all, start, end);
     document.getElementById('pg-first').disabled = document.getElementById('pg-prev').disabled = state.page === 0;
     document.getElementById('pg-next').disabled = document.getElementById('pg-last').disabled = state.page >= pages - 1;
+  }
+  /* what the printed table holds: the user cannot see the (hidden) controls on paper */
+  function printNote(all, start, end) {
+    var p = document.getElementById('print-note');
+    if (!p) return;
+    var f = [];
+    if (state.op) f.push('op type ' + state.op);
+    if (state.status) f.push('status ' + state.status.replace(/_/g, ' '));
+    if (state.bound) f.push(state.bound + '-bound');
+    if (state.q.trim()) f.push('search \u201c' + state.q.trim() + '\u201d');
+    var sorted = state.sort ? ', sorted by ' + COLS.filter(function (c) { return c.id === state.sort; })[0].label +
+      (state.dir > 0 ? ' (ascending)' : ' (descending)') : '';
+    var which = f.length ? 'the ' + int(view.length) + ' of ' + int(rows.length) + ' nodes matching ' + f.join(', ')
+      : 'all ' + int(rows.length) + ' nodes';
+    p.textContent = all ? 'Printed: ' + which + sorted + '.'
+      : 'Printed: rows ' + int(start + 1) + '\u2013' + int(end) + ' of ' + which + sorted + '; a table of over ' + int(PRINT_ROWS_MAX) +
+        ' rows prints one page at a time. This HTML file, opened in a browser, and the JSON report (onnxperf report MODEL --format json) have every node.';
   }
   function refresh(resort) { if (resort) order = null; compute(); renderPage(); }
   function detail(i) {
@@ -520,7 +551,33 @@
     document.body.appendChild(a); a.click(); a.remove();
     setTimeout(function () { URL.revokeObjectURL(a.href); }, 1000);
   });
-  window.addEventListener('beforeprint', function () { Object.keys(charts).forEach(function (k) { charts[k].resize(); }); });
+  /* ---------- printing ---------- */
+  /* Chart.js cannot see the print layout when beforeprint fires (the page still has its screen
+   * layout), so each chart is redrawn at an explicit width that fits an A4 or Letter page (CSS px,
+   * 12 mm margins, the panel's padding), at twice the pixel density; afterprint restores it. */
+  var PRINT_CHART_W = 660, opened = [];
+  function beforePrint() {
+    if (printing) return;  // page.pdf() and the print dialog may both fire it
+    printing = true;
+    document.querySelectorAll('details:not([open])').forEach(function (x) { x.open = true; opened.push(x); });
+    if (tbody) renderPage();
+    Object.keys(charts).forEach(function (k) {
+      var ch = charts[k], box = ch.canvas.parentNode;
+      ch.options.devicePixelRatio = Math.max(2, window.devicePixelRatio || 1);
+      ch.resize(Math.min(box.clientWidth || PRINT_CHART_W, PRINT_CHART_W), box.clientHeight || 300);
+    });
+    timings.printed_rows = tbody ? tbody.rows.length : 0;
+  }
+  function afterPrint() {
+    if (!printing) return;
+    printing = false;
+    opened.forEach(function (x) { x.open = false; });
+    opened = [];
+    if (tbody) renderPage();
+    Object.keys(charts).forEach(function (k) { charts[k].options.devicePixelRatio = undefined; charts[k].resize(); });
+  }
+  window.addEventListener('beforeprint', beforePrint);
+  window.addEventListener('afterprint', afterPrint);
 
   table();
   timings.table_ms = performance.now() - t0;

@@ -191,6 +191,95 @@ def test_html_is_self_contained_and_escaped(injected):
     assert json.loads(data) == injected
 
 
+def _text(fragment: str) -> str:
+    """The text a reader sees in an HTML fragment: tags dropped, entities decoded, spaces collapsed."""
+    inline = re.sub(r"</?(?:a|b|i|code|span|small)\b[^>]*>", "", fragment)
+    return " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", inline)).split())
+
+
+def _facts(html: str) -> dict[str, str]:
+    """The header's facts (every ``<dt>``/``<dd>`` pair of the #model section), as text."""
+    sec = re.search(r'<section id="model">(.*?)</section>', html, re.S).group(1)
+    return {_text(k): v for k, v in re.findall(r"<dt>(.*?)</dt><dd[^>]*>(.*?)</dd>", sec, re.S)}
+
+
+def _rows(html: str, table_id: str) -> list[list[str]]:
+    """The body rows of a static table, each a list of its cells' text."""
+    table = re.search(rf'<table class="data" id="{table_id}">(.*?)</table>', html, re.S).group(1)
+    body = table.split("<tbody>", 1)[1]
+    return [[_text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)]
+            for tr in re.findall(r"<tr>(.*?)</tr>", body, re.S)]
+
+
+def test_header_shows_the_model_facts_of_the_json(resnet):
+    import onnxperf
+    from onnxperf.render.numbers import binary_bytes
+
+    html, mod, hw = render_html(resnet), resnet["model"], resnet["hardware"]
+    facts = _facts(html)
+    assert re.search(r'<h1 id="model-name">(.*?)</h1>', html).group(1) == htmllib.escape(mod["name"])
+    size = mod["file_size_bytes"]
+    assert size and _text(facts["File size"]) == f"{binary_bytes(size)} ({size:,} B)"
+    assert _text(facts["Producer"]) == f"{mod['producer_name']} {mod['producer_version']}"
+    assert _text(facts["IR version"]) == str(mod["ir_version"])
+    assert _text(facts["Opsets"]) == ", ".join(f"{d} {v}" for d, v in mod["opsets"].items())
+    for key, tensors in (("Inputs", mod["inputs"]), ("Outputs", mod["outputs"])):
+        shown = [[_text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", tr)]
+                 for tr in re.findall(r"<tr>(.*?)</tr>", facts[key])]
+        expected = [[x["name"], x["dtype"], "[" + ",".join(str(d) for d in x["shape"]) + "]"] for x in tensors]
+        assert shown == expected, key
+    assert shown == [["logits", "float32", "[1,1000]"]]  # the bound shape, not [batch,1000]
+    bound, dims = _text(facts["Bound dims"]), resnet["bindings"]["dims"]
+    assert dims == {"batch": 1} and all(f"{k}={v}" in bound for k, v in dims.items())
+    assert _text(facts["Hardware"]) == f"{hw['name']} ({hw['id']})"
+    assert _text(facts["onnxperf"]) == f"{resnet['generator']['version']} · report schema {SCHEMA}"
+    assert resnet["generator"]["version"] == onnxperf.__version__
+    assert _text(facts["Options"]) == "dims={\"batch\": 1} hw=rtx3090"
+    assert f'<meta name="generator" content="onnxperf {onnxperf.__version__}">' in html
+
+
+def test_op_type_table_has_a_row_per_op_type_in_the_json_order(resnet):
+    from onnxperf.render.numbers import pct
+
+    rows = _rows(render_html(resnet), "op-table")
+    ops = resnet["by_op_type"]
+    assert [r[0] for r in rows] == [(o["domain"] + "::" if o["domain"] else "") + o["op_type"] for o in ops]
+    assert [r[1] for r in rows] == [f"{o['count']:,}" for o in ops]
+    assert [r[4] for r in rows] == [pct(o["flops_share"]) for o in ops]
+    assert [r[9] for r in rows] == [pct(o["predicted_share"]) for o in ops]  # % time, with --hw
+
+
+def test_bottleneck_table_rows_and_why(resnet):
+    from onnxperf.render.numbers import pct, seconds
+
+    rows = _rows(render_html(resnet), "bottleneck-table")
+    b = resnet["bottlenecks"]["predicted"]
+    assert len(rows) == len(b) == 10
+    for r, x in zip(rows, b):
+        assert r[:5] == [x["key"], x["name"], x["op_type"], seconds(x["predicted_s"]), pct(x["share"])]
+        assert r[5] == x["bound"] and r[7] == pct(x["attained_share_of_peak"])
+        assert r[-1] == x["why"] and x["why"].startswith(x["bound"] + "-bound: intensity")
+
+
+def test_unsupported_op_and_unbound_dim_both_warn_escaped():
+    from markupsafe import escape
+
+    m = report_model(injection_model(), hw=FakeSpec())  # no --dim: batch stays free
+    codes = {w["code"]: w for w in m["warnings"]}
+    assert {"unbound_dims", "unsupported_ops"} <= set(codes)
+    assert "<b onmouseover=alert(1)>Evil</b>" in codes["unsupported_ops"]["message"]
+    html = render_html(m)
+    top = re.search(r'<section id="warnings-top">(.*?)</section>', html, re.S).group(1)
+    bottom = re.search(r'<section id="warnings">(.*?)</section>', html, re.S).group(1)
+    for w in (codes["unbound_dims"], codes["unsupported_ops"]):
+        li = f'<li class="warning">{escape(w["message"])}</li>'
+        assert li in top and li in bottom, w["code"]
+    assert "&lt;b onmouseover=alert(1)&gt;Evil&lt;/b&gt;" in bottom and "<b onmouseover" not in html
+    assert "--dim batch=N" in _text(bottom)
+    n = sum(1 for w in m["warnings"] if w["level"] == "warning")
+    assert f'<a class="chip warn" href="#warnings">{n} warnings</a>' in html
+
+
 def test_markdown_is_inert(injected):
     md = render_md(injected)
     for bad in ("<script", "<img", "<svg", "<b ", "<i>"):

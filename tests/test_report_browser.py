@@ -4,8 +4,10 @@ The report's Content-Security-Policy forbids eval, so the tests wait with ``expe
 with ``page.evaluate`` (both run outside the page's CSP), never with ``wait_for_function``.
 
 Covers: no console errors and no network request; the totals shown equal the JSON's; sorting and
-filtering the node table; hovering a roofline point names its node; the injection model runs no
-script. Screenshots go to artifacts/ (ignored by git; CI keeps them).
+filtering the node table; the roofline (log axes, roof and ridge, colours, hover text, every node
+accounted for); printing (every section, charts within the page, every node-table row); the
+injection model runs no script; the benchmark script runs. Screenshots and the printed PDF go to
+artifacts/ (ignored by git; CI keeps them).
 
 Skipped, with the reason, when Playwright or Chromium is missing; .ci/run installs both.
 """
@@ -15,10 +17,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from onnxperf.render.numbers import seconds, si
 from onnxperf.render.report import render_html, render_json
 
 from .report_util import (FLAG_IMG, FLAG_SCRIPT, FLAG_SVG, IMG_NAME, RESNET, SCRIPT_NAME, FakeSpec,
@@ -27,7 +32,11 @@ from .report_util import (FLAG_IMG, FLAG_SCRIPT, FLAG_SVG, IMG_NAME, RESNET, SCR
 CHROMIUM = os.environ.get("ONNXPERF_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
-ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "artifacts"
+BENCH = ROOT / "benchmarks" / "bench_report.py"
+#: an A4 page's printable area in CSS px (96 px/in) within report.css's 12 mm @page margins
+A4_PRINT = {"width": round((210 - 24) / 25.4 * 96), "height": round((297 - 24) / 25.4 * 96)}
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
 expect = sync_api.expect
@@ -212,6 +221,14 @@ def test_hovering_a_roofline_point_names_its_node(resnet):
     expect(page.locator("#roofline-hover")).not_to_be_empty()
     text = page.inner_text("#roofline-hover")
     assert pt["name"] in text and text.startswith(f"#{pt['key']} ")
+    # its figures, from the JSON row: intensity, attained rate (ops / predicted time), predicted time
+    rep = page.evaluate("window.__onnxperf.report")
+    cols, row = rep["nodes"]["columns"], next(r for r in rep["nodes"]["rows"] if r[0] == pt["key"])
+    c = {k: row[cols.index(k)] for k in ("intensity", "flops", "int_ops", "predicted_s", "bound")}
+    rate = (c["flops"] + c["int_ops"]) / c["predicted_s"]
+    assert f"intensity {_g3(c['intensity'])} FLOP/B" in text
+    assert si(rate, "FLOP/s") in text and f"predicted {seconds(c['predicted_s'])}" in text
+    assert f"{c['bound']}-bound" in text
     page.screenshot(path=str(ARTIFACTS / "report-resnet50-roofline-hover.png"),
                     clip={**page.locator("#roofline").bounding_box()})
     # clicking it shows the node in the table
@@ -219,6 +236,138 @@ def test_hovering_a_roofline_point_names_its_node(resnet):
     expect(page.locator("#node-search")).to_have_value(f"#{pt['key']}")
     assert _rows_shown(page) == [int(pt["key"])]
     assert pt["name"] in page.inner_text("#node-detail")
+
+
+def _g3(x: float) -> str:
+    """report.js's g3: 3 significant digits, written as JavaScript writes the number."""
+    v = float(f"{x:.3g}")
+    return str(int(v)) if v.is_integer() else repr(v)
+
+
+def test_roofline_axes_roofs_colours_and_every_node_accounted_for(resnet, resnet_files):
+    page = resnet.page
+    d = json.loads(resnet_files[1].read_text())
+    ch = page.evaluate("""() => {
+        const ch = window.__onnxperf.charts.roofline;
+        return {x: ch.scales.x.type, y: ch.scales.y.type, ox: ch.options.scales.x.type, oy: ch.options.scales.y.type,
+                ds: ch.data.datasets.map(ds => ({label: ds.label, roof: !!ds.isRoof, type: ds.type || 'scatter',
+                  border: ds.borderColor, bg: ds.backgroundColor, n: ds.data.map(p => p.n || 0),
+                  xs: ds.data.map(p => p.x), ys: ds.data.map(p => p.y)}))};
+      }""")
+    assert ch["x"] == ch["y"] == ch["ox"] == ch["oy"] == "logarithmic"
+    roofs = [x for x in ch["ds"] if x["roof"] and " roof " in x["label"]]
+    ridges = [x for x in ch["ds"] if x["roof"] and x["label"].startswith("ridge ")]
+    hw = d["hardware"]["roofs"]
+    assert len(roofs) == len(ridges) == len(hw) >= 1
+    for rf, line, ridge in zip(hw, roofs, ridges):
+        assert max(line["ys"]) == rf["peak_ops_per_s"] and rf["ridge_ops_per_byte"] in line["xs"]
+        assert set(ridge["xs"]) == {rf["ridge_ops_per_byte"]} and max(ridge["ys"]) == rf["peak_ops_per_s"]
+    # a Conv point is drawn in the colour the embedded view data gives Conv (the op-table swatch too)
+    view = json.loads(page.evaluate("document.getElementById('report-view').textContent"))
+    conv = next(x for x in ch["ds"] if x["label"] == "Conv")
+    assert conv["border"] == view["colors"]["Conv"] and conv["bg"].startswith(view["colors"]["Conv"])
+    assert page.evaluate("getComputedStyle(document.querySelector('#op-table tbody tr:first-child .swatch')).backgroundColor") \
+        == "rgb({}, {}, {})".format(*(int(view["colors"]["Conv"][i:i + 2], 16) for i in (1, 3, 5)))
+    # drawn points (each with the count of nodes merged into it) + nodes left out with a note = main-graph nodes
+    main = [r for r in d["nodes"]["rows"] if "/" not in r[0]]
+    drawn = sum(sum(x["n"]) for x in ch["ds"] if not x["roof"])
+    note = page.locator("#roofline-hidden")
+    zero, uncosted = int(note.get_attribute("data-zero-work")), int(note.get_attribute("data-uncosted"))
+    assert drawn + zero + uncosted == len(main) == d["model"]["nodes"] == 122
+    assert zero == 1 and uncosted == 0  # Flatten: no arithmetic
+    assert note.inner_text() == "1 costed node is not drawn: it does no arithmetic or moves no bytes (log axes cannot show 0)."
+
+
+def _print(page) -> None:
+    """What a browser does before printing, on an A4 page: print media, the page's width, beforeprint."""
+    page.set_viewport_size(A4_PRINT)
+    page.emulate_media(media="print")
+    page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
+
+
+def _unprint(page) -> None:
+    page.evaluate("window.dispatchEvent(new Event('afterprint'))")
+    page.emulate_media(media="screen")
+    page.set_viewport_size({"width": 1360, "height": 900})
+
+
+def test_printing_keeps_every_section_every_chart_and_every_node(browser, resnet_files):
+    d = json.loads(resnet_files[1].read_text())
+    main = [r for r in d["nodes"]["rows"] if "/" not in r[0]]
+    ld = _open(browser, resnet_files[0])  # its own page: printing changes the layout
+    page = ld.page
+    try:
+        _print(page)
+        sections = page.eval_on_selector_all("section", "ss => ss.map(s => [s.id, s.getBoundingClientRect().height])")
+        assert {"summary", "model", "cost", "roofline", "bottlenecks", "memory", "nodes", "warnings"} <= {i for i, _ in sections}
+        assert [i for i, h in sections if not h > 0] == []
+        canvases = page.eval_on_selector_all("canvas", """cs => cs.map(c => { const r = c.getBoundingClientRect();
+            return {id: c.id, left: r.left, right: r.right, w: r.width, h: r.height, box: c.parentNode.clientWidth}; })""")
+        assert {c["id"] for c in canvases} == {"cost-chart", "roofline-chart", "memory-chart"}
+        for c in canvases:
+            assert c["h"] > 0 and c["left"] >= 0 and c["right"] <= A4_PRINT["width"] and c["w"] <= c["box"], c
+        # the node table: every row, nothing cut at the page's right edge
+        assert page.locator("#node-table tbody tr").count() == len(main) == d["model"]["nodes"]
+        assert _rows_shown(page) == list(range(len(main)))
+        assert page.evaluate("document.getElementById('node-table').scrollWidth") <= \
+            page.evaluate("document.getElementById('node-table').parentNode.clientWidth")
+        assert page.evaluate("document.documentElement.scrollWidth") <= A4_PRINT["width"]
+        assert page.locator("#print-note").is_visible()
+        assert page.inner_text("#print-note") == f"Printed: all {len(main)} nodes."
+        assert page.locator("#node-search").is_hidden() and page.locator("#pg-next").is_hidden()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "report-resnet50-print.png"), full_page=True)
+        pdf = ARTIFACTS / "report-resnet50.pdf"
+        page.pdf(path=str(pdf), format="A4", print_background=True)  # fires beforeprint and afterprint itself
+        assert pdf.read_bytes().startswith(b"%PDF")
+        _unprint(page)
+        assert page.locator("#node-table tbody tr").count() == 50  # paginated again
+        assert page.evaluate("window.__onnxperf.charts.roofline.canvas.getBoundingClientRect().width") > A4_PRINT["width"]
+        assert ld.errors == [] and [m for m in ld.console if m[0] == "error"] == []
+    finally:
+        page.close()
+
+
+def _bench():
+    import importlib.util
+
+    spec_ = importlib.util.spec_from_file_location("bench_report", BENCH)
+    mod = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(mod)
+    return mod
+
+
+def test_printing_a_table_over_the_bound_prints_a_page_and_says_where_the_rest_is(browser, tmp_path):
+    bench = _bench()
+    n = bench.make_chain(5_001, tmp_path / "chain.onnx")
+    path = tmp_path / "chain.html"
+    path.write_text(bench.build(tmp_path / "chain.onnx", batch=1)[0], encoding="utf-8")
+    ld = _open(browser, path)
+    page = ld.page
+    try:
+        _print(page)
+        assert n == 5_001 and page.locator("#node-table tbody tr").count() == 50
+        note = page.inner_text("#print-note")
+        assert note.startswith("Printed: rows 1\u201350 of all 5,001 nodes;") and "have every node" in note
+        assert page.locator("#print-note").is_visible()
+        _unprint(page)
+        page.select_option("#node-op", "MatMul")  # a filtered view under the bound prints whole, and says so
+        _print(page)
+        assert page.locator("#node-table tbody tr").count() == 1_667
+        assert page.inner_text("#print-note") == "Printed: the 1,667 of 5,001 nodes matching op type MatMul."
+        _unprint(page)
+        assert ld.errors == []
+    finally:
+        page.close()
+
+
+def test_bench_report_runs_on_a_small_model(tmp_path):
+    out = tmp_path / "report.md"
+    r = subprocess.run([sys.executable, str(BENCH), "--nodes", "300", "--repeats", "1", "--out", str(out)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    text = out.read_text()
+    assert "300 nodes" in text and "every chart rendered" in text and "sort the node table" in text
 
 
 def test_the_injection_model_runs_no_script(browser, tmp_path):
