@@ -48,3 +48,8 @@ class DimBindingError(InputError):
 
 class OptionError(InputError):
     """A command-line option or API argument has a bad value."""
+
+
+class OutputError(OnnxPerfError):
+    """The output file cannot be written (disk full, permission denied, a directory in the way);
+    nothing is left half-written."""

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import onnx
@@ -426,8 +428,12 @@ def test_lint_levels_from_the_budget(tmp_path):
 def test_many_models_in_parallel_keep_their_order(tmp_path):
     paths = [_save(_mlp(batch=b), tmp_path, f"m{b}.onnx") for b in range(1, 7)]
     budget = budget_from_mapping({"max_macs": 4 * K * N}, "t")
-    serial = check_models(paths, budget, jobs=1)
-    parallel = check_models(paths, budget, jobs=3)
+    with mock.patch("onnxperf.check.runner.ProcessPoolExecutor", wraps=ProcessPoolExecutor) as pool:
+        serial = check_models(paths, budget, jobs=1)
+        pool.assert_not_called()  # one job: everything in this process
+        parallel = check_models(paths, budget, jobs=3)
+    pool.assert_called_once()
+    assert pool.call_args.kwargs["max_workers"] == 3  # worker processes really used
     assert [v.model for v in parallel] == paths
     assert [v.to_dict() for v in parallel] == [v.to_dict() for v in serial]
     assert [v.status for v in parallel] == [PASS] * 4 + [FAIL] * 2

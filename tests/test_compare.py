@@ -7,6 +7,7 @@ import json
 import math
 import os
 import shutil
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -169,6 +170,53 @@ def test_blocks_cut_at_residual_merges():
     a, b, al = pair(g.build(), g.build())
     assert [p.block for p in al.pairs] == [0, 0, 0, 1]
     assert all(p.kind == SAME for p in al.pairs)
+
+
+def _attention(seq: int = 16, hq: int = 8, hkv: int = 8, hidden: int = 64, four_d: bool = False) -> onnx.ModelProto:
+    """ai.onnx Attention (opset 23) on Q, K, V inputs: 3-D [1, S, H·D] with q_num_heads/kv_num_heads,
+    or 4-D [1, H, S, D] (the heads on axis 1, no attribute)."""
+    d = hidden // hq
+    if four_d:
+        ins = [vi("q", [1, hq, seq, d]), vi("k", [1, hkv, seq, d]), vi("v", [1, hkv, seq, d])]
+        attrs = {}
+    else:
+        ins = [vi("q", [1, seq, hidden]), vi("k", [1, seq, hkv * d]), vi("v", [1, seq, hkv * d])]
+        attrs = {"q_num_heads": hq, "kv_num_heads": hkv}
+    node = helper.make_node("Attention", ["q", "k", "v"], ["y"], name="attn", **attrs)
+    return model([node], ins, [vi("y", None)], opset=23)
+
+
+def _attention_macs(seq: int, hq: int, hidden: int) -> int:
+    d = hidden // hq
+    return hq * seq * seq * (d + d)  # B·Hq·Sq·T·(D + Dv), B = 1
+
+
+@pytest.mark.parametrize("four_d", [False, True])
+def test_attention_heads_are_part_of_the_signature(four_d):
+    # the same MACs (B·Sq·T·2·hidden whatever the split into heads): only the heads tell them apart
+    a, b, al = pair(_attention(hq=8, four_d=four_d), _attention(hq=4, hkv=4, four_d=four_d))
+    assert _attention_macs(16, 8, 64) == _attention_macs(16, 4, 64) == al.sig_a[al.pairs[0].a].macs
+    assert kinds(al) == [CHANGED]
+    assert al.pairs[0].changes == ("group", "kv_heads")
+    assert (al.sig_a[al.pairs[0].a].label(), al.sig_b[al.pairs[0].b].label()) == ("Attention 64→64 h8",
+                                                                                 "Attention 64→64 h4")
+    # grouped-query attention: fewer key/value heads only
+    a, b, al = pair(_attention(hq=8, four_d=four_d), _attention(hq=8, hkv=2, four_d=four_d))
+    assert kinds(al) == [CHANGED] and al.pairs[0].changes == ("kv_heads",)
+    assert al.sig_b[al.pairs[0].b].label() == "Attention 64→64 h8 kv2"
+    e = found(_attention(hq=8, four_d=four_d), _attention(hq=8, hkv=2, four_d=four_d))["changed_shape"][0]
+    assert "kv heads 8 → 2" in e.items[0] and e.delta("macs") == 0
+
+
+def test_attention_with_another_sequence_length_changes_only_in_size():
+    a, b, al = pair(_attention(seq=16), _attention(seq=32))
+    assert kinds(al) == [CHANGED]
+    assert al.pairs[0].changes == ("macs",)  # same heads, same widths
+    assert al.sig_b[al.pairs[0].b].macs - al.sig_a[al.pairs[0].a].macs == (
+        _attention_macs(32, 8, 64) - _attention_macs(16, 8, 64))
+    [e] = found(_attention(seq=16), _attention(seq=32))["changed_shape"]
+    short, long = _attention_macs(16, 8, 64), _attention_macs(32, 8, 64)
+    assert e.items == (f"block 0: attn ↔ attn: macs {short:,} → {long:,}",)
 
 
 # ------------------------------------------------------------------------------------ explanations
@@ -503,11 +551,65 @@ def test_docs_list_every_detector():
 
 # ------------------------------------------------------------------------------- renderers and CLI
 
+#: control and bidi characters a hostile name carries: a newline, ESC, NUL, a right-to-left override
+CONTROL = "\n\x1b\x00\u202e"
+
+
 def _evil_pair() -> tuple[onnx.ModelProto, onnx.ModelProto]:
     ga, gb = G(), G()
-    ga.conv(3, 8, name='<img src=x onerror="window.__pwned=1">'); ga.conv(8, 8, k=3)
-    gb.conv(3, 8, name="</script><b>bold|`md`</b>"); gb.conv(8, 8, k=5)
-    return ga.build(), gb.build()
+    ga.conv(3, 8, name='<img src=x onerror="window.__pwned=1">' + CONTROL); ga.conv(8, 8, k=3)
+    gb.conv(3, 8, name="</script><b>bold|`md`</b>" + CONTROL); gb.conv(8, 8, k=5, name="k5" + CONTROL)
+    ma, mb = ga.build(), gb.build()
+    ma.graph.name = "graph" + CONTROL
+    mb.producer_name, mb.producer_version = "tool" + CONTROL, "1.0" + CONTROL
+    return ma, mb
+
+
+def _raw_controls(text: str) -> list[str]:
+    """Control and format characters (categories Cc, Cf) other than the output's own line breaks."""
+    return [c for c in text if c != "\n" and unicodedata.category(c) in ("Cc", "Cf")]
+
+
+@pytest.mark.parametrize("fmt", ["text", "md"])
+def test_text_and_md_escape_control_characters(fmt):
+    m = compare(list(_evil_pair()))
+    text = RENDERERS[fmt](m)
+    assert _raw_controls(text) == []
+    assert "x1b" in text and "u202e" in text  # escaped, visible
+    if fmt == "md":
+        [row] = [line for line in text.splitlines() if line.startswith("| &lt;img")]  # the block-title row
+        assert "\\\\x1b\\\\x00\\\\u202e ↔ &lt;/script&gt;" in row and row.endswith("|")
+    else:
+        assert "tool\\n\\x1b\\x00\\u202e 1.0\\n\\x1b\\x00\\u202e · opsets" in text  # the producer line
+    assert json.loads(RENDERERS["json"](m))["models"][1]["producer_name"] == "tool" + CONTROL  # JSON: exact
+
+
+def test_html_shows_control_characters_escaped_outside_its_data_blocks():
+    """The HTML page shows names as the text output does (``\\x1b``...): a U+202E in a node name
+    cannot reorder what the page shows. The embedded JSON data keeps the exact names."""
+    import re
+
+    m = compare(list(_evil_pair()))
+    html = RENDERERS["html"](m)
+    shown = re.sub(r"<script\b[^>]*>.*?</script>", "", html, flags=re.S)
+    assert _raw_controls(shown.replace("\t", "")) == []
+    assert "tool\\n\\x1b\\x00\\u202e" in shown
+
+
+@pytest.mark.parametrize("name,version,shown", [("tf2onnx", "1.17.0 None", "tf2onnx 1.17.0"),
+                                                 ("pytorch", "", "pytorch"), ("", "", "?"),
+                                                 ("onnx", "1.17.0", "onnx 1.17.0")])
+def test_text_header_producer(name, version, shown):
+    """tf2onnx writes its version and git commit, ``None`` when it has none: the header leaves that out,
+    and an empty version; the JSON keeps what the file says."""
+    g = G()
+    g.conv(3, 8)
+    ma, mb = g.build(), g.build()
+    mb.producer_name, mb.producer_version = name, version
+    m = compare([ma, mb])
+    [line] = [x for x in RENDERERS["text"](m).splitlines() if x.startswith("  B  ")]
+    assert f"  {shown} · opsets" in line and "None" not in line
+    assert m["models"][1]["producer_version"] == version
 
 
 @pytest.mark.parametrize("fmt", sorted(RENDERERS))
@@ -544,6 +646,41 @@ def test_cli_html_by_extension_md_and_hw(tmp_path, capsys):
     assert cli.main(["compare", a, b, "--dim", "batch=1", "--format", "md"]) == 0
     md = capsys.readouterr().out
     assert "within 1%: the same arithmetic" in md and "| Parameters |" in md
+
+
+def test_cli_validate_measures_every_model_under_the_same_conditions(tmp_path, capsys, monkeypatch):
+    """--validate: each model is measured with the same bindings, runs, warm-up, threads, optimization
+    level, seed and weights (the measurement itself is tests/test_compare_validate.py's business)."""
+    from types import SimpleNamespace
+
+    import onnxperf.validate.compare as validate_module
+
+    calls = []
+
+    def fake_validate(path, spec, **kwargs):
+        calls.append((path, spec.id, kwargs))
+        return SimpleNamespace(latency=SimpleNamespace(p50_s=0.001 * len(calls)))
+
+    monkeypatch.setattr(validate_module, "validate", fake_validate)
+    paths = []
+    for k, extra in enumerate((False, True, True)):
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["y" if not extra else "t"])]
+        if extra:
+            nodes.append(helper.make_node("Relu", ["t"], ["y"]))
+        m = model(nodes, [vi("x", ["batch", 8])], [vi("y", None)], [const("w", [8, 8])])
+        paths.append(str(tmp_path / f"m{k}.onnx"))
+        onnx.save(m, paths[-1])
+    assert cli.main(["compare", *paths, "--dim", "batch=4", "--hw", "t4", "--validate", "--runs", "3",
+                     "--warmup", "2", "--threads", "1", "--opt", "basic", "--seed", "7", "--random-weights",
+                     "--timeout", "12", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [c[0] for c in calls] == paths and {c[1] for c in calls} == {"t4"}
+    conditions = [c[2] for c in calls]
+    assert conditions[0] == {"dims": {"batch": 4}, "runs": 3, "warmup": 2, "threads": 1, "opt": "basic", "seed": 7,
+                             "random_weights": True, "timeout_s": 12.0}
+    assert conditions[1] == conditions[0] and conditions[2] == conditions[0]
+    assert [x["totals"]["measured_latency_s"] for x in d["models"]] == [0.001, 0.002, 0.003]
+    assert d["options"]["validate"] is True
 
 
 def test_cli_errors(capsys):

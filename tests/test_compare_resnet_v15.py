@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from onnxperf import cli
+from onnxperf.compare.model import METRICS
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 BN_CHANNELS = 26_560  # 53 BatchNorm layers
@@ -18,7 +19,7 @@ BN_CHANNELS = 26_560  # 53 BatchNorm layers
 
 def _run(capsys) -> dict:
     a, b = str(MODELS / "resnet50_torch.onnx"), str(MODELS / "resnet50v15_keras.onnx")
-    assert cli.main(["compare", a, b, "--dim", "batch=1", "--format", "json"]) == 0
+    assert cli.main(["compare", a, b, "--dim", "batch=1", "--hw", "t4", "--format", "json"]) == 0
     m = json.loads(capsys.readouterr().out)
     assert m["schema"] == "onnxperf.compare/1"
     return m
@@ -64,3 +65,31 @@ def test_resnet50_v15_pair(capsys):
 
     assert [e["id"] for e in c["explanations"]] == [
         "layout_transpose", "batchnorm", "pad_separate", "gemm_split", "output_activation", "opset"]
+
+
+def test_resnet50_v15_pair_deltas_memory_and_op_histogram(capsys):
+    m = _run(capsys)
+    ta, tb = (x["totals"] for x in m["models"])
+    d = m["deltas"][0]["metrics"]
+    assert [x["key"] for x in m["metrics"]] == [k for k, _, _ in METRICS]
+    for key, _, _ in METRICS:
+        if ta[key] is None or tb[key] is None:  # measured latency: no --validate
+            assert d[key] == {"delta": None, "rel": None}, key
+            continue
+        assert d[key]["delta"] == tb[key] - ta[key], key
+        assert d[key]["rel"] == (0.0 if ta[key] == tb[key] else (tb[key] - ta[key]) / ta[key]), key
+    assert ta["measured_latency_s"] is None and ta["predicted_latency_s"] > 0 and tb["predicted_latency_s"] > 0
+
+    # the same network and input: the same activation peak; only the weights differ (the BN vectors)
+    assert ta["activation_peak_bytes"] == tb["activation_peak_bytes"] == 9_633_792
+    assert d["activation_peak_bytes"]["delta"] == 0
+    assert d["total_memory_bytes"]["delta"] == d["param_bytes"]["delta"] == 4 * 2 * BN_CHANNELS
+
+    h = m["op_histogram"]
+    assert h["columns"] == ["op_type", "A", "B"]
+    rows = {r[0]: r[1:] for r in h["rows"]}
+    assert rows["Conv"] == [53, 53]
+    assert rows["Mul"] == [0, 53]  # the BN scales
+    assert rows["Add"] == [16, 70]  # 16 residual adds; + 53 BN shifts + the dense bias on B
+    assert rows["Transpose"] == [0, 1]  # the NHWC input
+    assert sum(r[0] for r in rows.values()) == ta["nodes"] and sum(r[1] for r in rows.values()) == tb["nodes"]

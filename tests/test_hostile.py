@@ -9,11 +9,13 @@ exit 0 and say what they assumed.
 from __future__ import annotations
 
 import builtins
+import errno
 import csv
 import io
 import json
 import os
 import re
+import unicodedata
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -192,13 +194,20 @@ def test_missing_external_weights_go_on(tmp_path, capsys):
     assert d["totals"]["macs"] == 2 * 8 * 4
 
 
-def _external(tmp_path: Path, location: str, folder: Path | None = None) -> Path:
-    folder = folder or tmp_path
-    m = _mlp((2, 8))
-    t = m.graph.initializer[0]
-    t.ClearField("raw_data")
-    t.data_location = TensorProto.EXTERNAL
-    t.external_data.add(key="location", value=location)
+#: the shape a Reshape reads from an external int64 tensor: [2, 8] -> [4, 4]
+SHAPE = np.array([4, 4], dtype="<i8")
+
+
+def _external_shape(folder: Path, location: str) -> Path:
+    """``y = Reshape(x[2, 8], shape)`` with ``shape`` a small int64 external tensor: the loader reads
+    such tensors (shape computations need their values), so a location it accepts IS opened."""
+    shape = TensorProto(name="shape", data_type=TensorProto.INT64, dims=[2])
+    shape.data_location = TensorProto.EXTERNAL
+    shape.external_data.add(key="location", value=location)
+    shape.external_data.add(key="length", value=str(SHAPE.nbytes))
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")]
+    m = model(nodes, [vi("x", [2, 8])], [vi("y", None)])
+    m.graph.initializer.append(shape)
     return _save(m, folder / "ext.onnx")
 
 
@@ -221,26 +230,39 @@ def opened(monkeypatch):
     return seen
 
 
+def test_external_shape_inside_the_folder_is_opened_and_read(tmp_path, capsys, opened):
+    """The control for the refusals below: a legal location is opened, and its value used."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "shape.bin").write_bytes(SHAPE.tobytes())
+    p = _external_shape(folder, "shape.bin")
+    assert cli.main(["summary", str(p), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["nodes"][0]["outputs"][0]["shape"] == [4, 4]
+    assert str((folder / "shape.bin").resolve()) in opened
+
+
 @pytest.mark.parametrize("location,msg", [("../../etc/passwd", "leaves the model's folder"),
                                           ("/etc/passwd", "is an absolute path"),
+                                          ("../secret.bin", "leaves the model's folder"),
                                           ("sub/../../secret.bin", "leaves the model's folder")])
 def test_external_data_outside_the_folder_is_refused_and_never_opened(tmp_path, capsys, opened, location, msg):
     folder = tmp_path / "models"
     folder.mkdir()
-    (tmp_path / "secret.bin").write_bytes(b"\0" * 128)
-    p = _external(tmp_path, location, folder)
+    (tmp_path / "secret.bin").write_bytes(SHAPE.tobytes())  # a valid shape: reading it would succeed
+    p = _external_shape(folder, location)
     err = _refused(tmp_path, capsys, p)
-    assert "ext.onnx: tensor 'w': external data location" in err and msg in err
+    assert "ext.onnx: tensor 'shape': external data location" in err and msg in err
     assert not [o for o in opened if o.endswith(("passwd", "secret.bin"))]
 
 
 def test_external_data_symlink_out_of_the_folder_is_refused_and_never_opened(tmp_path, capsys, opened):
     secret = tmp_path / "secret.bin"
-    secret.write_bytes(b"\0" * 128)
+    secret.write_bytes(SHAPE.tobytes())
     folder = tmp_path / "models"
     folder.mkdir()
-    os.symlink(secret, folder / "w.bin")
-    p = _external(tmp_path, "w.bin", folder)
+    os.symlink(secret, folder / "shape.bin")
+    p = _external_shape(folder, "shape.bin")
     assert "leaves the model's folder" in _refused(tmp_path, capsys, p)
     assert str(secret) not in opened
 
@@ -328,6 +350,24 @@ def test_hostile_names_in_summary_text_and_md(tmp_path, capsys):
     assert all(line.startswith("|") and line.endswith("|") for line in md.splitlines() if line.startswith("| "))
 
 
+def _raw_controls(text: str) -> list[str]:
+    """Control and format characters (categories Cc, Cf) other than the line breaks of the output."""
+    return [c for c in text if c != "\n" and unicodedata.category(c) in ("Cc", "Cf")]
+
+
+def test_hostile_names_in_report_md(tmp_path, capsys):
+    p = _evil_model(tmp_path)
+    assert cli.main(["report", str(p), "--format", "md", "--no-progress"]) == 0
+    md = capsys.readouterr().out
+    assert _raw_controls(md) == []
+    assert "<script" not in md and "&lt;script&gt;" in md
+    [producer] = [line for line in md.splitlines() if line.startswith("| Producer")]
+    assert "\\\\x1b\\[31m" in producer and "\\\\u202e" in producer  # escaped, shown as \x1b[31m
+    for line in md.splitlines():
+        if line.startswith("| "):
+            assert line.endswith("|")
+
+
 def test_hostile_names_in_summary_json_and_csv_are_exact(tmp_path, capsys):
     p = _evil_model(tmp_path)
     assert cli.main(["summary", str(p), "--format", "json"]) == 0
@@ -409,17 +449,64 @@ def test_check_missing_budget_file_is_one_line_exit_2(tmp_path, capsys):
 
 # ---------------------------------------------------------------- nothing half-written
 
-def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+def _write_fails(monkeypatch, where: str) -> None:
+    """Make the atomic write in :mod:`onnxperf.output` fail at ``where`` as a full disk or a
+    refused permission would."""
     from onnxperf import output
 
+    def enospc(*a, **k):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    if where == "mkstemp":  # the folder refuses new files
+        def eacces(*a, **k):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        monkeypatch.setattr(output.tempfile, "mkstemp", eacces)
+    elif where == "write":  # the disk fills up half-way through
+        real_fdopen = os.fdopen
+
+        class Full:
+            def __init__(self, fh):
+                self.fh = fh
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                self.fh.close()
+
+            def write(self, text):
+                self.fh.write(text[:10])
+                self.fh.flush()
+                enospc()
+
+        monkeypatch.setattr(output.os, "fdopen", lambda fd, *a, **k: Full(real_fdopen(fd, *a, **k)))
+    elif where == "replace":  # the rename fails (a directory created in the way meanwhile)
+        def eisdir(*a, **k):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        monkeypatch.setattr(output.os, "replace", eisdir)
+
+
+@pytest.mark.parametrize("where,reason", [("mkstemp", os.strerror(errno.EACCES)),
+                                          ("write", os.strerror(errno.ENOSPC)),
+                                          ("replace", os.strerror(errno.EISDIR))])
+def test_a_failed_write_is_one_line_exit_2_and_leaves_the_old_file(tmp_path, capsys, monkeypatch, where, reason):
+    p = _save(_mlp((2, 8)), tmp_path / "m.onnx")
     target = tmp_path / "r.json"
     target.write_text("old\n")
-
-    def boom(*a, **k):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(output.os, "replace", boom)
-    with pytest.raises(OSError):
-        output.write_output("new\n" * 1000, str(target))
+    _write_fails(monkeypatch, where)
+    assert cli.main(["summary", str(p), "--format", "json", "-o", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"onnxperf: error: -o {target}: cannot write: {reason}\n"
     assert target.read_text() == "old\n"
-    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["m.onnx", "r.json"]  # no temporary left
+
+
+def test_an_output_name_too_long_is_one_line_exit_2(tmp_path, capsys):
+    """A real failure, not a mocked one: the file system refuses the name."""
+    p = _save(_mlp((2, 8)), tmp_path / "m.onnx")
+    target = tmp_path / ("x" * 300 + ".json")
+    assert cli.main(["summary", str(p), "-o", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("onnxperf: error: -o ") and err.count("\n") == 1 and "Traceback" not in err
+    assert err.endswith(f"cannot write: {os.strerror(errno.ENAMETOOLONG)}\n")
+    assert [x.name for x in tmp_path.iterdir()] == ["m.onnx"]

@@ -42,7 +42,9 @@ _CONVT = frozenset({"ConvTranspose"})
 
 @dataclass(frozen=True)
 class Signature:
-    """What makes two heavy nodes "the same computation", independent of names and layout."""
+    """What makes two heavy nodes "the same computation", independent of names and layout. For attention
+    ``group`` is the number of query heads and ``kv_heads`` that of key/value heads (GQA when fewer);
+    ``kv_heads`` is None for the other families."""
 
     family: str
     kind: str  # conv, conv_transpose, linear (constant weight), matmul (two activations), norm op, ...
@@ -54,12 +56,13 @@ class Signature:
     stride: tuple[int, ...]
     dilation: tuple[int, ...]
     macs: int
+    kv_heads: int | None = None
 
     @property
     def key(self) -> tuple:
         """Exact-match key: every field but the op type's spelling (Gemm and MatMul compute alike)."""
         return (self.family, self.kind, self.kernel, self.c_in, self.c_out, self.group, self.stride,
-                self.dilation, self.macs)
+                self.dilation, self.macs, self.kv_heads)
 
     def label(self, stride: bool = True) -> str:
         """``Conv 3×3 128→128 /2``, ``Conv dw 3×3 96 /2``, ``Gemm 2048→1000``, ``BatchNormalization 64``
@@ -85,6 +88,8 @@ class Signature:
             parts.append(f"{_q(self.c_in)}→{_q(self.c_out)}")
             if self.family == "attention" and self.group > 1:
                 parts.append(f"h{self.group}")
+            if self.family == "attention" and self.kv_heads is not None and self.kv_heads != self.group:
+                parts.append(f"kv{self.kv_heads}")
         elif self.c_in is not None:
             parts.append(str(self.c_in))
         return " ".join(parts)
@@ -97,7 +102,7 @@ class Signature:
     def to_dict(self) -> dict:
         return {"family": self.family, "kind": self.kind, "op_type": self.op_type, "kernel": list(self.kernel),
                 "c_in": self.c_in, "c_out": self.c_out, "group": self.group, "stride": list(self.stride),
-                "dilation": list(self.dilation), "macs": self.macs, "label": self.label()}
+                "dilation": list(self.dilation), "macs": self.macs, "kv_heads": self.kv_heads, "label": self.label()}
 
 
 def _q(x: int | None) -> str:
@@ -170,10 +175,32 @@ def signature(side: Side, nid: int) -> Signature:
             c = _dim(xs, 1 if op in ("BatchNormalization", "InstanceNormalization", "GroupNormalization") else -1)
         return Signature(fam, op, op, (), c, c, int(at.get("num_groups", 1)), (), (), cost.macs)
     if fam == "attention":
-        return Signature(fam, op, op, (), _dim(xs, -1), _dim(ys, -1), int(at.get("num_heads", 1)), (), (), cost.macs)
+        hq, hkv = _attention_heads(at, xs, side.shape(ins[1]) if len(ins) > 1 and ins[1] else None)
+        return Signature(fam, op, op, (), _width(xs), _width(ys), hq, (), (), cost.macs, hkv)
     if fam == "rnn":
         return Signature(fam, op, op, (), _dim(xs, -1), at.get("hidden_size"), 1, (), (), cost.macs)
     return Signature(fam, op, op, (), None, None, 1, (), (), cost.macs)
+
+
+def _width(shape: tuple | None) -> int | None:
+    """The model width of an attention tensor: the last axis of [B, S, H·D], H·D of [B, H, S, D]."""
+    if shape and len(shape) == 4:
+        h, d = _dim(shape, 1), _dim(shape, 3)
+        return None if h is None or d is None else h * d
+    return _dim(shape, -1)
+
+
+def _attention_heads(at: dict, q: tuple | None, k: tuple | None) -> tuple[int, int | None]:
+    """(query heads, key/value heads) of an attention node: ``q_num_heads``/``kv_num_heads`` (ai.onnx
+    Attention, opset 23, 3-D inputs), ``num_heads``/``kv_num_heads`` (com.microsoft), else the head
+    axis of 4-D Q [B, Hq, S, D] and K [B, Hkv, S, D]; 1 and None when nothing says."""
+    def given(name: str) -> int | None:  # a malformed attribute (a float, a list) says nothing
+        v = at.get(name)
+        return v if isinstance(v, int) and v > 0 else None
+
+    hq = given("q_num_heads") or given("num_heads") or (_dim(q, 1) if q and len(q) == 4 else None) or 1
+    hkv = given("kv_num_heads") or (_dim(k, 1) if k and len(k) == 4 else None)
+    return hq, hkv
 
 
 def heavy_nodes(side: Side) -> list[int]:

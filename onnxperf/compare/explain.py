@@ -232,7 +232,7 @@ def stride_moved(ctx: Context) -> list[Explanation]:
     return [replace(e, side="both", detail=detail)]
 
 
-_SHAPE_FIELDS = ("kind", "kernel", "c_in", "c_out", "group", "stride", "dilation", "macs")
+_SHAPE_FIELDS = ("kind", "kernel", "c_in", "c_out", "group", "stride", "dilation", "macs", "kv_heads")
 
 
 def _fmt_field(s: Signature, f: str) -> str:

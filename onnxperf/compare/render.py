@@ -15,6 +15,7 @@ import re
 from importlib import resources
 from typing import Any
 
+from ..errors import one_line
 from ..render.numbers import binary_bytes, clean, seconds, si
 
 FORMATS = ("text", "json", "md", "html")
@@ -75,8 +76,18 @@ def row_text(r: dict[str, Any]) -> str:
     return f"{r['kind']:<8} {a} → {b}" + (f"  ({extra})" if extra else "")
 
 
+def producer(x: dict[str, Any]) -> str:
+    """``pytorch 2.14.1``: the producer's name (``?`` when empty) and version, the version left out when
+    empty. tf2onnx writes its version followed by its git commit, ``None`` when it has none
+    (``1.17.0 None``): that placeholder is dropped here; the JSON keeps the string as written."""
+    version = (x["producer_version"] or "").strip()
+    if version.endswith(" None"):
+        version = version[: -len(" None")].rstrip()
+    return f"{x['producer_name'] or '?'} {version}".rstrip()
+
+
 def _v(x: Any) -> str:
-    return f"{x:,}" if isinstance(x, int) else str(x)
+    return "—" if x is None else f"{x:,}" if isinstance(x, int) else str(x)
 
 
 # ---------------------------------------------------------------------------------------- text
@@ -108,8 +119,7 @@ def render_text(m: dict[str, Any]) -> str:
     out = [f"onnxperf compare: {len(models)} models, baseline {models[0]['label']}"]
     for x in models:
         dims = ", ".join(f"{k}={v}" for k, v in x["dims"].items()) or "none"
-        out.append(f"  {x['label']}  {clean(x['name'], 70)}  {clean(x['producer_name'] or '?')} "
-                   f"{clean(x['producer_version'])} · opsets "
+        out.append(f"  {x['label']}  {clean(x['name'], 70)}  {clean(producer(x), 80)} · opsets "
                    + ", ".join(f"{clean(k)} {v}" for k, v in x["opsets"].items())
                    + f" · {x['totals']['nodes']:,} nodes · dims {clean(dims)}")
         for w in x["warnings"]:
@@ -195,8 +205,10 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#!~])")
 
 
 def md(text: Any, limit: int = 120) -> str:
-    """A model-provided string made inert in GitHub Markdown: one line, markup escaped, cut."""
-    s = " ".join(str(text).split())
+    """A model-provided string made inert in GitHub Markdown: one line, control and other non-printable
+    characters (ESC, NUL, bidi overrides) escaped as ``\\x1b``... (:func:`~onnxperf.errors.one_line`),
+    markup escaped, cut."""
+    s = one_line(" ".join(str(text).split()))
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     s = s.replace("&", "&amp;")

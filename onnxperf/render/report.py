@@ -106,8 +106,13 @@ def environment():
         src = _asset(name)
         return src, None, lambda: True
 
+    from ..errors import one_line
+
+    # every {{ value }} that is plain text (model names, producer strings) shows its control and
+    # bidi characters as \x.. escapes, as in the text and Markdown outputs: a U+202E in a node name
+    # cannot reorder what the page shows. Markup (CSS, |tojson data) passes unchanged.
     env = Environment(loader=FunctionLoader(load), autoescape=True, undefined=StrictUndefined,
-                      keep_trailing_newline=True)
+                      keep_trailing_newline=True, finalize=lambda v: one_line(v) if type(v) is str else v)
     env.filters.update(_filters())
     env.policies["json.dumps_function"] = _dumps_compact
     env.policies["json.dumps_kwargs"] = {}
@@ -177,9 +182,13 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#!~])")
 
 
 def md_text(text: Any, limit: int = 80) -> str:
-    """A model-provided string made inert in GitHub Markdown: on one line, markup escaped, HTML
-    entities for & < >, cut to ``limit`` characters."""
-    s = " ".join(str(text).split())
+    """A model-provided string made inert in GitHub Markdown: on one line, control and other
+    non-printable characters (ESC, NUL, bidi overrides) escaped as ``\\x1b``... by
+    :func:`onnxperf.errors.one_line`, markup escaped, HTML entities for & < >, cut to ``limit``
+    characters."""
+    from ..errors import one_line
+
+    s = one_line(" ".join(str(text).split()))
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     s = s.replace("&", "&amp;")
