@@ -62,3 +62,17 @@ def test_suite_cases_hold_independent_copies():
         ins = [tuple(n.input) for n in nodes]
         assert len(set(ins)) == len(ins) and not set(ins[0]) & set(ins[1]), c.name
         assert len({n.op_type for n in nodes}) == 1
+
+
+def test_a_case_faster_than_the_roof_is_capped_at_the_roof():
+    """A one-op suite case served from the cache can beat the DRAM roof (a time below Q/β); the
+    fitted efficiency stays at 1: calibration only ever lowers the roof."""
+    o = 1e-6
+    samples = [Sample("add_tiny", "elementwise", 1e-9, 1e-9, o)]
+    # pool reads from cache at 3x the DRAM bandwidth; movement attains 60% of it
+    samples += [Sample(f"pool{i}", "pool", 0.0, m, m / 3.0 + o) for i, m in enumerate([1e-4, 2e-4])]
+    samples += [Sample(f"mv{i}", "movement", 0.0, m, m / 0.6 + o) for i, m in enumerate([1e-4, 3e-4])]
+    eff = fit_efficiency(samples)
+    assert eff["pool.memory"] == 1.0
+    assert eff["movement.memory"] == pytest.approx(0.6)
+    assert eff["default.memory"] == 1.0  # the median of 3, 3, 0.6, 0.6 capped
