@@ -21,7 +21,6 @@ group's time is not apportioned here (read it on the group).
 from __future__ import annotations
 
 import dataclasses
-import math
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,13 +33,11 @@ from ..errors import OptionError
 from ..memory import liveness
 from ..render.numbers import binary_bytes
 from ..roofline import RooflineResult, roofline
+from ..sweep import KNEE_GAIN, knee_index
 from .inputs import make_inputs
 from .mapping import Mapping, map_groups
 from .runner import DEFAULT_PROVIDERS, LatencyStats, RunResult, check_provider, latency_stats, run_session
 from .weights import missing_weights, with_random_weights
-
-#: a later batch whose throughput beats an earlier one's by more than this share is still rising
-KNEE_GAIN = 0.10
 
 
 def _per_s(amount: float, measured_s: float | None) -> float | None:
@@ -137,14 +134,8 @@ def knee(throughputs: Sequence[tuple[int, float | None]], gain: float = KNEE_GAI
     if len(throughputs) < 2 or any(t is None for _, t in throughputs):
         return None
     pts = sorted(throughputs)
-    best_later = -math.inf
-    found = None
-    for i in range(len(pts) - 1, -1, -1):
-        t = pts[i][1]
-        if best_later <= t * (1 + gain):
-            found = i
-        best_later = max(best_later, t)
-    return None if found is None or found == len(pts) - 1 else pts[found][0]
+    at = knee_index([t for _, t in pts], gain)
+    return None if at == len(pts) - 1 else pts[at][0]
 
 
 def batch_knees(points: Sequence[BatchPoint]) -> tuple[int | None, int | None, int | None]:
