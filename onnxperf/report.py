@@ -137,7 +137,9 @@ def measured_section(validation: Any, predicted: dict[str, float | None]) -> dic
       predicted = the sum of the group's predicted node times;
     * ``errors``: the error figures (an object with ``to_dict()``, or a mapping) with keys
       ``end_to_end_error, median_ape, within_10, within_25, spearman`` (fractions; ρ for spearman).
-      When absent they are computed from the points with :func:`onnxperf.accuracy.error_figures`.
+      When absent they are computed from the points with :func:`onnxperf.accuracy.error_figures`;
+    * ``errors_by_roofline``: the same figures per roofline (``plain``, ``calibrated``), shown side
+      by side, as ``onnxperf validate`` prints them.
     """
     if validation is None:
         return None
@@ -181,7 +183,12 @@ def measured_section(validation: Any, predicted: dict[str, float | None]) -> dic
             v = _get(errors, k)
             if v is not None:
                 errs[k] = v
+    by_roofline = {}
+    for name, figs in (_get(validation, "errors_by_roofline") or {}).items():
+        figs = figs.to_dict() if hasattr(figs, "to_dict") else figs
+        by_roofline[str(name)] = {k: _finite(_get(figs, k)) for k in ERROR_KEYS}
     return {
+        "errors_by_roofline": by_roofline or None,
         "latency_s": _finite(_get(validation, "latency_s")),
         "provider": _get(validation, "provider"),
         "device": _get(validation, "device"),
