@@ -555,11 +555,10 @@
   /* Chart.js cannot see the print layout when beforeprint fires (the page still has its screen
    * layout), so each chart is redrawn at an explicit width that fits an A4 or Letter page (CSS px,
    * 12 mm margins, the panel's padding), at twice the pixel density; afterprint restores it. */
-  var PRINT_CHART_W = 660, opened = [];
+  var PRINT_CHART_W = 660;
   function beforePrint() {
     if (printing) return;  // page.pdf() and the print dialog may both fire it
     printing = true;
-    document.querySelectorAll('details:not([open])').forEach(function (x) { x.open = true; opened.push(x); });
     if (tbody) renderPage();
     Object.keys(charts).forEach(function (k) {
       var ch = charts[k], box = ch.canvas.parentNode;
@@ -571,8 +570,6 @@
   function afterPrint() {
     if (!printing) return;
     printing = false;
-    opened.forEach(function (x) { x.open = false; });
-    opened = [];
     if (tbody) renderPage();
     Object.keys(charts).forEach(function (k) { charts[k].options.devicePixelRatio = undefined; charts[k].resize(); });
   }
