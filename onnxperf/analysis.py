@@ -19,9 +19,10 @@ import onnx
 
 from . import __version__, dtypes
 from .conventions import CONVENTIONS
-from .cost import COUNTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO, CostWalker, NodeCost, TensorRef, family_of, is_param
+from .cost import COUNTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO, CostWalker, NodeCost, TensorRef, is_param
 from .errors import OptionError
 from .loader import GraphIR, LoadedModel, load
+from .ops import REGISTRY
 from .shapes import ShapeResult, TensorInfo, infer, input_dim_names
 
 SCHEMA = "onnxperf.analysis/1"
@@ -217,12 +218,21 @@ def to_dict(a: Analysis) -> dict[str, Any]:
 
 
 def _walk_params(g: GraphIR, seen: dict[str, tuple[int, int]]) -> None:
+    # consumer families matter only for single-element tensors (see is_param): gather them for those
+    recs = list(g.initializers.values()) + list(g.constants.values())
+    small = {rec.name for rec in recs if rec.numel <= 1}
     consumers: dict[str, list[str]] = {}
-    for node, (in_names, _) in zip(g.nodes, g.io):
-        fam = family_of(node)
-        for x in in_names:
-            consumers.setdefault(x, []).append(fam)
-    for rec in list(g.initializers.values()) + list(g.constants.values()):
+    if small:
+        families: dict[tuple[str, str], str] = {}
+        for (in_names, _), (op_type, domain, _) in zip(g.io, g.heads):
+            for x in in_names:
+                if x in small:
+                    fam = families.get((domain, op_type))
+                    if fam is None:
+                        entry = REGISTRY.lookup(domain, op_type, None)
+                        fam = families[(domain, op_type)] = entry.family if entry is not None else "misc"
+                    consumers.setdefault(x, []).append(fam)
+    for rec in recs:
         if rec.name not in seen and is_param(rec.elem_type, rec.numel, consumers.get(rec.name, ("misc",))):
             seen[rec.name] = (rec.elem_type, rec.numel)
     for sub in g.subgraphs.values():
@@ -247,20 +257,22 @@ def _count_sub_nodes(g: GraphIR) -> int:
 
 
 def _by_op_type(nodes: tuple[NodeCost, ...]) -> tuple[OpTypeRow, ...]:
-    acc: dict[tuple[str, str], dict[str, Any]] = {}
+    acc: dict[tuple[str, str], list[Any]] = {}
     for n in nodes:
         if n.scope:
             continue
-        r = acc.setdefault((n.domain, n.op_type), {"count": 0, "macs": 0, "flops": 0, "int_ops": 0,
-                                                   "bytes_read": 0, "bytes_written": 0, "params": 0,
-                                                   "statuses": {}})
-        r["count"] += 1
-        for k in ("macs", "flops", "int_ops", "bytes_read", "bytes_written", "params"):
-            r[k] += getattr(n, k)
-        r["statuses"][n.status] = r["statuses"].get(n.status, 0) + 1
-    rows = [OpTypeRow(d, op, v["count"], v["macs"], v["flops"], v["int_ops"], v["bytes_read"],
-                      v["bytes_written"], v["params"], tuple(sorted(v["statuses"].items())))
-            for (d, op), v in acc.items()]
+        r = acc.get((n.domain, n.op_type))
+        if r is None:
+            r = acc[(n.domain, n.op_type)] = [0, 0, 0, 0, 0, 0, 0, {}]
+        r[0] += 1
+        r[1] += n.macs
+        r[2] += n.flops
+        r[3] += n.int_ops
+        r[4] += n.bytes_read
+        r[5] += n.bytes_written
+        r[6] += n.params
+        r[7][n.status] = r[7].get(n.status, 0) + 1
+    rows = [OpTypeRow(d, op, *v[:7], tuple(sorted(v[7].items()))) for (d, op), v in acc.items()]
     return tuple(sorted(rows, key=lambda r: (-r.flops, -(r.bytes_read + r.bytes_written), r.domain, r.op_type)))
 
 

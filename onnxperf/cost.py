@@ -22,7 +22,8 @@ from typing import Any
 import onnx
 
 from . import conventions, dtypes
-from .loader import GraphIR
+from .frozen import fast_init
+from .loader import GraphIR, Initializer
 from .ops import REGISTRY
 from .ops.registry import NodeView, OpCost, RuleEntry, SubgraphCost, TensorView
 from .shapes import Dim, TensorInfo
@@ -40,6 +41,7 @@ _NON_PARAM_TYPES = {onnx.TensorProto.INT64, onnx.TensorProto.BOOL, onnx.TensorPr
                     onnx.TensorProto.UNDEFINED}
 
 
+@fast_init
 @dataclass(frozen=True)
 class TensorRef:
     name: str
@@ -47,6 +49,7 @@ class TensorRef:
     shape: tuple[Dim, ...] | None
 
 
+@fast_init
 @dataclass(frozen=True)
 class NodeCost:
     """The cost of one node. Units are in the field names; MACs and FLOPs are separate."""
@@ -78,6 +81,9 @@ class NodeCost:
 
 #: families whose single-element constant operands are hyperparameters (eps, scale, exponent)
 _SCALAR_OPERAND_FAMILIES = frozenset({"elementwise", "activation"})
+
+
+_NO_COST = OpCost()
 
 
 def is_param(elem_type: int, numel: int, consumer_families: Iterable[str]) -> bool:
@@ -150,16 +156,21 @@ class CostWalker:
         self.tensors = tensors
         self.opsets = opsets
         self.records: list[NodeCost] = []
-        self._refs: dict[str, TensorRef | None] = {}
+        self._refs: dict[str, TensorRef | None] = {"": None}
         self._views_cache: dict[str, tuple[TensorView | None, frozenset[str]]] = {}
-        self._sigs: dict[str, Any] = {}
+        self._sigs: dict[str, Any] = {"": ("",)}
+        self._entries: dict[tuple[str, str], RuleEntry | None] = {}
         #: node signature -> what the rule gave (see :meth:`_signature`)
         self._memo: dict[tuple, tuple[str, OpCost, frozenset[str], str, int, int]] = {}
 
     def _ref(self, name: str) -> TensorRef | None:
+        """The tensor's record (None for an absent optional input), made once per name, with
+        its part of a node signature (dtype and shape) beside it in ``_sigs``."""
         r = self._refs.get(name)
         if r is None and name:
             r = self._refs[name] = _ref(name, self.tensors)
+            ti = self.tensors.get(name)
+            self._sigs[name] = ("?",) if ti is None else (ti.elem_type, ti.shape)
         return r
 
     def walk(self, g: GraphIR, scope: str = "", param_names: set[str] | None = None) -> list[NodeCost]:
@@ -188,75 +199,78 @@ class CostWalker:
             )
         return out
 
-    def _node(self, g: GraphIR, idx: int, scope: str, params: set[str]) -> NodeCost:
-        n = g.nodes[idx]
-        domain = "" if n.domain in ("", "ai.onnx") else n.domain
+    def _entry(self, domain: str, op_type: str) -> RuleEntry | None:
+        key = (domain, op_type)
+        try:
+            return self._entries[key]
+        except KeyError:
+            pass
         opset = self.opsets.get(domain)
         # com.microsoft ops are versioned by onnxruntime, not by the model's opset import
-        entry = REGISTRY.lookup(domain, n.op_type, opset if domain != "com.microsoft" else None) \
+        entry = self._entries[key] = REGISTRY.lookup(domain, op_type, opset if domain != "com.microsoft" else None) \
             if domain in SUPPORTED_DOMAINS else None
+        return entry
+
+    def _node(self, g: GraphIR, idx: int, scope: str, params: set[str]) -> NodeCost:
+        op_type, domain, name = g.heads[idx]
+        opset = self.opsets.get(domain)
+        entry = self._entry(domain, op_type)
+        family = entry.family if entry is not None else "misc"
         in_names, out_names = g.io[idx]
-        ins = tuple([self._ref(x) for x in in_names])
-        outs = tuple([self._ref(x) for x in out_names])
+        refs, ref = self._refs, self._ref
+        try:  # inputs were mostly seen before, as some node's output
+            ins = tuple([refs[x] for x in in_names])
+        except KeyError:
+            ins = tuple([ref(x) for x in in_names])
+        outs = tuple([ref(x) for x in out_names])
         node_params = 0
-        for x in in_names:
-            rec = g.initializers.get(x) or g.constants.get(x)
-            if rec is not None and is_param(rec.elem_type, rec.numel, (entry.family if entry else "misc",)):
-                node_params += rec.numel
-                params.add(x)
-        subcosts = self._subgraph_costs(g, idx, scope, params) if any(k[0] == idx for k in g.subgraphs) else {}
+        consts: list[tuple[int, Initializer]] = []
+        inits, constants = g.initializers, g.constants
+        for i, x in enumerate(in_names):
+            rec = inits.get(x) or constants.get(x)
+            if rec is not None:
+                if is_param(rec.elem_type, rec.numel, (family,)):
+                    node_params += rec.numel
+                    params.add(x)
+                if rec.value is not None and x:
+                    consts.append((i, rec))
+        subcosts = self._subgraph_costs(g, idx, scope, params) if g.subgraphs and any(
+            k[0] == idx for k in g.subgraphs) else {}
 
         if entry is None:
             if domain not in SUPPORTED_DOMAINS:
                 why = f"domain {domain!r} is not supported"
             else:
-                why = f"no cost rule for {domain or 'ai.onnx'}::{n.op_type} at opset {opset}"
-            status, cost, blocking, note, br, bw = UNSUPPORTED, OpCost(), frozenset(), why, 0, 0
+                why = f"no cost rule for {domain or 'ai.onnx'}::{op_type} at opset {opset}"
+            status, cost, blocking, note, br, bw = UNSUPPORTED, _NO_COST, (), why, 0, 0
         elif entry.is_zero:
-            status, cost, blocking, note, br, bw = ZERO, OpCost(), frozenset(), entry.zero_reason, 0, 0
+            status, cost, blocking, note, br, bw = ZERO, _NO_COST, (), entry.zero_reason, 0, 0
         else:
-            key = None if subcosts else self._signature(g, idx, entry, domain, opset)
+            key = None if subcosts else self._signature(g, idx, entry, opset, in_names, out_names, consts)
             hit = self._memo.get(key) if key is not None else None
             if hit is None:
                 hit = self._cost(g, idx, entry, domain, opset, subcosts)
+                hit = (hit[0], hit[1], tuple(sorted(hit[2])), hit[3], hit[4], hit[5])
                 if key is not None and hit[0] != UNSUPPORTED:  # a failing rule's note names the node
                     self._memo[key] = hit
             status, cost, blocking, note, br, bw = hit
-        return NodeCost(
-            id=idx, scope=scope, name=n.name, op_type=n.op_type, domain=domain,
-            family=entry.family if entry else "misc", rule_since=entry.since if entry else None,
-            status=status, inputs=ins, outputs=outs, macs=cost.macs, flops=cost.flops,
-            int_ops=cost.int_ops, bytes_read=br, bytes_written=bw,
-            params=node_params, exact=cost.exact, blocking=tuple(sorted(blocking)),
-            note=note or cost.note,
-        )
+        return NodeCost(idx, scope, name, op_type, domain, family, entry.since if entry is not None else None,
+                        status, ins, outs, cost.macs, cost.flops, cost.int_ops, br, bw, node_params, cost.exact,
+                        blocking, note or cost.note)
 
-    def _signature(self, g: GraphIR, idx: int, entry: RuleEntry, domain: str, opset: int | None) -> tuple:
-        """What a rule's result depends on: the op, opset, input and output dtypes and shapes,
-        attributes and constant input values, never names. Nodes with equal signatures (the
-        repeated layers of a network) get the rule's result once."""
-        n = g.nodes[idx]
-        in_names, out_names = g.io[idx]
-        sigs = self._sigs
-        tensor_sig = []
-        for names in (in_names, out_names):
-            for x in names:
-                sig = sigs.get(x)
-                if sig is None:
-                    ti = self.tensors.get(x) if x else None
-                    sig = sigs[x] = ("",) if not x else ("?",) if ti is None else (
-                        ti.elem_type, None if ti.shape is None else tuple(ti.shape))
-                tensor_sig.append(sig)
-            tensor_sig.append("|")
-        consts = []
-        for i, x in enumerate(in_names):
-            if x:
-                rec = g.initializers.get(x) or g.constants.get(x)
-                if rec is not None and rec.value is not None:
-                    v = rec.value
-                    consts.append((i, v.dtype.str, v.shape, v.tobytes()))
-        attrs = tuple(a.SerializeToString(deterministic=True) for a in n.attribute)
-        return (id(entry), domain, n.op_type, opset, tuple(tensor_sig), tuple(consts), attrs)
+    def _signature(self, g: GraphIR, idx: int, entry: RuleEntry, opset: int | None, in_names: tuple[str, ...],
+                   out_names: tuple[str, ...], consts: list[tuple[int, Initializer]]) -> tuple:
+        """What a rule's result depends on: the rule (so the op, domain and since-version), the
+        model's opset, input and output dtypes and shapes, attributes and constant input values,
+        never names. Nodes with equal signatures (the repeated layers of a network) get the
+        rule's result once."""
+        sigs = self._sigs  # filled by _ref for every name of this node
+        tensor_sig = tuple([sigs[x] for x in in_names]), tuple([sigs[x] for x in out_names])
+        values = tuple([(i, rec.value.dtype.str, rec.value.shape, rec.value.tobytes()) for i, rec in consts]) \
+            if consts else ()
+        akey = tuple([a.SerializeToString(deterministic=True) for a in g.nodes[idx].attribute]) \
+            if idx in g.with_attrs else ()
+        return (id(entry), opset, tensor_sig, values, akey)
 
     def _cost(self, g: GraphIR, idx: int, entry: RuleEntry, domain: str, opset: int | None,
               subcosts: dict[str, SubgraphCost]) -> tuple[str, OpCost, frozenset[str], str, int, int]:

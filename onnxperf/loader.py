@@ -21,6 +21,7 @@ by node id.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ import onnx.inliner
 from onnx import numpy_helper
 
 from . import dtypes
+from .frozen import fast_init
 from .errors import ExternalDataError, GraphError, InputError, ModelFileError
 
 #: integer tensors up to this many elements may be read (from external data too): shape
@@ -41,6 +43,7 @@ SMALL_TENSOR_ELEMENTS = 64
 _INT_TYPES = {onnx.TensorProto.INT64, onnx.TensorProto.INT32}
 
 
+@fast_init
 @dataclass(frozen=True)
 class Initializer:
     """A constant tensor of the graph: shape and dtype from the proto, never its bytes."""
@@ -89,6 +92,10 @@ class GraphIR:
 
     #: per node: (input names, output names) as read from the proto once ("" = absent optional)
     io: list[tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=list)
+    #: per node: (op type, domain with "ai.onnx" written "", name), read from the proto once
+    heads: list[tuple[str, str, str]] = field(default_factory=list)
+    #: indices of the nodes that have attributes
+    with_attrs: frozenset[int] = frozenset()
     _dag: nx.MultiDiGraph | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -243,7 +250,13 @@ def safe_external_path(base_dir: Path, location: str, tensor: str) -> Path:
 
 
 def _external_info(t: onnx.TensorProto) -> dict[str, str]:
-    return {e.key: e.value for e in t.external_data}
+    info = {}
+    for e in t.external_data:
+        key, value = e.key, e.value
+        if not (isinstance(key, str) and isinstance(value, str)):
+            raise GraphError(f"external data entry of {t.name!r} {value!r} is not valid UTF-8 text")
+        info[key] = value
+    return info
 
 
 class _PathCache(dict):
@@ -265,29 +278,32 @@ _TYPED_FIELD: dict[int, tuple[str, int]] = {
 }
 
 
-def _check_tensor(t: onnx.TensorProto, what: str) -> tuple[tuple[int, ...], int]:
+def _check_tensor(t: onnx.TensorProto, what: str, raw: bytes | None = None) -> tuple[tuple[int, ...], int]:
     """A constant's dims and element count, after checking that they can be trusted: a known
     element type, no negative dim, and inline data (when there is any) of exactly the declared
     size. Data-free tensors (weights stripped) are fine: only shapes are needed. Nothing is
-    allocated from the declared dims."""
-    if t.data_type not in _KNOWN_TYPES:
-        raise ModelFileError(f"{what} {t.name!r} has an invalid element type ({t.data_type})")
-    dims = tuple(int(d) for d in t.dims)
-    if any(d < 0 for d in dims):
-        raise ModelFileError(f"{what} {t.name!r} has a negative dim: {list(dims)}")
+    allocated from the declared dims. ``raw``: ``t.raw_data`` when the caller already read it."""
+    data_type = t.data_type
+    if data_type not in _KNOWN_TYPES:
+        raise ModelFileError(f"{what} {t.name!r} has an invalid element type ({data_type})")
+    dims = tuple(t.dims[:])
     numel = 1
     for d in dims:
+        if d < 0:
+            raise ModelFileError(f"{what} {t.name!r} has a negative dim: {list(dims)}")
         numel *= d
     if t.data_location == _T.EXTERNAL:
         return dims, numel
-    if t.raw_data:
-        bits = dtypes.bits(t.data_type)
+    if raw is None:
+        raw = t.raw_data
+    if raw:
+        bits = dtypes.bits(data_type)
         want = None if bits is None else (numel * bits + 7) // 8
-        if want is not None and len(t.raw_data) != want:
+        if want is not None and len(raw) != want:
             raise ModelFileError(f"{what} {t.name!r} declares dims {list(dims)} ({want:,} bytes) "
-                                 f"but holds {len(t.raw_data):,} bytes")
-    elif t.data_type in _TYPED_FIELD:
-        fld, per = _TYPED_FIELD[t.data_type]
+                                 f"but holds {len(raw):,} bytes")
+    elif data_type in _TYPED_FIELD:
+        fld, per = _TYPED_FIELD[data_type]
         have = len(getattr(t, fld))
         if have and have != numel * per:
             raise ModelFileError(f"{what} {t.name!r} declares dims {list(dims)} ({numel:,} elements) "
@@ -295,10 +311,41 @@ def _check_tensor(t: onnx.TensorProto, what: str) -> tuple[tuple[int, ...], int]
     return dims, numel
 
 
+#: element types whose inline values numpy reads straight from ``raw_data`` (little-endian
+#: hosts), as ``numpy_helper.to_array`` does; the typed fields whose values map one to one
+_RAW_NUMPY = {_T.FLOAT: np.dtype(np.float32), _T.DOUBLE: np.dtype(np.float64), _T.INT64: np.dtype(np.int64),
+              _T.INT32: np.dtype(np.int32), _T.INT16: np.dtype(np.int16), _T.INT8: np.dtype(np.int8),
+              _T.UINT8: np.dtype(np.uint8), _T.UINT16: np.dtype(np.uint16), _T.UINT32: np.dtype(np.uint32),
+              _T.UINT64: np.dtype(np.uint64), _T.FLOAT16: np.dtype(np.float16), _T.BOOL: np.dtype(np.bool_)} \
+    if sys.byteorder == "little" else {}
+_TYPED_NUMPY = {_T.FLOAT: ("float_data", np.float32), _T.DOUBLE: ("double_data", np.float64),
+                _T.INT64: ("int64_data", np.int64), _T.INT32: ("int32_data", np.int32)}
+
+
+def _small_value(t: onnx.TensorProto, dims: tuple[int, ...], raw: bytes) -> np.ndarray | None:
+    """The value of a small inline tensor, as ``numpy_helper.to_array`` gives it (None when its
+    data is malformed). The common element types are read directly: ``to_array`` costs ~7 µs a
+    call, and exported LLMs hold thousands of small constants."""
+    try:
+        dt = _RAW_NUMPY.get(t.data_type)
+        if raw and dt is not None:
+            return np.frombuffer(raw, dtype=dt).reshape(dims)
+        typed = _TYPED_NUMPY.get(t.data_type)
+        if not raw and typed is not None and not t.HasField("raw_data"):
+            return np.asarray(getattr(t, typed[0]), dtype=typed[1]).reshape(dims)
+        return numpy_helper.to_array(t)
+    except Exception:  # malformed inline data: the value stays unknown
+        return None
+
+
 def _initializer(t: onnx.TensorProto, base_dir: Path | None, missing: set[str],
                  paths: _PathCache | None = None) -> Initializer:
-    dims, numel = _check_tensor(t, "initializer")
+    name = t.name
+    if not isinstance(name, str):
+        raise GraphError(f"initializer name {name!r} is not valid UTF-8 text")
     external = t.data_location == onnx.TensorProto.EXTERNAL
+    raw = None if external else t.raw_data
+    dims, numel = _check_tensor(t, "initializer", raw)
     value = None
     if external:
         info = _external_info(t)
@@ -321,11 +368,8 @@ def _initializer(t: onnx.TensorProto, base_dir: Path | None, missing: set[str],
             elif numel <= SMALL_TENSOR_ELEMENTS and t.data_type in _INT_TYPES:
                 value = _read_small_external(t, target, dims, info)
     elif numel <= SMALL_TENSOR_ELEMENTS and t.data_type != onnx.TensorProto.STRING:
-        try:
-            value = numpy_helper.to_array(t)
-        except Exception:  # malformed inline data: the value stays unknown
-            value = None
-    return Initializer(t.name, int(t.data_type), dims, external, value)
+        value = _small_value(t, dims, raw)
+    return Initializer(name, int(t.data_type), dims, external, value)
 
 
 def _read_small_external(t: onnx.TensorProto, target: Path, dims: tuple[int, ...],
@@ -362,10 +406,7 @@ def _constant_record(node: onnx.NodeProto) -> Initializer | None:
             value = None
             if numel <= SMALL_TENSOR_ELEMENTS and t.data_location != onnx.TensorProto.EXTERNAL \
                     and t.data_type != onnx.TensorProto.STRING:
-                try:
-                    value = numpy_helper.to_array(t)
-                except Exception:
-                    value = None
+                value = _small_value(t, dims, t.raw_data)
             return Initializer(node.output[0], int(t.data_type), dims,
                                t.data_location == onnx.TensorProto.EXTERNAL, value)
         if a.name in ("value_int", "value_float"):
@@ -392,14 +433,17 @@ def _source_key(node: int | str) -> tuple[int, int | str]:
 
 
 def _stable_order(dag_nodes, dag_edges, nodes: list[onnx.NodeProto],
-                  graph_name: str) -> tuple[list[int], nx.MultiDiGraph | None]:
+                  graph_name: str, in_file_order: bool | None = None) -> tuple[list[int], nx.MultiDiGraph | None]:
     """Ops in ``nx.lexicographical_topological_sort`` order keyed by file index, and the
     networkx graph if one had to be built.
 
     When the file is already topologically sorted (as the ONNX spec requires), that order *is*
     the file order, so it is returned after a linear check of every edge; otherwise networkx
-    sorts (and finds cycles)."""
-    if all(u < v for u, v, _ in dag_edges if isinstance(u, int) and isinstance(v, int)):
+    sorts (and finds cycles). ``in_file_order``: the result of that check when the caller made it
+    while recording the edges."""
+    if in_file_order is None:
+        in_file_order = all(u < v for u, v, _ in dag_edges if isinstance(u, int) and isinstance(v, int))
+    if in_file_order:
         return list(range(len(nodes))), None
     dag = _to_networkx(dag_nodes, dag_edges)
     try:
@@ -411,54 +455,97 @@ def _stable_order(dag_nodes, dag_edges, nodes: list[onnx.NodeProto],
     return [n for n in topo if isinstance(n, int)], dag
 
 
-def _check_strings(g: onnx.GraphProto) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
-    """Every name this tool reads must be text. ONNX's proto2 ``string`` fields are not checked
-    for UTF-8 when parsed: protobuf hands invalid ones over as ``bytes``. Returns each node's
-    (input names, output names), read from the proto once."""
+def _string_error(g: onnx.GraphProto) -> GraphError | None:
+    """The first name of ``g`` that is not text, as an error (None when all are). ONNX's proto2
+    ``string`` fields are not checked for UTF-8 when parsed: protobuf hands invalid ones over as
+    ``bytes``."""
 
     def bad(what: str, value: object) -> GraphError:
         return GraphError(f"{what} {value!r} is not valid UTF-8 text")
 
-    io = []
     for i, n in enumerate(g.node):
         for what, v in (("op type", n.op_type), ("domain", n.domain), ("name", n.name)):
             if not isinstance(v, str):
-                raise bad(f"node {i}: {what}", v)
-        ins, outs = tuple(n.input), tuple(n.output)
-        for v in ins + outs + tuple(a.name for a in n.attribute):
+                return bad(f"node {i}: {what}", v)
+        for v in tuple(n.input) + tuple(n.output) + tuple(a.name for a in n.attribute):
             if not isinstance(v, str):
-                raise bad(f"node {i} ({n.op_type}): tensor or attribute name", v)
-        io.append((ins, outs))
+                return bad(f"node {i} ({n.op_type}): tensor or attribute name", v)
     for vi in list(g.input) + list(g.output) + list(g.value_info):
         if not isinstance(vi.name, str):
-            raise bad("value name", vi.name)
+            return bad("value name", vi.name)
         tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
         for d in tt.shape.dim if tt is not None else ():
             if d.HasField("dim_param") and not isinstance(d.dim_param, str):
-                raise bad(f"dim of {vi.name!r}", d.dim_param)
+                return bad(f"dim of {vi.name!r}", d.dim_param)
     for t in g.initializer:
         if not isinstance(t.name, str):
-            raise bad("initializer name", t.name)
+            return bad("initializer name", t.name)
         for e in t.external_data:
             if not (isinstance(e.key, str) and isinstance(e.value, str)):
-                raise bad(f"external data entry of {t.name!r}", e.value)
+                return bad(f"external data entry of {t.name!r}", e.value)
     for t in g.sparse_initializer:
         if not isinstance(t.values.name, str):
-            raise bad("sparse initializer name", t.values.name)
+            return bad("sparse initializer name", t.values.name)
     if not isinstance(g.name, str):
-        raise bad("graph name", g.name)
-    return io
+        return bad("graph name", g.name)
+    return None
+
+
+_GRAPH_ATTRS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+
+
+def _read_nodes(g: onnx.GraphProto) -> tuple[list[tuple[tuple[str, ...], tuple[str, ...]]],
+                                             list[tuple[str, str, str]], list[int], frozenset[int]]:
+    """Each node's (input names, output names) and (op type, domain, name), read from the proto
+    once, and the indices of nodes with subgraph attributes and of those with any attribute. Every name this tool reads must be
+    text (see :func:`_string_error`): ``"".join`` checks them at C speed and the slow walk runs
+    only to name the culprit."""
+    io = []
+    heads = []
+    with_graphs = []
+    with_attrs = []
+    join = "".join
+    try:
+        for i, n in enumerate(g.node):
+            # slicing first: tuple() over a repeated field is twice as slow
+            ins, outs = tuple(n.input[:]), tuple(n.output[:])
+            op, domain, name = n.op_type, n.domain, n.name
+            join((op, domain, name) + ins + outs)
+            attrs = n.attribute
+            if attrs:
+                with_attrs.append(i)
+                join([a.name for a in attrs])
+                if any(a.type in _GRAPH_ATTRS for a in attrs):
+                    with_graphs.append(i)
+            io.append((ins, outs))
+            heads.append((op, "" if domain == "ai.onnx" else domain, name))
+        for vi in (*g.input, *g.output, *g.value_info):
+            join((vi.name,))
+            t = vi.type
+            if t.HasField("tensor_type"):
+                join([d.dim_param for d in t.tensor_type.shape.dim])
+        join([t.values.name for t in g.sparse_initializer])
+        join((g.name,))
+    except TypeError:
+        err = _string_error(g)
+        if err is not None:
+            raise err from None
+        raise
+    return io, heads, with_graphs, frozenset(with_attrs)
 
 
 def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
                 outer_scope: frozenset[str] = frozenset()) -> GraphIR:
     """Turn a GraphProto into a :class:`GraphIR`; subgraphs are built recursively."""
-    io = _check_strings(g)
+    io, heads, with_graphs, with_attrs = _read_nodes(g)
     dag_nodes: list[tuple[int | str, dict[str, Any]]] = []
     dag_edges: list[tuple[int | str, int | str, str]] = []
     outer_nodes: set[str] = set()
     paths = _PathCache()
-    inits = {t.name: _initializer(t, base_dir, missing, paths) for t in g.initializer}
+    inits: dict[str, Initializer] = {}
+    for t in g.initializer:
+        rec = _initializer(t, base_dir, missing, paths)
+        inits[rec.name] = rec
     for t in g.sparse_initializer:
         dims = tuple(int(d) for d in t.dims)
         if t.values.data_type not in _KNOWN_TYPES or any(d < 0 for d in dims):
@@ -477,28 +564,31 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
 
     nodes = list(g.node)
     constants: dict[str, Initializer] = {}
-    for i, n in enumerate(nodes):
-        dag_nodes.append((i, {"kind": "op", "op_type": n.op_type, "domain": _normalize_domain(n.domain), "name": n.name}))
+    for i, (op, domain, name) in enumerate(heads):
+        dag_nodes.append((i, {"kind": "op", "op_type": op, "domain": domain, "name": name}))
         for out in io[i][1]:
             if not out:
                 continue
             if out in producer:
                 raise GraphError(
-                    f"tensor {out!r} is produced twice (node {i} {n.op_type} {n.name!r} and {producer[out]!r})")
+                    f"tensor {out!r} is produced twice (node {i} {op} {name!r} and {producer[out]!r})")
             producer[out] = i
-        if n.op_type == "Constant" and _normalize_domain(n.domain) == "" and n.output:
-            rec = _constant_record(n)
+        if op == "Constant" and domain == "" and io[i][1]:
+            rec = _constant_record(nodes[i])
             if rec is not None:
-                constants[n.output[0]] = rec
+                constants[io[i][1][0]] = rec
 
     outer_refs: list[str] = []
     subgraphs: dict[tuple[int, str], GraphIR] = {}
-    visible = outer_scope | frozenset(producer)
-    for i, n in enumerate(nodes):
-        for inp in io[i][0]:
+    visible = outer_scope | frozenset(producer) if with_graphs else frozenset()
+    graph_nodes = set(with_graphs)
+    get = producer.get
+    in_file_order = True  # every op edge goes from a lower to a higher file index
+    for i, (ins, _) in enumerate(io):
+        for inp in ins:
             if not inp:
                 continue
-            src = producer.get(inp)
+            src = get(inp)
             if src is None:
                 if inp in outer_scope:
                     src = f"outer:{inp}"
@@ -509,9 +599,13 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
                     producer[inp] = src
                 else:
                     raise GraphError(
-                        f"node {i} ({n.op_type} {n.name!r}) reads tensor {inp!r}, which nothing produces")
+                        f"node {i} ({heads[i][0]} {heads[i][2]!r}) reads tensor {inp!r}, which nothing produces")
             dag_edges.append((src, i, inp))
-        for a in n.attribute:
+            if src.__class__ is int and src >= i:
+                in_file_order = False
+        if i not in graph_nodes:
+            continue
+        for a in nodes[i].attribute:
             bodies = [a.g] if a.type == onnx.AttributeProto.GRAPH else (
                 list(a.graphs) if a.type == onnx.AttributeProto.GRAPHS else [])
             for k, body in enumerate(bodies):
@@ -530,6 +624,8 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
                         producer[ref] = src
                     if src is not None:
                         dag_edges.append((src, i, ref))
+                        if src.__class__ is int and src >= i:
+                            in_file_order = False
 
     outputs = [vi.name for vi in g.output]
     sinks: set[str] = set()
@@ -551,9 +647,9 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
         dag_nodes.append((sink, {"kind": "output", "tensor": name}))
         dag_edges.append((src, sink, name))
 
-    order, dag = _stable_order(dag_nodes, dag_edges, nodes, g.name)
+    order, dag = _stable_order(dag_nodes, dag_edges, nodes, g.name, in_file_order)
     return GraphIR(g.name, nodes, dag_nodes, dag_edges, order, inputs, outputs, inits, constants, subgraphs,
-                   outer_refs, io, _dag=dag)
+                   outer_refs, io, heads, with_attrs, _dag=dag)
 
 
 def load(model: str | os.PathLike | onnx.ModelProto) -> LoadedModel:

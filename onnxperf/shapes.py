@@ -19,11 +19,13 @@ import contextlib
 import io
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import onnx
 
 from . import dtypes
+from .frozen import fast_init
 from .errors import DimBindingError
 from .loader import GraphIR, LoadedModel
 from .shape_rules import output_dtypes, output_shapes
@@ -34,6 +36,7 @@ Dim = int | str | None
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/-]*")
 
 
+@fast_init
 @dataclass(frozen=True)
 class TensorInfo:
     """A tensor's element type and shape. ``shape`` is None when even the rank is unknown."""
@@ -42,9 +45,18 @@ class TensorInfo:
     elem_type: int
     shape: tuple[Dim, ...] | None
 
-    @property
+    @cached_property
     def is_static(self) -> bool:
         return self.shape is not None and all(isinstance(d, int) for d in self.shape)
+
+    @classmethod
+    def of(cls, name: str, elem_type: int, shape: tuple[Dim, ...] | None, static: bool) -> TensorInfo:
+        """A TensorInfo whose :attr:`is_static` the caller already knows (a cached property,
+        stored in the instance dict under its name): shapes read from a type cache or from
+        initializer dims skip the per-tensor check."""
+        ti = cls(name, elem_type, shape)
+        ti.__dict__["is_static"] = static
+        return ti
 
     @property
     def numel(self) -> int:
@@ -101,8 +113,24 @@ def _dim_of(d: onnx.TensorShapeProto.Dimension) -> Dim:
     return None
 
 
-def _info_of(vi: onnx.ValueInfoProto) -> TensorInfo | None:
+def _info_of(vi: onnx.ValueInfoProto, cache: dict[bytes, tuple[int, tuple[Dim, ...] | None, bool] | None] | None = None
+             ) -> TensorInfo | None:
+    """What a ValueInfoProto says of its tensor (None for non-tensor types). ``cache`` maps a
+    serialized TypeProto to its (element type, shape): the tensors of a network share a few
+    types, and one serialization costs a tenth of reading the type field by field."""
     t = vi.type
+    if cache is not None:
+        key = t.SerializeToString()
+        hit = cache.get(key, False)
+        if hit is False:
+            hit = cache[key] = _type_of(t)
+    else:
+        hit = _type_of(t)
+    return None if hit is None else TensorInfo.of(vi.name, *hit)
+
+
+def _type_of(t: onnx.TypeProto) -> tuple[int, tuple[Dim, ...] | None, bool] | None:
+    """(element type, shape, whether the shape is static) of a tensor type; None otherwise."""
     if not t.HasField("tensor_type"):
         if t.HasField("sparse_tensor_type"):
             tt = t.sparse_tensor_type
@@ -123,8 +151,8 @@ def _info_of(vi: onnx.ValueInfoProto) -> TensorInfo | None:
     else:
         shape_t = None
     et = tt.elem_type
-    elem_type = int(et) if et in _KNOWN_TYPES else 0  # not an ONNX type: undefined
-    return TensorInfo(vi.name, elem_type, shape_t)
+    static = shape_t is not None and all(isinstance(d, int) for d in shape_t)
+    return int(et) if et in _KNOWN_TYPES else 0, shape_t, static  # not an ONNX type: undefined
 
 
 def _knownness(ti: TensorInfo | None) -> tuple[int, int, int]:
@@ -250,29 +278,33 @@ def _bind(m: onnx.ModelProto, loaded: LoadedModel, dims: dict[str, int],
     return free
 
 
-def _collect(g: onnx.GraphProto, out: dict[str, TensorInfo]) -> int:
+def _collect(g: onnx.GraphProto, out: dict[str, TensorInfo],
+             cache: dict[bytes, tuple[int, tuple[Dim, ...] | None, bool] | None] | None = None) -> int:
     """Add what ``g`` (and its subgraphs) says of each tensor to ``out`` where it is better known
     than what ``out`` has; returns how many tensors gained."""
     gained = 0
+    cache = {} if cache is None else cache
     for seq in (g.input, g.output, g.value_info):
         for vi in seq:
             name = vi.name
             cur = out.get(name)
             if cur is not None and cur.elem_type and cur.is_static:
                 continue  # nothing can be better known: skip reading the proto
-            ti = _info_of(vi)
+            ti = _info_of(vi, cache)
             if ti is None:
                 continue
             if cur is None or _knownness(ti) > _knownness(cur):
                 out[name] = ti
                 gained += 1
     for n in g.node:
+        if not n.attribute:
+            continue
         for a in n.attribute:
             if a.type == onnx.AttributeProto.GRAPH:
-                gained += _collect(a.g, out)
+                gained += _collect(a.g, out, cache)
             elif a.type == onnx.AttributeProto.GRAPHS:
                 for sub in a.graphs:
-                    gained += _collect(sub, out)
+                    gained += _collect(sub, out, cache)
     return gained
 
 
@@ -349,14 +381,15 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
         _collect(inferred.graph if inferred is not None else work.graph, tensors)
     del inferred
     for name, rec in loaded.graph.initializers.items():
-        tensors[name] = TensorInfo(name, rec.elem_type, rec.dims)
+        tensors[name] = TensorInfo.of(name, rec.elem_type, rec.dims, True)
     _add_constants(loaded.graph, tensors)
 
     free_set = set(free)
-    if _gaps(loaded.graph, tensors, free_set) and _evaluate_shape_values(loaded, dims, input_shapes, tensors,
-                                                                                free_set):
+    gaps = _gaps(loaded.graph, tensors, free_set)
+    if gaps and _evaluate_shape_values(loaded, dims, input_shapes, tensors, free_set):
         engines.append("onnxperf-values")
-    if _gaps(loaded.graph, tensors, free_set):
+        gaps = _gaps(loaded.graph, tensors, free_set)
+    if gaps:
         # onnxruntime's symbolic inference reads initializer and Constant values: it gets the
         # weight-free skeleton, built only now that it is needed
         sk = skeleton(loaded)
@@ -372,7 +405,7 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
                     if cur is not None and cur.elem_type and not ti.elem_type:
                         ti = TensorInfo(name, cur.elem_type, ti.shape)
                     tensors[name] = ti
-    if _own_rules(loaded.graph.nodes, tensors):
+    if _own_rules(loaded.graph, tensors):
         engines.append("onnxperf")
     return ShapeResult(tensors, dims, input_shapes, free, notes, engines)
 
@@ -414,21 +447,25 @@ def _evaluate_shape_values(loaded: LoadedModel, dims: dict[str, int], input_shap
     return helped
 
 
-def _own_rules(nodes, tensors: dict[str, TensorInfo]) -> bool:
+def _own_rules(g: GraphIR, tensors: dict[str, TensorInfo]) -> bool:
     """Fill outputs both engines left without a shape, from :mod:`onnxperf.shape_rules`."""
 
     used = False
-    for node in nodes:
-        outs = [tensors.get(o) for o in node.output if o]
-        if all(t is not None and t.shape is not None and t.elem_type for t in outs):
-            continue
-        ins = [tensors[x].shape if x and x in tensors else None for x in node.input]
+    for idx, (in_names, out_names) in enumerate(g.io):
+        for o in out_names:
+            t = tensors.get(o) if o else None
+            if o and (t is None or t.shape is None or not t.elem_type):
+                break
+        else:
+            continue  # every output known
+        node = g.nodes[idx]
+        ins = [tensors[x].shape if x and x in tensors else None for x in in_names]
         shapes = output_shapes(node, ins)
         if shapes is None:
             continue
-        first = tensors.get(node.input[0]) if node.input and node.input[0] else None
+        first = tensors.get(in_names[0]) if in_names and in_names[0] else None
         types = output_dtypes(node, first.elem_type if first else 0) or []
-        for j, (name, shape) in enumerate(zip([o for o in node.output if o], shapes)):
+        for j, (name, shape) in enumerate(zip([o for o in out_names if o], shapes)):
             cur = tensors.get(name)
             elem = cur.elem_type if cur is not None and cur.elem_type else (types[j] if j < len(types) else 0)
             new_shape = cur.shape if cur is not None and cur.shape is not None else shape
@@ -442,10 +479,10 @@ def _own_rules(nodes, tensors: dict[str, TensorInfo]) -> bool:
 
 def _add_constants(graph, tensors: dict[str, TensorInfo]) -> None:
     for name, rec in graph.constants.items():
-        tensors.setdefault(name, TensorInfo(name, rec.elem_type, rec.dims))
+        tensors.setdefault(name, TensorInfo.of(name, rec.elem_type, rec.dims, True))
     for sub in graph.subgraphs.values():
         for name, rec in sub.initializers.items():
-            tensors[name] = TensorInfo(name, rec.elem_type, rec.dims)
+            tensors[name] = TensorInfo.of(name, rec.elem_type, rec.dims, True)
         _add_constants(sub, tensors)
 
 
