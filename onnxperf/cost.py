@@ -160,6 +160,7 @@ class CostWalker:
         self._views_cache: dict[str, tuple[TensorView | None, frozenset[str]]] = {}
         self._sigs: dict[str, Any] = {"": ("",)}
         self._entries: dict[tuple[str, str], RuleEntry | None] = {}
+        self._const_dicts: dict[int, dict[str, Initializer]] = {}
         #: node signature -> what the rule gave (see :meth:`_signature`)
         self._memo: dict[tuple, tuple[str, OpCost, frozenset[str], str, int, int]] = {}
 
@@ -168,9 +169,13 @@ class CostWalker:
         its part of a node signature (dtype and shape) beside it in ``_sigs``."""
         r = self._refs.get(name)
         if r is None and name:
-            r = self._refs[name] = _ref(name, self.tensors)
             ti = self.tensors.get(name)
-            self._sigs[name] = ("?",) if ti is None else (ti.elem_type, ti.shape)
+            if ti is None:
+                r = self._refs[name] = TensorRef(name, "undefined", None)
+                self._sigs[name] = ("?",)
+            else:
+                r = self._refs[name] = TensorRef(name, dtypes.name(ti.elem_type), ti.shape)
+                self._sigs[name] = (ti.elem_type, ti.shape)
         return r
 
     def walk(self, g: GraphIR, scope: str = "", param_names: set[str] | None = None) -> list[NodeCost]:
@@ -211,9 +216,16 @@ class CostWalker:
             if domain in SUPPORTED_DOMAINS else None
         return entry
 
+    def _consts_of(self, g: GraphIR) -> dict[str, Initializer]:
+        """Initializers and Constant outputs of ``g`` in one dict (an initializer wins a name clash,
+        as in :meth:`GraphIR.const_value`)."""
+        d = self._const_dicts.get(id(g))
+        if d is None:
+            d = self._const_dicts[id(g)] = {**g.constants, **g.initializers}
+        return d
+
     def _node(self, g: GraphIR, idx: int, scope: str, params: set[str]) -> NodeCost:
         op_type, domain, name = g.heads[idx]
-        opset = self.opsets.get(domain)
         entry = self._entry(domain, op_type)
         family = entry.family if entry is not None else "misc"
         in_names, out_names = g.io[idx]
@@ -224,39 +236,43 @@ class CostWalker:
             ins = tuple([ref(x) for x in in_names])
         outs = tuple([ref(x) for x in out_names])
         node_params = 0
-        consts: list[tuple[int, Initializer]] = []
-        inits, constants = g.initializers, g.constants
+        values = []  # (input index, constant) pairs whose values rules may read
+        consts = self._consts_of(g)
         for i, x in enumerate(in_names):
-            rec = inits.get(x) or constants.get(x)
+            rec = consts.get(x)
             if rec is not None:
-                if is_param(rec.elem_type, rec.numel, (family,)):
+                # is_param, inlined: not an int64/bool/string tensor, not an elementwise scalar
+                if rec.elem_type not in _NON_PARAM_TYPES and (
+                        rec.numel > 1 or family not in _SCALAR_OPERAND_FAMILIES):
                     node_params += rec.numel
                     params.add(x)
                 if rec.value is not None and x:
-                    consts.append((i, rec))
+                    values.append((i, rec))
         subcosts = self._subgraph_costs(g, idx, scope, params) if g.subgraphs and any(
             k[0] == idx for k in g.subgraphs) else {}
 
         if entry is None:
+            opset = self.opsets.get(domain)
             if domain not in SUPPORTED_DOMAINS:
                 why = f"domain {domain!r} is not supported"
             else:
                 why = f"no cost rule for {domain or 'ai.onnx'}::{op_type} at opset {opset}"
-            status, cost, blocking, note, br, bw = UNSUPPORTED, _NO_COST, (), why, 0, 0
-        elif entry.is_zero:
-            status, cost, blocking, note, br, bw = ZERO, _NO_COST, (), entry.zero_reason, 0, 0
+            res = (UNSUPPORTED, 0, 0, 0, 0, 0, True, (), why)
+        elif entry.fn is None:
+            res = (ZERO, 0, 0, 0, 0, 0, True, (), entry.zero_reason)
         else:
-            key = None if subcosts else self._signature(g, idx, entry, opset, in_names, out_names, consts)
-            hit = self._memo.get(key) if key is not None else None
-            if hit is None:
-                hit = self._cost(g, idx, entry, domain, opset, subcosts)
-                hit = (hit[0], hit[1], tuple(sorted(hit[2])), hit[3], hit[4], hit[5])
-                if key is not None and hit[0] != UNSUPPORTED:  # a failing rule's note names the node
-                    self._memo[key] = hit
-            status, cost, blocking, note, br, bw = hit
+            opset = self.opsets.get(domain)
+            key = None if subcosts else self._signature(g, idx, entry, opset, in_names, out_names, values)
+            res = self._memo.get(key) if key is not None else None
+            if res is None:
+                status, cost, blocking, note, br, bw = self._cost(g, idx, entry, domain, opset, subcosts)
+                res = (status, cost.macs, cost.flops, cost.int_ops, br, bw, cost.exact, tuple(sorted(blocking)),
+                       note or cost.note)
+                if key is not None and status != UNSUPPORTED:  # a failing rule's note names the node
+                    self._memo[key] = res
         return NodeCost(idx, scope, name, op_type, domain, family, entry.since if entry is not None else None,
-                        status, ins, outs, cost.macs, cost.flops, cost.int_ops, br, bw, node_params, cost.exact,
-                        blocking, note or cost.note)
+                        res[0], ins, outs, res[1], res[2], res[3], res[4], res[5], node_params, res[6], res[7],
+                        res[8])
 
     def _signature(self, g: GraphIR, idx: int, entry: RuleEntry, opset: int | None, in_names: tuple[str, ...],
                    out_names: tuple[str, ...], consts: list[tuple[int, Initializer]]) -> tuple:

@@ -53,8 +53,9 @@ def is_float(elem_type: int) -> bool:
 
 
 @lru_cache(maxsize=None)
+@lru_cache(maxsize=None)
 def name(elem_type: int) -> str:
-    """Lower-case short name: ``float32``, ``int8``, ``bfloat16`` ..."""
+    """Lower-case short name: ``float32``, ``int8``, ``bfloat16`` ... (cached: one call per tensor)."""
     if elem_type == 0:
         return "undefined"
     raw = _T.DataType.Name(elem_type).lower()

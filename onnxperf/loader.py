@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ class Initializer:
     #: value, only for small integer/float tensors that are inline or safely readable.
     value: np.ndarray | None = field(default=None, compare=False, repr=False)
 
-    @property
+    @cached_property
     def numel(self) -> int:
         n = 1
         for d in self.dims:
@@ -76,9 +77,13 @@ class GraphIR:
 
     name: str
     nodes: list[onnx.NodeProto]
-    #: (DAG node, attributes) in insertion order, and (source, target, tensor name) edges
-    dag_nodes: list[tuple[int | str, dict[str, Any]]]
-    dag_edges: list[tuple[int | str, int | str, str]]
+    #: the DAG's source nodes as (kind, tensor name): initializers, then graph inputs
+    dag_sources: list[tuple[str, str]]
+    #: DAG nodes added after the ops, in insertion order: outer-scope references and outputs
+    dag_tail: list[tuple[str, dict[str, Any]]]
+    #: (source, target, tensor name); a source that is not an op is written as its kind alone
+    #: ("initializer", "input", "outer"), its id being "<kind>:<tensor name>" (see :attr:`dag_edges`)
+    dag_links: list[tuple[int | str, int | str, str]]
     order: list[int]
     inputs: list[str]
     outputs: list[str]
@@ -97,6 +102,21 @@ class GraphIR:
     #: indices of the nodes that have attributes
     with_attrs: frozenset[int] = frozenset()
     _dag: nx.MultiDiGraph | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def dag_nodes(self) -> list[tuple[int | str, dict[str, Any]]]:
+        """(DAG node, attributes) in insertion order: initializers, graph inputs, ops, then
+        outer-scope references and outputs."""
+        out: list[tuple[int | str, dict[str, Any]]] = [
+            (f"{kind}:{name}", {"kind": kind, "tensor": name}) for kind, name in self.dag_sources]
+        out += [(i, {"kind": "op", "op_type": op, "domain": domain, "name": name})
+                for i, (op, domain, name) in enumerate(self.heads)]
+        return out + self.dag_tail
+
+    @property
+    def dag_edges(self) -> list[tuple[int | str, int | str, str]]:
+        """(source, target, tensor name) for every tensor flowing along the DAG."""
+        return [(f"{u}:{k}" if u.__class__ is str else u, v, k) for u, v, k in self.dag_links]
 
     @property
     def dag(self) -> nx.MultiDiGraph:
@@ -432,8 +452,7 @@ def _source_key(node: int | str) -> tuple[int, int | str]:
     return (0 if not node.startswith("output:") else 2, node)
 
 
-def _stable_order(dag_nodes, dag_edges, nodes: list[onnx.NodeProto],
-                  graph_name: str, in_file_order: bool | None = None) -> tuple[list[int], nx.MultiDiGraph | None]:
+def _stable_order(g: GraphIR, in_file_order: bool | None = None) -> tuple[list[int], nx.MultiDiGraph | None]:
     """Ops in ``nx.lexicographical_topological_sort`` order keyed by file index, and the
     networkx graph if one had to be built.
 
@@ -442,16 +461,16 @@ def _stable_order(dag_nodes, dag_edges, nodes: list[onnx.NodeProto],
     sorts (and finds cycles). ``in_file_order``: the result of that check when the caller made it
     while recording the edges."""
     if in_file_order is None:
-        in_file_order = all(u < v for u, v, _ in dag_edges if isinstance(u, int) and isinstance(v, int))
+        in_file_order = all(u < v for u, v, _ in g.dag_links if isinstance(u, int) and isinstance(v, int))
     if in_file_order:
-        return list(range(len(nodes))), None
-    dag = _to_networkx(dag_nodes, dag_edges)
+        return list(range(len(g.nodes))), None
+    dag = _to_networkx(g.dag_nodes, g.dag_edges)
     try:
         topo = list(nx.lexicographical_topological_sort(dag, key=_source_key))
     except nx.NetworkXUnfeasible:
         cycle = nx.find_cycle(dag)
         members = sorted({u for u, *_ in cycle if isinstance(u, int)})
-        raise GraphError(f"graph {graph_name!r} has a cycle through nodes {members[:10]}") from None
+        raise GraphError(f"graph {g.name!r} has a cycle through nodes {members[:10]}") from None
     return [n for n in topo if isinstance(n, int)], dag
 
 
@@ -538,7 +557,8 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
                 outer_scope: frozenset[str] = frozenset()) -> GraphIR:
     """Turn a GraphProto into a :class:`GraphIR`; subgraphs are built recursively."""
     io, heads, with_graphs, with_attrs = _read_nodes(g)
-    dag_nodes: list[tuple[int | str, dict[str, Any]]] = []
+    dag_sources: list[tuple[str, str]] = []
+    dag_nodes: list[tuple[str, dict[str, Any]]] = []  # after the ops: outer references and outputs
     dag_edges: list[tuple[int | str, int | str, str]] = []
     outer_nodes: set[str] = set()
     paths = _PathCache()
@@ -551,27 +571,27 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
         if t.values.data_type not in _KNOWN_TYPES or any(d < 0 for d in dims):
             raise ModelFileError(f"sparse initializer {t.values.name!r} has an invalid element type or dims")
         inits[t.values.name] = Initializer(t.values.name, int(t.values.data_type), dims, False)
-    producer: dict[str, int | str] = {}
-    for name in inits:
-        producer[name] = f"initializer:{name}"
-        dag_nodes.append((f"initializer:{name}", {"kind": "initializer", "tensor": name}))
+    # producer: tensor -> op index, or the kind of source ("initializer", "input", "outer") whose
+    # DAG id is "<kind>:<tensor>"; ids are made only when the networkx graph is asked for
+    producer: dict[str, int | str] = dict.fromkeys(inits, "initializer")
+    dag_sources += [("initializer", name) for name in inits]
     inputs = [vi.name for vi in g.input]
     for name in inputs:
         if name in inits:  # old-style models list initializers as inputs too
             continue
-        producer[name] = f"input:{name}"
-        dag_nodes.append((f"input:{name}", {"kind": "input", "tensor": name}))
+        producer[name] = "input"
+        dag_sources.append(("input", name))
 
     nodes = list(g.node)
     constants: dict[str, Initializer] = {}
     for i, (op, domain, name) in enumerate(heads):
-        dag_nodes.append((i, {"kind": "op", "op_type": op, "domain": domain, "name": name}))
         for out in io[i][1]:
             if not out:
                 continue
             if out in producer:
-                raise GraphError(
-                    f"tensor {out!r} is produced twice (node {i} {op} {name!r} and {producer[out]!r})")
+                first = producer[out]
+                raise GraphError(f"tensor {out!r} is produced twice (node {i} {op} {name!r} and "
+                                 f"{first if isinstance(first, int) else f'{first}:{out}'!r})")
             producer[out] = i
         if op == "Constant" and domain == "" and io[i][1]:
             rec = _constant_record(nodes[i])
@@ -591,10 +611,10 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
             src = get(inp)
             if src is None:
                 if inp in outer_scope:
-                    src = f"outer:{inp}"
-                    if src not in outer_nodes:
-                        outer_nodes.add(src)
-                        dag_nodes.append((src, {"kind": "outer", "tensor": inp}))
+                    src = "outer"
+                    if inp not in outer_nodes:
+                        outer_nodes.add(inp)
+                        dag_nodes.append((f"outer:{inp}", {"kind": "outer", "tensor": inp}))
                         outer_refs.append(inp)
                     producer[inp] = src
                 else:
@@ -616,10 +636,10 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
                 for ref in sub.outer_refs:
                     src = producer.get(ref)
                     if src is None and ref in outer_scope:
-                        src = f"outer:{ref}"
-                        if src not in outer_nodes:
-                            outer_nodes.add(src)
-                            dag_nodes.append((src, {"kind": "outer", "tensor": ref}))
+                        src = "outer"
+                        if ref not in outer_nodes:
+                            outer_nodes.add(ref)
+                            dag_nodes.append((f"outer:{ref}", {"kind": "outer", "tensor": ref}))
                             outer_refs.append(ref)
                         producer[ref] = src
                     if src is not None:
@@ -633,10 +653,10 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
         src = producer.get(name)
         if src is None:
             if name in outer_scope:
-                src = f"outer:{name}"
-                if src not in outer_nodes:
-                    outer_nodes.add(src)
-                    dag_nodes.append((src, {"kind": "outer", "tensor": name}))
+                src = "outer"
+                if name not in outer_nodes:
+                    outer_nodes.add(name)
+                    dag_nodes.append((f"outer:{name}", {"kind": "outer", "tensor": name}))
                     outer_refs.append(name)
             else:
                 raise GraphError(f"graph output {name!r} is produced by nothing")
@@ -647,9 +667,10 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
         dag_nodes.append((sink, {"kind": "output", "tensor": name}))
         dag_edges.append((src, sink, name))
 
-    order, dag = _stable_order(dag_nodes, dag_edges, nodes, g.name, in_file_order)
-    return GraphIR(g.name, nodes, dag_nodes, dag_edges, order, inputs, outputs, inits, constants, subgraphs,
-                   outer_refs, io, heads, with_attrs, _dag=dag)
+    ir = GraphIR(g.name, nodes, dag_sources, dag_nodes, dag_edges, [], inputs, outputs, inits, constants,
+                 subgraphs, outer_refs, io, heads, with_attrs)
+    ir.order, ir._dag = _stable_order(ir, in_file_order)
+    return ir
 
 
 def load(model: str | os.PathLike | onnx.ModelProto) -> LoadedModel:

@@ -29,7 +29,7 @@ from .frozen import fast_init
 from .errors import DimBindingError
 from .loader import GraphIR, LoadedModel
 from .shape_rules import output_dtypes, output_shapes
-from .shape_values import shape_values, with_constants
+from .shape_values import node_positions, shape_values, with_constants
 
 Dim = int | str | None
 
@@ -335,14 +335,16 @@ def _prepared_in_place(loaded: LoadedModel):
     saved_inits: dict[int, onnx.TensorProto] = {}
     saved_nodes: dict[int, onnx.NodeProto] = {}
     try:
-        for i, t in enumerate(g.initializer):
-            if t.data_location == onnx.TensorProto.EXTERNAL:
-                rec = loaded.graph.initializers.get(t.name)
-                if rec is not None and rec.value is not None:
-                    saved_inits[i] = _copy(t)
-                    t.CopyFrom(onnx.numpy_helper.from_array(rec.value, t.name))
-        for i, node in enumerate(g.node):
-            if node.domain == "com.microsoft" and node.op_type in _FUSED_AS:
+        if any(rec.external and rec.value is not None for rec in loaded.graph.initializers.values()):
+            for i, t in enumerate(g.initializer):
+                if t.data_location == onnx.TensorProto.EXTERNAL:
+                    rec = loaded.graph.initializers.get(t.name)
+                    if rec is not None and rec.value is not None:
+                        saved_inits[i] = _copy(t)
+                        t.CopyFrom(onnx.numpy_helper.from_array(rec.value, t.name))
+        for i, (op_type, domain, _) in enumerate(loaded.graph.heads):
+            if domain == "com.microsoft" and op_type in _FUSED_AS:
+                node = g.node[i]
                 saved_nodes[i] = _copy(node)
                 node.CopyFrom(_unfused(node))
         yield loaded.proto
@@ -426,21 +428,25 @@ def _evaluate_shape_values(loaded: LoadedModel, dims: dict[str, int], input_shap
         return tuple(ti.shape)  # type: ignore[arg-type]
 
     helped = False
-    known = 0
+    values: dict[str, np.ndarray] = {}
+    sk = None
+    cache: dict = {}
     for _ in range(_VALUE_ROUNDS):
-        values = shape_values(loaded.graph, loaded.opsets, static)
-        if len(values) <= known:
+        before = len(values)
+        values = shape_values(loaded.graph, loaded.opsets, static, values)
+        if len(values) <= before:
             break
-        known = len(values)
-        sk = skeleton(loaded)
-        _bind(sk, loaded, dims, input_shapes)
-        if not with_constants(sk, values):
+        if sk is None:  # one weight-free copy: each round writes only its new constants into it
+            sk = skeleton(loaded)
+            _bind(sk, loaded, dims, input_shapes)
+            positions = node_positions(sk)
+        if not with_constants(sk, values, positions):
             break
         try:
             inferred = onnx.shape_inference.infer_shapes(sk, check_type=False, strict_mode=False, data_prop=True)
         except Exception:  # the checker refused the rewritten graph: keep what the first pass gave
             break
-        gained = _collect(inferred.graph, tensors) > 0
+        gained = _collect(inferred.graph, tensors, cache) > 0
         helped = helped or gained
         if not gained or not _gaps(loaded.graph, tensors, free):
             break
