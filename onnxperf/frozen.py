@@ -20,15 +20,15 @@ def fast_init(cls: type) -> type:
     ns: dict[str, object] = {}
     params = []
     for f in fields(cls):
-        if not f.init or f.default_factory is not MISSING:
+        if not f.init or f.default_factory is not MISSING or f.name.startswith("__fast_") or f.name == "self":
             raise TypeError(f"{cls.__name__}.{f.name}: fast_init supports plain fields and defaults only")
         if f.default is MISSING:
             params.append(f.name)
         else:
-            ns[f"_default_{f.name}"] = f.default
-            params.append(f"{f.name}=_default_{f.name}")
-    body = "".join(f"    d[{f.name!r}] = {f.name}\n" for f in fields(cls))
-    exec(f"def __init__(self, {', '.join(params)}):\n    d = self.__dict__\n{body}", ns)  # noqa: S102
+            ns[f"__fast_default_{f.name}"] = f.default
+            params.append(f"{f.name}=__fast_default_{f.name}")
+    body = "".join(f"    __fast_dict[{f.name!r}] = {f.name}\n" for f in fields(cls))
+    exec(f"def __init__(self, {', '.join(params)}):\n    __fast_dict = self.__dict__\n{body}", ns)  # noqa: S102
     init = ns["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"  # type: ignore[attr-defined]
     init.__doc__ = cls.__init__.__doc__  # type: ignore[misc]

@@ -1,0 +1,160 @@
+"""The speed-ups of the analysis path give what the slow, obvious code gives.
+
+Each fast path (onnxperf/frozen.py, the loader's direct decoding of small constants, the in-place
+Constant nodes of the shape-value rounds, the DAG ids made on demand) is checked against the
+code it replaces: ``dataclass`` ``__init__``, ``numpy_helper.to_array``, ``make_node`` +
+``from_array``, and ids spelled out."""
+
+from dataclasses import FrozenInstanceError, dataclass, field
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxperf
+from onnxperf.frozen import fast_init
+from onnxperf.loader import _small_value, load
+from onnxperf.shape_values import _constant_into, node_positions, with_constants
+
+from .util import model, vi
+
+
+@fast_init
+@dataclass(frozen=True)
+class _Fast:
+    a: int
+    b: str
+    c: tuple = ()
+    d: object = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class _Plain:
+    a: int
+    b: str
+    c: tuple = ()
+    d: object = field(default=None, compare=False)
+
+
+def test_fast_init_keeps_the_dataclass_contract():
+    f, p = _Fast(1, "x"), _Plain(1, "x")
+    assert (f.a, f.b, f.c, f.d) == (p.a, p.b, p.c, p.d)
+    assert _Fast(1, "x", (2,), d=5) == _Fast(a=1, b="x", c=(2,), d=6)  # d not compared
+    assert hash(_Fast(1, "x")) == hash(_Fast(1, "x"))
+    assert repr(_Fast(1, "x")) == "test_fast_paths._Fast(a=1, b='x', c=(), d=None)".split(".", 1)[1]
+    with pytest.raises(FrozenInstanceError):
+        f.a = 2  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        _Fast(1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        _Fast(1, "x", e=3)  # type: ignore[call-arg]
+
+
+def test_fast_init_refuses_what_it_cannot_copy():
+    with pytest.raises(TypeError):
+        @fast_init
+        @dataclass(frozen=True)
+        class _WithFactory:
+            a: list = field(default_factory=list)
+
+    with pytest.raises(TypeError):
+        @fast_init
+        @dataclass(frozen=True)
+        class _WithPostInit:
+            a: int
+
+            def __post_init__(self):
+                pass
+
+
+_ARRAYS = [
+    np.array([1, -2, 3], np.int64), np.array(7, np.int64), np.array([[1, 2], [3, 4]], np.int32),
+    np.array([1.5, -2.25], np.float32), np.array([0.1], np.float64), np.array([1, 2], np.int8),
+    np.array([200, 3], np.uint8), np.array([1, 2], np.int16), np.array([1, 60000], np.uint16),
+    np.array([1, 2**31], np.uint32), np.array([1, 2**40], np.uint64), np.array([0.5, -1], np.float16),
+    np.array([True, False, True], np.bool_), np.zeros((0, 3), np.float32),
+]
+
+
+@pytest.mark.parametrize("arr", _ARRAYS, ids=lambda a: f"{a.dtype}{list(a.shape)}")
+def test_small_constants_decode_as_numpy_helper_does(arr):
+    t = numpy_helper.from_array(arr, "t")  # raw_data
+    ours = _small_value(t, tuple(t.dims), t.raw_data)
+    ref = numpy_helper.to_array(t)
+    assert ours.dtype == ref.dtype and ours.shape == ref.shape and np.array_equal(ours, ref)
+
+
+@pytest.mark.parametrize("data_type,fld,values,dims", [
+    (TensorProto.INT64, "int64_data", [4, -5, 6], [3]), (TensorProto.INT32, "int32_data", [7, 8], [2, 1]),
+    (TensorProto.FLOAT, "float_data", [1.5], []), (TensorProto.DOUBLE, "double_data", [2.5, 3.5], [2]),
+    (TensorProto.FLOAT16, "int32_data", [15360], [1]), (TensorProto.BOOL, "int32_data", [1, 0], [2]),
+])
+def test_typed_field_constants_decode_as_numpy_helper_does(data_type, fld, values, dims):
+    t = TensorProto(name="t", data_type=data_type, dims=dims)
+    getattr(t, fld).extend(values)
+    ours = _small_value(t, tuple(t.dims), t.raw_data)
+    ref = numpy_helper.to_array(t)
+    assert ours.dtype == ref.dtype and ours.shape == ref.shape and np.array_equal(ours, ref)
+
+
+def test_malformed_small_constant_has_no_value():
+    t = TensorProto(name="t", data_type=TensorProto.INT64, dims=[3])  # declares 3, holds none
+    assert _small_value(t, (3,), t.raw_data) is None
+
+
+@pytest.mark.parametrize("arr", _ARRAYS[:7] + [np.array([True, False])], ids=lambda a: f"{a.dtype}{list(a.shape)}")
+def test_constant_nodes_written_in_place_equal_make_node(arr):
+    node = helper.make_node("Add", ["a", "b"], ["y"], name="n")
+    _constant_into(node, "y", arr)
+    ref = helper.make_node("Constant", [], ["y"], value=numpy_helper.from_array(arr, "y"))
+    assert node.SerializeToString() == ref.SerializeToString()
+
+
+def test_with_constants_replaces_only_new_values_and_handles_multi_output_nodes():
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Split", ["s"], ["s0", "s1"], axis=0,
+                                                                       num_outputs=2),
+             helper.make_node("Concat", ["s0", "s1"], ["c"], axis=0), helper.make_node("Reshape", ["x", "c"], ["y"])]
+    m = model(nodes, [vi("x", [2, 3])], [vi("y", None)], opset=18)
+    pos = node_positions(m)
+    assert with_constants(m, {"s": np.array([2, 3], np.int64)}, pos) == 1
+    assert [n.op_type for n in m.graph.node] == ["Constant", "Split", "Concat", "Reshape"]
+    assert with_constants(m, {"s": np.array([2, 3], np.int64)}, pos) == 0  # already a Constant
+    values = {"s": np.array([2, 3], np.int64), "s0": np.array([2], np.int64), "s1": np.array([3], np.int64),
+              "c": np.array([2, 3], np.int64)}
+    assert with_constants(m, values, pos) == 2  # Split (two outputs -> two Constants) and Concat
+    assert [n.op_type for n in m.graph.node] == ["Constant"] * 4 + ["Reshape"]
+    assert pos["c"][0] == 3 and pos["y"][0] == 4  # positions follow the rewritten node list
+
+
+def test_dag_ids_are_spelled_out_when_networkx_is_asked_for():
+    init = numpy_helper.from_array(np.ones((3, 4), np.float32), "w")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
+    lm = load(model(nodes, [vi("x", [2, 3])], [vi("y", None)], [init]))
+    g = lm.graph
+    assert g.dag_nodes[:2] == [("initializer:w", {"kind": "initializer", "tensor": "w"}),
+                               ("input:x", {"kind": "input", "tensor": "x"})]
+    assert g.dag_nodes[2] == (0, {"kind": "op", "op_type": "MatMul", "domain": "", "name": ""})
+    assert g.dag_nodes[3] == ("output:y", {"kind": "output", "tensor": "y"})
+    assert sorted(g.dag_edges, key=str) == sorted([("input:x", 0, "x"), ("initializer:w", 0, "w"),
+                                                   (0, "output:y", "y")], key=str)
+    assert set(g.dag.edges(keys=True)) == set(g.dag_edges)
+
+
+def test_subgraph_outer_references_keep_their_ids():
+    then = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [], [vi("t", [3])])
+    other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [vi("e", [3])])
+    nodes = [helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)]
+    m = model(nodes, [vi("x", [3]), vi("c", [], TensorProto.BOOL)], [vi("y", None)])
+    lm = load(m)
+    sub = lm.graph.subgraphs[(0, "then_branch")]
+    assert ("outer:x", {"kind": "outer", "tensor": "x"}) in sub.dag_nodes
+    assert ("outer:x", 0, "x") in sub.dag_edges
+    assert lm.graph.dag.has_edge("input:x", 0, key="x")  # the body's free variable feeds the If
+
+
+def test_duplicate_producer_names_the_initializer_as_before():
+    init = numpy_helper.from_array(np.ones((3,), np.float32), "w")
+    nodes = [helper.make_node("Relu", ["x"], ["w"])]
+    with pytest.raises(onnxperf.errors.GraphError, match=r"and 'initializer:w'\)"):
+        load(model(nodes, [vi("x", [3])], [vi("w", None)], [init]))
