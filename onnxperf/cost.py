@@ -83,9 +83,6 @@ class NodeCost:
 _SCALAR_OPERAND_FAMILIES = frozenset({"elementwise", "activation"})
 
 
-_NO_COST = OpCost()
-
-
 def is_param(elem_type: int, numel: int, consumer_families: Iterable[str]) -> bool:
     """Does a constant tensor count as parameters? Not int64/bool/string tensors (shapes, axes,
     indices, vocabularies by the ONNX spec's typing), and not a single element whose every
@@ -139,15 +136,6 @@ def _attrs(node: onnx.NodeProto, domain: str, opset: int) -> dict[str, Any]:
         if v is not None:
             attrs[a.name] = v
     return attrs
-
-
-def _ref(name: str, tensors: dict[str, TensorInfo]) -> TensorRef | None:
-    if not name:
-        return None
-    ti = tensors.get(name)
-    if ti is None:
-        return TensorRef(name, "undefined", None)
-    return TensorRef(name, dtypes.name(ti.elem_type), ti.shape)
 
 
 class CostWalker:
@@ -241,9 +229,7 @@ class CostWalker:
         for i, x in enumerate(in_names):
             rec = consts.get(x)
             if rec is not None:
-                # is_param, inlined: not an int64/bool/string tensor, not an elementwise scalar
-                if rec.elem_type not in _NON_PARAM_TYPES and (
-                        rec.numel > 1 or family not in _SCALAR_OPERAND_FAMILIES):
+                if is_param(rec.elem_type, rec.numel, (family,)):
                     node_params += rec.numel
                     params.add(x)
                 if rec.value is not None and x:

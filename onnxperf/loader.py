@@ -452,16 +452,13 @@ def _source_key(node: int | str) -> tuple[int, int | str]:
     return (0 if not node.startswith("output:") else 2, node)
 
 
-def _stable_order(g: GraphIR, in_file_order: bool | None = None) -> tuple[list[int], nx.MultiDiGraph | None]:
+def _stable_order(g: GraphIR, in_file_order: bool) -> tuple[list[int], nx.MultiDiGraph | None]:
     """Ops in ``nx.lexicographical_topological_sort`` order keyed by file index, and the
     networkx graph if one had to be built.
 
     When the file is already topologically sorted (as the ONNX spec requires), that order *is*
-    the file order, so it is returned after a linear check of every edge; otherwise networkx
-    sorts (and finds cycles). ``in_file_order``: the result of that check when the caller made it
-    while recording the edges."""
-    if in_file_order is None:
-        in_file_order = all(u < v for u, v, _ in g.dag_links if isinstance(u, int) and isinstance(v, int))
+    the file order: ``in_file_order`` says so, from the check :func:`build_graph` makes on every
+    edge as it records it; otherwise networkx sorts (and finds cycles)."""
     if in_file_order:
         return list(range(len(g.nodes))), None
     dag = _to_networkx(g.dag_nodes, g.dag_edges)
