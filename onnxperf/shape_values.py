@@ -365,7 +365,9 @@ def with_constants(model: onnx.ModelProto, values: dict[str, np.ndarray],
             outs = [o for o in node.output if o]
             if node.op_type != "Constant" and outs and all(o in values for o in outs):
                 for o in outs:
-                    kept.append(onnx.helper.make_node("Constant", [], [o], value=numpy_helper.from_array(values[o], o)))
+                    const = onnx.NodeProto()
+                    _constant_into(const, o, values[o])
+                    kept.append(const)
                 replaced += 1
             else:
                 kept.append(node)
