@@ -29,7 +29,7 @@ from .frozen import fast_init
 from .errors import DimBindingError
 from .loader import GraphIR, LoadedModel
 from .shape_rules import output_dtypes, output_shapes
-from .shape_values import node_positions, shape_values, with_constants
+from .shape_values import _constant_into, node_positions, shape_values, with_constants
 
 Dim = int | str | None
 
@@ -321,40 +321,82 @@ def _gaps(g: GraphIR, tensors: dict[str, TensorInfo], free: set[str]) -> int:
     return n_gaps
 
 
-@contextlib.contextmanager
-def _prepared_in_place(loaded: LoadedModel):
+#: a model whose inline initializers hold more bytes than this gets its shape-value rounds on a
+#: weight-free copy (:func:`skeleton`): in place, every round would serialize its weights twice
+IN_PLACE_ROUNDS_MAX_BYTES = 4 << 20
+
+
+class _InPlace:
     """The loaded proto made ready for ONNX's inference *in place*, restored on exit.
 
     Copying a model with inline weights would cost a copy of every weight; instead the few
     things inference needs are changed on the proto and put back afterwards (so a loaded model
     can be analyzed again with other bindings): small external shape constants inlined from the
-    values the loader read safely, and fused com.microsoft ops replaced by the plain op they
-    fuse. Graph inputs are saved here and bound by :func:`_bind`."""
-    g = loaded.proto.graph
-    saved_inputs = [_copy(vi) for vi in g.input]
-    saved_inits: dict[int, onnx.TensorProto] = {}
-    saved_nodes: dict[int, onnx.NodeProto] = {}
-    try:
-        if any(rec.external and rec.value is not None for rec in loaded.graph.initializers.values()):
-            for i, t in enumerate(g.initializer):
-                if t.data_location == onnx.TensorProto.EXTERNAL:
-                    rec = loaded.graph.initializers.get(t.name)
-                    if rec is not None and rec.value is not None:
-                        saved_inits[i] = _copy(t)
-                        t.CopyFrom(onnx.numpy_helper.from_array(rec.value, t.name))
-        for i, (op_type, domain, _) in enumerate(loaded.graph.heads):
-            if domain == "com.microsoft" and op_type in _FUSED_AS:
-                node = g.node[i]
-                saved_nodes[i] = _copy(node)
-                node.CopyFrom(_unfused(node))
-        yield loaded.proto
-    finally:
+    values the loader read safely, fused com.microsoft ops replaced by the plain op they fuse,
+    and computed shape values written as ``Constant`` nodes (:meth:`write_values`). Graph inputs
+    are saved here and bound by :func:`_bind`."""
+
+    def __init__(self, loaded: LoadedModel):
+        self.loaded = loaded
+        self.proto = loaded.proto
+        self._inputs: list[onnx.ValueInfoProto] = []
+        self._inits: dict[int, onnx.TensorProto] = {}
+        self._nodes: dict[int, onnx.NodeProto] = {}
+        self._producers: dict[str, int] | None = None
+
+    def __enter__(self) -> _InPlace:
+        loaded, g = self.loaded, self.proto.graph
+        self._inputs = [_copy(vi) for vi in g.input]
+        try:
+            if any(rec.external and rec.value is not None for rec in loaded.graph.initializers.values()):
+                for i, t in enumerate(g.initializer):
+                    if t.data_location == onnx.TensorProto.EXTERNAL:
+                        rec = loaded.graph.initializers.get(t.name)
+                        if rec is not None and rec.value is not None:
+                            self._inits[i] = _copy(t)
+                            t.CopyFrom(onnx.numpy_helper.from_array(rec.value, t.name))
+            for i, (op_type, domain, _) in enumerate(loaded.graph.heads):
+                if domain == "com.microsoft" and op_type in _FUSED_AS:
+                    node = g.node[i]
+                    self._nodes[i] = _copy(node)
+                    node.CopyFrom(_unfused(node))
+        except BaseException:
+            self._restore()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._restore()
+
+    def _restore(self) -> None:
+        g = self.proto.graph
         del g.input[:]
-        g.input.extend(saved_inputs)
-        for i, t in saved_inits.items():
+        g.input.extend(self._inputs)
+        for i, t in self._inits.items():
             g.initializer[i].CopyFrom(t)
-        for i, node in saved_nodes.items():
+        for i, node in self._nodes.items():
             g.node[i].CopyFrom(node)
+
+    def write_values(self, values: dict[str, np.ndarray]) -> int:
+        """Make every main-graph node whose single output is in ``values`` a ``Constant`` holding
+        it (nodes written before, and ``Constant`` nodes, are left alone); returns how many
+        nodes were written. The originals come back on exit."""
+        g, graph = self.proto.graph, self.loaded.graph
+        if self._producers is None:
+            self._producers = {}
+            for idx, (_, outs) in enumerate(graph.io):
+                real = [o for o in outs if o]
+                if len(real) == 1:
+                    self._producers[real[0]] = idx
+        written = 0
+        for name, value in values.items():
+            idx = self._producers.get(name)
+            if idx is None or idx in self._nodes or graph.heads[idx][0] == "Constant":
+                continue
+            self._nodes[idx] = _copy(g.node[idx])
+            _constant_into(g.node[idx], name, value)
+            written += 1
+        return written
 
 
 def _copy(msg):
@@ -371,26 +413,26 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
     notes: list[str] = []
     engines: list[str] = []
     tensors: dict[str, TensorInfo] = {}
-    inferred = None
-    with _prepared_in_place(loaded) as work:
-        free = _bind(work, loaded, dims, input_shapes)
+    with _InPlace(loaded) as work:
+        free = _bind(work.proto, loaded, dims, input_shapes)
+        free_set = set(free)
+        inferred = None
         try:
-            inferred = onnx.shape_inference.infer_shapes(work, check_type=False, strict_mode=False, data_prop=True)
+            inferred = onnx.shape_inference.infer_shapes(work.proto, check_type=False, strict_mode=False,
+                                                         data_prop=True)
             engines.append("onnx")
         except Exception as exc:  # the checker refuses some graphs; go on without it
             text = str(exc).strip()
             notes.append(f"onnx shape inference failed: {text.splitlines()[0][:200] if text else type(exc).__name__}")
-        _collect(inferred.graph if inferred is not None else work.graph, tensors)
-    del inferred
-    for name, rec in loaded.graph.initializers.items():
-        tensors[name] = TensorInfo.of(name, rec.elem_type, rec.dims, True)
-    _add_constants(loaded.graph, tensors)
-
-    free_set = set(free)
-    gaps = _gaps(loaded.graph, tensors, free_set)
-    if gaps and _evaluate_shape_values(loaded, dims, input_shapes, tensors, free_set):
-        engines.append("onnxperf-values")
+        _collect(inferred.graph if inferred is not None else work.proto.graph, tensors)
+        del inferred
+        for name, rec in loaded.graph.initializers.items():
+            tensors[name] = TensorInfo.of(name, rec.elem_type, rec.dims, True)
+        _add_constants(loaded.graph, tensors)
         gaps = _gaps(loaded.graph, tensors, free_set)
+        if gaps and _evaluate_shape_values(loaded, work, tensors, free_set):
+            engines.append("onnxperf-values")
+            gaps = _gaps(loaded.graph, tensors, free_set)
     if gaps:
         # onnxruntime's symbolic inference reads initializer and Constant values: it gets the
         # weight-free skeleton, built only now that it is needed
@@ -416,10 +458,13 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
 _VALUE_ROUNDS = 3
 
 
-def _evaluate_shape_values(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[str, tuple[int, ...]],
-                           tensors: dict[str, TensorInfo], free: set[str]) -> bool:
+def _evaluate_shape_values(loaded: LoadedModel, work: _InPlace, tensors: dict[str, TensorInfo],
+                           free: set[str]) -> bool:
     """Compute the model's shape arithmetic and infer again with it as constants
-    (:mod:`onnxperf.shape_values`); ``tensors`` gains what becomes known. True when it helped."""
+    (:mod:`onnxperf.shape_values`); ``tensors`` gains what becomes known. True when it helped.
+
+    Rounds run on ``work`` in place (its proto is restored on exit), or on a weight-free copy
+    when the model's inline weights are large."""
 
     def static(name: str) -> tuple[int, ...] | None:
         ti = tensors.get(name)
@@ -427,23 +472,32 @@ def _evaluate_shape_values(loaded: LoadedModel, dims: dict[str, int], input_shap
             return None
         return tuple(ti.shape)  # type: ignore[arg-type]
 
+    in_place = sum(rec.nbytes for rec in loaded.graph.initializers.values()
+                   if not rec.external) <= IN_PLACE_ROUNDS_MAX_BYTES
     helped = False
     values: dict[str, np.ndarray] = {}
     sk = None
+    positions: dict[str, tuple[int, int]] = {}
     cache: dict = {}
     for _ in range(_VALUE_ROUNDS):
         before = len(values)
         values = shape_values(loaded.graph, loaded.opsets, static, values)
         if len(values) <= before:
             break
-        if sk is None:  # one weight-free copy: each round writes only its new constants into it
-            sk = skeleton(loaded)
-            _bind(sk, loaded, dims, input_shapes)
-            positions = node_positions(sk)
-        if not with_constants(sk, values, positions):
-            break
+        if in_place:
+            target = work.proto
+            if not work.write_values(values):
+                break
+        else:
+            if sk is None:  # one weight-free copy: each round writes only its new constants into it
+                sk = skeleton(loaded)  # of the proto as prepared and bound in place
+                positions = node_positions(sk)
+            target = sk
+            if not with_constants(sk, values, positions):
+                break
         try:
-            inferred = onnx.shape_inference.infer_shapes(sk, check_type=False, strict_mode=False, data_prop=True)
+            inferred = onnx.shape_inference.infer_shapes(target, check_type=False, strict_mode=False,
+                                                         data_prop=True)
         except Exception:  # the checker refused the rewritten graph: keep what the first pass gave
             break
         gained = _collect(inferred.graph, tensors, cache) > 0

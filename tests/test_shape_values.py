@@ -117,3 +117,39 @@ def test_large_values_are_never_computed():
     a = onnxperf.analyze(_torch_style_slice(with_huge=True), dims={"batch": 1, "sequence": 16})
     z = [n for n in a.nodes if n.op_type == "ConstantOfShape"][0]
     assert z.outputs[0].shape == (2**20, 2**20) and MAX_ELEMENTS < 2**40
+
+
+def test_rounds_in_place_leave_the_loaded_model_as_it_was():
+    """Shape-value rounds write Constant nodes into the loaded proto itself (no copy, for models
+    without large inline weights) and put every node and input back afterwards: the same loaded
+    model analyzed again, with other bindings, gives what a fresh load gives."""
+    from onnxperf.loader import load
+
+    m = _torch_style_slice()
+    before = m.SerializeToString()
+    loaded = load(m)
+    a = onnxperf.analyze(loaded, dims={"batch": 2, "sequence": 128})
+    assert "onnxperf-values" in a.shape_engines
+    assert loaded.proto.SerializeToString() == load(_torch_style_slice()).proto.SerializeToString()
+    assert m.SerializeToString() == before
+    again = onnxperf.analyze(loaded, dims={"batch": 3, "sequence": 64})
+    fresh = onnxperf.analyze(_torch_style_slice(), dims={"batch": 3, "sequence": 64})
+    assert [n.outputs for n in again.nodes] == [n.outputs for n in fresh.nodes]
+    assert [n.inputs[1].shape for n in again.nodes if n.op_type == "Add"] == [(1, 64)]
+
+
+def test_rounds_on_a_weight_free_copy_when_inline_weights_are_large(monkeypatch):
+    """Over IN_PLACE_ROUNDS_MAX_BYTES of inline weights the rounds run on the skeleton instead
+    (each in-place round would serialize the weights twice): same shapes either way."""
+    from onnxperf import shapes
+
+    dims = {"batch": 2, "sequence": 128}
+    in_place = onnxperf.analyze(_torch_style_slice(), dims=dims)
+    built = []
+    real = shapes.skeleton
+    monkeypatch.setattr(shapes, "skeleton", lambda loaded: built.append(1) or real(loaded))
+    monkeypatch.setattr(shapes, "IN_PLACE_ROUNDS_MAX_BYTES", 0)
+    copied = onnxperf.analyze(_torch_style_slice(), dims=dims)
+    assert built and "onnxperf-values" in copied.shape_engines
+    assert [(n.outputs, n.flops, n.status) for n in copied.nodes] == \
+        [(n.outputs, n.flops, n.status) for n in in_place.nodes]
