@@ -243,14 +243,38 @@ def _shape_value(node: onnx.NodeProto, shape: tuple[int, ...]) -> np.ndarray:
     return np.array(shape[start:end], dtype=np.int64)
 
 
+def candidates(g: GraphIR) -> list[int]:
+    """The main graph's nodes, in order, whose outputs :func:`shape_values` may ever compute:
+    ``Shape``/``Size`` nodes, and value ops every input of which is a constant with a read value
+    or the output of an earlier candidate. The rest (arithmetic on activations) depend on data
+    that is never known before running, whatever shapes become known."""
+    out: list[int] = []
+    possible: set[str] = set()
+    with_graphs = {k[0] for k in g.subgraphs}
+    heads, io = g.heads, g.io
+    for idx in g.order:
+        op_type, domain, _ = heads[idx]
+        if domain != "" or op_type not in VALUE_OPS or idx in with_graphs:
+            continue
+        in_names, out_names = io[idx]
+        if op_type not in ("Shape", "Size") and not all(
+                not x or x in possible or g.const_value(x) is not None for x in in_names):
+            continue
+        out.append(idx)
+        possible.update(o for o in out_names if o)
+    return out
+
+
 def shape_values(g: GraphIR, opsets: dict[str, int],
                  static_shape: Callable[[str], tuple[int, ...] | None],
-                 known: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+                 known: dict[str, np.ndarray] | None = None,
+                 nodes: list[int] | None = None) -> dict[str, np.ndarray]:
     """Values of the main graph's node outputs that can be computed before running the model.
 
     ``static_shape(name)`` gives a tensor's shape when every dim is known, else None. ``known``:
     values an earlier call computed (with fewer shapes known): kept, and their nodes not computed
-    again (a node's value depends only on its inputs, which are the same)."""
+    again (a node's value depends only on its inputs, which are the same). ``nodes``: the
+    :func:`candidates` of ``g`` when the caller keeps them between calls (all nodes otherwise)."""
     values: dict[str, np.ndarray] = dict(known or {})
     opset = opsets.get("", 1)
     with_graphs = {k[0] for k in g.subgraphs}
@@ -262,35 +286,35 @@ def shape_values(g: GraphIR, opsets: dict[str, int],
         return v if v is not None and v.size <= MAX_ELEMENTS else None
 
     heads, io = g.heads, g.io
-    for idx in g.order:
-        op_type, domain, _ = heads[idx]
-        in_names, out_names = io[idx]
-        if domain != "" or op_type not in VALUE_OPS or not out_names or idx in with_graphs:
-            continue
-        if out_names[0] in values:
-            continue  # computed by an earlier call
-        try:
-            if op_type in ("Shape", "Size"):
-                shape = static_shape(in_names[0]) if in_names and in_names[0] else None
-                if shape is None:
-                    continue
-                outs: tuple = (_shape_value(g.nodes[idx], shape),)
-            else:
-                ins = [value(x) if x else None for x in in_names]
-                if any(v is None for x, v in zip(in_names, ins) if x):
-                    continue
-                if not _out_size_ok(op_type, ins):
-                    continue
-                attrs = {a.name: onnx.helper.get_attribute_value(a) for a in g.nodes[idx].attribute}
-                with np.errstate(all="raise"):
+    with np.errstate(all="raise"):  # an overflow or a division by zero leaves the node uncomputed
+        for idx in (g.order if nodes is None else nodes):
+            op_type, domain, _ = heads[idx]
+            in_names, out_names = io[idx]
+            if domain != "" or op_type not in VALUE_OPS or not out_names or idx in with_graphs:
+                continue
+            if out_names[0] in values:
+                continue  # computed by an earlier call
+            try:
+                if op_type in ("Shape", "Size"):
+                    shape = static_shape(in_names[0]) if in_names and in_names[0] else None
+                    if shape is None:
+                        continue
+                    outs: tuple = (_shape_value(g.nodes[idx], shape),)
+                else:
+                    ins = [value(x) if x else None for x in in_names]
+                    if any(v is None for x, v in zip(in_names, ins) if x):
+                        continue
+                    if not _out_size_ok(op_type, ins):
+                        continue
+                    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in g.nodes[idx].attribute}
                     outs = (EVALUATORS[op_type](ins, attrs, opset),)
-        except Exception:  # the reference op refused these values: leave the node uncomputed
-            continue
-        for name, v in zip(out_names, outs):
-            if name and isinstance(v, np.ndarray | np.generic):
-                arr = np.asarray(v)
-                if arr.size <= MAX_ELEMENTS and arr.dtype != object:
-                    values[name] = arr
+            except Exception:  # the reference op refused these values: leave the node uncomputed
+                continue
+            for name, v in zip(out_names, outs):
+                if name and isinstance(v, np.ndarray | np.generic):
+                    arr = np.asarray(v)
+                    if arr.size <= MAX_ELEMENTS and arr.dtype != object:
+                        values[name] = arr
     return values
 
 
@@ -379,4 +403,5 @@ def with_constants(model: onnx.ModelProto, values: dict[str, np.ndarray],
     return replaced
 
 
-__all__ = ["EVALUATORS", "MAX_ELEMENTS", "VALUE_OPS", "node_positions", "shape_values", "with_constants"]
+__all__ = ["EVALUATORS", "MAX_ELEMENTS", "VALUE_OPS", "candidates", "node_positions", "shape_values",
+           "with_constants"]

@@ -29,7 +29,7 @@ from .frozen import fast_init
 from .errors import DimBindingError
 from .loader import GraphIR, LoadedModel
 from .shape_rules import output_dtypes, output_shapes
-from .shape_values import _constant_into, node_positions, shape_values, with_constants
+from .shape_values import _constant_into, candidates, node_positions, shape_values, with_constants
 
 Dim = int | str | None
 
@@ -279,9 +279,11 @@ def _bind(m: onnx.ModelProto, loaded: LoadedModel, dims: dict[str, int],
 
 
 def _collect(g: onnx.GraphProto, out: dict[str, TensorInfo],
-             cache: dict[bytes, tuple[int, tuple[Dim, ...] | None, bool] | None] | None = None) -> int:
+             cache: dict[bytes, tuple[int, tuple[Dim, ...] | None, bool] | None] | None = None,
+             nested: bool = True) -> int:
     """Add what ``g`` (and its subgraphs) says of each tensor to ``out`` where it is better known
-    than what ``out`` has; returns how many tensors gained."""
+    than what ``out`` has; returns how many tensors gained. ``nested=False``: the caller knows
+    ``g`` has no subgraphs (the loader found none), so its nodes are not scanned for them."""
     gained = 0
     cache = {} if cache is None else cache
     for seq in (g.input, g.output, g.value_info):
@@ -296,6 +298,8 @@ def _collect(g: onnx.GraphProto, out: dict[str, TensorInfo],
             if cur is None or _knownness(ti) > _knownness(cur):
                 out[name] = ti
                 gained += 1
+    if not nested:
+        return gained
     for n in g.node:
         if not n.attribute:
             continue
@@ -424,7 +428,8 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
         except Exception as exc:  # the checker refuses some graphs; go on without it
             text = str(exc).strip()
             notes.append(f"onnx shape inference failed: {text.splitlines()[0][:200] if text else type(exc).__name__}")
-        _collect(inferred.graph if inferred is not None else work.proto.graph, tensors)
+        nested = bool(loaded.graph.subgraphs)
+        _collect(inferred.graph if inferred is not None else work.proto.graph, tensors, nested=nested)
         del inferred
         for name, rec in loaded.graph.initializers.items():
             tensors[name] = TensorInfo.of(name, rec.elem_type, rec.dims, True)
@@ -442,7 +447,7 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
         if ort is not None:
             engines.append("onnxruntime-symbolic")
             ort_tensors: dict[str, TensorInfo] = {}
-            _collect(ort.graph, ort_tensors)
+            _collect(ort.graph, ort_tensors, nested=bool(loaded.graph.subgraphs))
             for name, ti in ort_tensors.items():
                 cur = tensors.get(name)
                 if _knownness(ti) > _knownness(cur):
@@ -479,9 +484,10 @@ def _evaluate_shape_values(loaded: LoadedModel, work: _InPlace, tensors: dict[st
     sk = None
     positions: dict[str, tuple[int, int]] = {}
     cache: dict = {}
+    nodes = candidates(loaded.graph)
     for _ in range(_VALUE_ROUNDS):
         before = len(values)
-        values = shape_values(loaded.graph, loaded.opsets, static, values)
+        values = shape_values(loaded.graph, loaded.opsets, static, values, nodes)
         if len(values) <= before:
             break
         if in_place:
@@ -500,7 +506,7 @@ def _evaluate_shape_values(loaded: LoadedModel, work: _InPlace, tensors: dict[st
                                                          data_prop=True)
         except Exception:  # the checker refused the rewritten graph: keep what the first pass gave
             break
-        gained = _collect(inferred.graph, tensors, cache) > 0
+        gained = _collect(inferred.graph, tensors, cache, bool(loaded.graph.subgraphs)) > 0
         helped = helped or gained
         if not gained or not _gaps(loaded.graph, tensors, free):
             break
