@@ -2,9 +2,10 @@
 
 Floor: ``onnx.load(path, load_external_data=False)`` + ``onnx.shape_inference.infer_shapes`` (what any
 tool must do at least). Each measurement runs in a fresh process (peak RSS is a high-water mark),
-repeated; the median time and the peak RSS are reported, and the ratio onnxperf / floor.
+repeated, floor and onnxperf runs interleaved; the median time and the peak RSS are reported, and
+the ratio onnxperf / floor.
 
-    python benchmarks/bench_analysis.py [--repeats 5] [--out benchmarks/results/analysis.md]
+    python benchmarks/bench_analysis.py [--repeats 7] [--out benchmarks/results/analysis.md]
 
 Also:
 * where the time goes: each phase timed warm (in one process, after a first analysis, so the
@@ -85,17 +86,33 @@ def phases(path: Path, dims: dict[str, int], repeats: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def measure(mode: str, path: Path, dims: dict[str, int], repeats: int) -> dict[str, float]:
-    runs = []
-    for _ in range(repeats):
-        out = subprocess.run([sys.executable, "-c", CHILD, mode, str(path), json.dumps(dims)],
-                             capture_output=True, text=True, check=True)
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+def _run(mode: str, path: Path, dims: dict[str, int]) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, mode, str(path), json.dumps(dims)],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _summary(runs: list[dict]) -> dict[str, float]:
     return {
         "seconds": statistics.median(r["seconds"] for r in runs),
         "peak_mib": max(r["peak_rss_kib"] for r in runs) / 1024,
         "work_mib": max(r["peak_rss_kib"] - r["baseline_rss_kib"] for r in runs) / 1024,
     }
+
+
+def measure(mode: str, path: Path, dims: dict[str, int], repeats: int) -> dict[str, float]:
+    return _summary([_run(mode, path, dims) for _ in range(repeats)])
+
+
+def measure_pair(path: Path, dims: dict[str, int], repeats: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Floor and onnxperf runs interleaved (the order swapped every repeat), so that a machine
+    that slows down or speeds up during the measurement moves both sides of the ratio alike."""
+    floor: list[dict] = []
+    ours: list[dict] = []
+    for i in range(repeats):
+        for mode in (("floor", "onnxperf") if i % 2 == 0 else ("onnxperf", "floor")):
+            (floor if mode == "floor" else ours).append(_run(mode, path, dims))
+    return _summary(floor), _summary(ours)
 
 
 def make_llm(out: Path, hidden: int, heads: int, ffn: int, layers: int = 32, sparse_weights: bool = False) -> Path:
@@ -120,7 +137,7 @@ def make_llm(out: Path, hidden: int, heads: int, ffn: int, layers: int = 32, spa
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "analysis.md"))
     args = ap.parse_args(argv)
     rows = []
@@ -130,8 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         cases = [(p, {"batch": 1, "sequence": 128} if "bert" in p.name else d) for p, d in cases]
         cases.append((llm, {"batch": 1, "sequence": 2048}))
         for path, dims in cases:
-            floor = measure("floor", path, dims, args.repeats)
-            ours = measure("onnxperf", path, dims, args.repeats)
+            floor, ours = measure_pair(path, dims, args.repeats)
             rows.append((path.name, floor, ours, phases(path, dims, args.repeats)))
             print(f"{path.name:28} floor {floor['seconds']:.3f}s {floor['peak_mib']:.0f} MiB | onnxperf "
                   f"{ours['seconds']:.3f}s {ours['peak_mib']:.0f} MiB | time x{ours['seconds'] / floor['seconds']:.2f} "
@@ -147,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         w_big = os.path.getsize(str(big) + ".data")
     lines = ["# Analysis speed and memory vs the floor", "",
              "Floor = `onnx.load(load_external_data=False)` + `onnx.shape_inference.infer_shapes`. "
-             f"Fresh process per run, median of {args.repeats} times, max peak RSS. Machine: {os.cpu_count()} cores.",
+             f"Fresh process per run, floor and onnxperf runs interleaved, median of {args.repeats} times, max peak "
+             f"RSS. Machine: {os.cpu_count()} cores.",
              "Re-run: `python benchmarks/bench_analysis.py`.", "",
              "| model | floor s | onnxperf s | time ratio | floor peak MiB | onnxperf peak MiB | peak ratio | onnxperf work MiB |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
