@@ -2,12 +2,16 @@
 
 Order of trust:
 
-1. ``onnx.shape_inference.infer_shapes(..., data_prop=True)`` on a weight-free skeleton of the
-   model whose graph inputs carry the user's bindings (``--dim``, ``--input-shape``);
-2. where ONNX leaves gaps, onnxruntime's symbolic shape inference on the same skeleton (it
+1. ``onnx.shape_inference.infer_shapes(..., data_prop=True)`` on the loaded model, prepared in
+   place (weights never read or copied) with graph inputs that carry the user's bindings
+   (``--dim``, ``--input-shape``);
+2. where ONNX leaves gaps, the model's shape arithmetic computed (:mod:`onnxperf.shape_values`),
+   written in as ``Constant`` nodes and inferred again by ONNX, for a few rounds;
+3. where gaps remain, onnxruntime's symbolic shape inference on a weight-free skeleton (it
    crashes on some graphs: the crash is caught, recorded as a note, and analysis goes on);
-3. nothing else: a shape neither can resolve stays unknown and the nodes that need it are
-   reported ``unknown_shape``. Nothing is silently set to 1 or 0.
+4. own rules (:mod:`onnxperf.shape_rules`) only for outputs all of these leave without a shape;
+   a shape nothing resolves stays unknown and the nodes that need it are reported
+   ``unknown_shape``. Nothing is silently set to 1 or 0.
 
 A dim is an ``int`` (known), a ``str`` (a symbol, e.g. ``batch`` or an expression that
 onnxruntime produced such as ``2*seq``) or ``None`` (unknown).
