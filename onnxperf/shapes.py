@@ -451,7 +451,7 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
         if ort is not None:
             engines.append("onnxruntime-symbolic")
             ort_tensors: dict[str, TensorInfo] = {}
-            _collect(ort.graph, ort_tensors, nested=bool(loaded.graph.subgraphs))
+            _collect(ort.graph, ort_tensors, nested=nested)
             for name, ti in ort_tensors.items():
                 cur = tensors.get(name)
                 if _knownness(ti) > _knownness(cur):
@@ -488,6 +488,7 @@ def _evaluate_shape_values(loaded: LoadedModel, work: _InPlace, tensors: dict[st
     sk = None
     positions: dict[str, tuple[int, int]] = {}
     cache: dict = {}
+    nested = bool(loaded.graph.subgraphs)
     nodes = candidates(loaded.graph)
     for _ in range(_VALUE_ROUNDS):
         before = len(values)
@@ -510,7 +511,7 @@ def _evaluate_shape_values(loaded: LoadedModel, work: _InPlace, tensors: dict[st
                                                          data_prop=True)
         except Exception:  # the checker refused the rewritten graph: keep what the first pass gave
             break
-        gained = _collect(inferred.graph, tensors, cache, bool(loaded.graph.subgraphs)) > 0
+        gained = _collect(inferred.graph, tensors, cache, nested) > 0
         helped = helped or gained
         if not gained or not _gaps(loaded.graph, tensors, free):
             break
