@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
-from . import __version__
+from . import __version__, output
 from .commands import check, compare, hw, report, summary, sweep, validate
-from .errors import OnnxPerfError
+from .errors import OnnxPerfError, OptionError
 
 COMMANDS = (summary, report, sweep, validate, compare, hw, check)
 
@@ -27,6 +28,22 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _guard_outputs(args: argparse.Namespace) -> None:
+    """Before any work: the files named on the command line are this run's inputs, and no output
+    (``-o``, ``--netron``) may be one of them or a kind of file that is never written."""
+    output.forget_inputs()
+    named = [getattr(args, "model", None), *(getattr(args, "models", None) or ()),
+             getattr(args, "budget", None), getattr(args, "hw", None)]
+    for path in named:
+        if isinstance(path, str) and path != "-":
+            output.note_input(path)
+    for option, dest in (("-o", "output"), ("--netron", "netron")):
+        output.check_output(getattr(args, dest, None), option)
+    out, netron = getattr(args, "output", None), getattr(args, "netron", None)
+    if out and netron and out != "-" and os.path.realpath(out) == os.path.realpath(netron):
+        raise OptionError(f"--netron {netron}: is also the -o file; give them two names")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -39,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
+        _guard_outputs(args)
         return int(args.run(args))
     except OnnxPerfError as exc:
         if debug:

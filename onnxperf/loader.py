@@ -36,6 +36,7 @@ from onnx import numpy_helper
 from . import dtypes
 from .frozen import fast_init
 from .errors import ExternalDataError, GraphError, InputError, ModelFileError
+from .output import note_input
 
 #: integer tensors up to this many elements may be read (from external data too): shape
 #: computations need their values. Anything larger is never read.
@@ -170,6 +171,7 @@ def read_model(path: str | os.PathLike) -> tuple[onnx.ModelProto, Path, int]:
             head = fh.read(_SNIFF_BYTES)
     except OSError as exc:
         raise ModelFileError(f"{p}: cannot be read ({exc.strerror or type(exc).__name__})") from None
+    note_input(p)
     foreign = _foreign_format(head)
     if foreign:
         raise ModelFileError(f"{p}: {foreign}, not an ONNX model")
@@ -381,6 +383,8 @@ def _initializer(t: onnx.TensorProto, base_dir: Path | None, missing: set[str],
             else:
                 target = safe_external_path(base_dir, location, t.name)
                 is_file = target.is_file()
+                if is_file:
+                    note_input(target)
                 if paths is not None:
                     paths[location] = (target, is_file)
             if not is_file:

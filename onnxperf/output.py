@@ -1,40 +1,130 @@
-"""Writing results: atomically (temporary file in the same folder, then rename), so a failed
-run never leaves a half-written output file; a write that fails (disk full, permission denied)
-is an :class:`~onnxperf.errors.OutputError` naming the file, the old file left as it was."""
+"""Writing results without destroying anything.
+
+- A regular file (new or existing) is written atomically: a temporary file in the target's folder,
+  then a rename, so a failed run never leaves a half-written output file and the old file stays as
+  it was (its permissions kept). A write that fails (disk full, permission denied) is an
+  :class:`~onnxperf.errors.OutputError` naming the file.
+- A symlink is written *through*: the file it points to is replaced, the link stays a link.
+- A character device or a pipe (``/dev/null``, ``/dev/stdout``, ``/dev/full``, a FIFO, ``>(cmd)``)
+  is streamed to, never replaced, and its write errors (``ENOSPC`` from ``/dev/full``) are reported;
+  so is anything under ``/dev`` or ``/proc``. Any other kind of file (a block device, a socket) is
+  refused.
+- Every file the run has read (the models, their external data, a spec or budget file: see
+  :func:`note_input`) is refused as an output, so ``-o model.onnx`` can never overwrite the model.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
 
 from .errors import OptionError, OutputError
 
+#: (device, inode) of every file this run read: an output may never be one of them.
+_INPUTS: dict[tuple[int, int], str] = {}
 
-def write_output(text: str, path: str | None) -> None:
-    """Write ``text`` to ``path`` atomically, or to stdout when ``path`` is None or ``-``."""
+#: folders whose entries are streamed to, never renamed over (devices, /dev/stdout, /proc/self/fd/N)
+_STREAM_ROOTS = ("/dev/", "/proc/")
+
+
+def note_input(path: str | os.PathLike) -> None:
+    """Record ``path`` as read by this run (a missing file is ignored): :func:`write_output` refuses
+    to write over it, whatever name (a link, a hard link, a relative path) the output gives it."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return
+    if stat.S_ISREG(st.st_mode):
+        _INPUTS[(st.st_dev, st.st_ino)] = str(path)
+
+
+def forget_inputs() -> None:
+    """Start a new run: no file has been read yet (the CLI calls this once per command)."""
+    _INPUTS.clear()
+
+
+def check_output(path: str | None, option: str = "-o") -> None:
+    """Refuse ``path`` now if it names a file this run reads or a kind of file that is never written:
+    the same checks :func:`write_output` makes, early, so a long analysis is not wasted."""
+    if path is None or path == "-":
+        return
+    _kind(path, option)
+
+
+def write_output(text: str, path: str | None, option: str = "-o") -> None:
+    """Write ``text`` to ``path`` (see the module docstring), or to stdout when ``path`` is None or ``-``."""
     if path is None or path == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
+    kind, target = _kind(path, option)
+    if kind == "stream":
+        _stream(text, path, option)
+    else:
+        _atomic(text, target, path, option)
+
+
+def _kind(path: str, option: str) -> tuple[str, Path]:
+    """``("stream", path)`` or ``("file", the regular file to replace)``; typed errors otherwise."""
     try:
-        if not folder.is_dir():
-            raise OptionError(f"-o {path}: folder {str(folder)!r} does not exist")
-        if target.is_dir():
-            raise OptionError(f"-o {path}: is a directory")
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        st = os.stat(path)  # follows symlinks: the file a link points to
+    except FileNotFoundError:
+        st = None
+    except (OSError, ValueError) as exc:  # a loop of links, a name too long, a NUL byte
+        raise OutputError(f"{option} {path}: cannot write: {_reason(exc)}") from None
+    if st is not None:
+        hit = _INPUTS.get((st.st_dev, st.st_ino))
+        if hit is not None:
+            raise OptionError(f"{option} {path}: is an input of this run ({hit}); refusing to write over it")
+        if stat.S_ISDIR(st.st_mode):
+            raise OptionError(f"{option} {path}: is a directory")
+        if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+            return "stream", Path(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise OptionError(f"{option} {path}: is not a regular file, a character device or a pipe")
+    if os.path.abspath(path).startswith(_STREAM_ROOTS):
+        if st is None:
+            raise OptionError(f"{option} {path}: no such device; refusing to create files under /dev or /proc")
+        return "stream", Path(path)
+    target = Path(os.path.realpath(path))  # through every link, also a dangling one
+    folder = target.parent
+    if not folder.is_dir():
+        shown = folder if os.path.islink(path) else (Path(path).parent if str(Path(path).parent) else Path("."))
+        raise OptionError(f"{option} {path}: folder {str(shown)!r} does not exist")
+    return "file", target
+
+
+def _stream(text: str, path: str, option: str) -> None:
+    """Write into a device or pipe in place; errors at write, flush or close are reported."""
+    try:
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+    except OSError as exc:
+        raise OutputError(f"{option} {path}: cannot write: {_reason(exc)}") from exc
+
+
+def _atomic(text: str, target: Path, path: str, option: str) -> None:
+    """Replace the regular file ``target`` (or create it) by a rename from a sibling temporary file."""
+    try:
+        old_mode = stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        old_mode = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:  # a name too long, a folder we may not enter or write in
-        raise OutputError(f"-o {path}: cannot write: {_reason(exc)}") from exc
+        raise OutputError(f"{option} {path}: cannot write: {_reason(exc)}") from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
-        # mkstemp makes a private (0600) file: give the result the mode a plain open() would
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+        if old_mode is None:  # mkstemp makes a private (0600) file: give it what a plain open() would
+            umask = os.umask(0)
+            os.umask(umask)
+            old_mode = 0o666 & ~umask
+        os.chmod(tmp, old_mode)
         os.replace(tmp, target)
     except BaseException as exc:
         try:
@@ -42,10 +132,10 @@ def write_output(text: str, path: str | None) -> None:
         except OSError:
             pass
         if isinstance(exc, OSError):
-            raise OutputError(f"-o {path}: cannot write: {_reason(exc)}") from exc
+            raise OutputError(f"{option} {path}: cannot write: {_reason(exc)}") from exc
         raise
 
 
-def _reason(exc: OSError) -> str:
+def _reason(exc: BaseException) -> str:
     """``No space left on device``: the system's words, without the errno and path ``str(exc)`` adds."""
-    return exc.strerror or str(exc) or type(exc).__name__
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__

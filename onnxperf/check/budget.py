@@ -44,6 +44,7 @@ from typing import Any
 
 from .. import dtypes
 from ..errors import OptionError
+from ..output import note_input
 from ..units import parse_bytes
 
 if sys.version_info >= (3, 11):
@@ -322,6 +323,7 @@ def budget_from_mapping(data: dict[str, Any], where: str) -> Budget:
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         raw = path.read_bytes()
+        note_input(path)
     except FileNotFoundError:
         raise OptionError(f"budget {path}: no such file") from None
     except IsADirectoryError:

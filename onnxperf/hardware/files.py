@@ -48,6 +48,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from ..errors import OptionError
+from ..output import note_input
 from .spec import (KINDS, MEMORY_KEYS, PEAK_KEYS, HardwareSpec, cpu_parts_text, cpu_peak_fp32, gpu_parts_text,
                    gpu_peak_fp32)
 
@@ -176,6 +177,7 @@ def read_spec_file(path: str | Path) -> HardwareSpec:
     p = Path(path)
     try:
         raw = p.read_bytes()
+        note_input(p)
     except FileNotFoundError:
         raise OptionError(f"hardware spec {path}: no such file") from None
     except OSError as exc:
