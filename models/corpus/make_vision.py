@@ -228,7 +228,7 @@ def tv(name, **kw):
 # file, tv name (for published figures and source text), builder, example input, dynamic batch?, notes
 FLOAT = [
     ("swin_t_torch.onnx", "swin_t", tv("swin_t"), (1, 3, 224, 224), True),
-    ("swin_v2_t_torch.onnx", "swin_v2_t", tv("swin_v2_t"), (1, 3, 224, 224), True),
+    ("swin_v2_t_torch.onnx", "swin_v2_t", tv("swin_v2_t"), (1, 3, 256, 256), True),  # trained at 256,
     ("maxvit_t_torch.onnx", "maxvit_t", tv("maxvit_t"), (1, 3, 224, 224), True),
     ("vit_b_16_torch.onnx", "vit_b_16", tv("vit_b_16"), (1, 3, 224, 224), True),
     ("convnext_tiny_torch.onnx", "convnext_tiny", tv("convnext_tiny"), (1, 3, 224, 224), True),
