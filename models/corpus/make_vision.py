@@ -295,7 +295,10 @@ def export_float(fname, work, out, keep_weights, records):
     with torch.no_grad():
         ref = flat_torch(model(x))
     got = ort_outputs(full, {in_name: x.numpy()})
-    if all(a.shape == b.shape for a, b in zip(ref, got)) and len(ref) == len(got):
+    if det:  # random weights give many near-tied scores: NMS may keep other boxes, compare scores
+        print(f"    onnxruntime ok, {len(got[1])} detections (torch {len(ref[1])}), max |sorted scores "
+              f"ort - torch| = {np.abs(np.sort(ref[1]) - np.sort(got[1])).max():.3g}", flush=True)
+    elif all(a.shape == b.shape for a, b in zip(ref, got)) and len(ref) == len(got):
         diff = max(float(np.abs(a.astype(np.float64) - b).max()) if a.size else 0.0 for a, b in zip(ref, got))
         print(f"    onnxruntime ok, max |ort - torch| = {diff:.3g}", flush=True)
     else:
