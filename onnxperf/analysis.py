@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import numbers
 import os
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
@@ -59,6 +60,13 @@ class Totals:
     param_bytes: int
     param_bytes_by_dtype: tuple[tuple[str, int], ...]
     params_by_dtype: tuple[tuple[str, int], ...]
+    #: False when some node is not costed (unsupported or unknown shape): every cost figure
+    #: (MACs, FLOPs, integer ops, bytes) is then a lower bound, never the whole
+    complete: bool = True
+    #: uncosted nodes by op type (``domain::op`` outside the default domain), subgraphs included
+    uncosted: tuple[tuple[str, int], ...] = ()
+    #: the same, by status: ((``unknown_shape`` | ``unsupported``, ((op, count), ...)), ...)
+    uncosted_by_status: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
 
     @property
     def bytes_total(self) -> int:
@@ -66,7 +74,13 @@ class Totals:
 
     @property
     def intensity_flops_per_byte(self) -> float | None:
-        return None if self.bytes_total == 0 else self.flops / self.bytes_total
+        """FLOPs per byte moved; None when nothing moves, or when the totals are partial (a ratio
+        of two lower bounds is no bound at all)."""
+        return None if self.bytes_total == 0 or not self.complete else self.flops / self.bytes_total
+
+    @property
+    def uncosted_nodes(self) -> int:
+        return sum(k for _, k in self.uncosted)
 
 
 @dataclass(frozen=True)
@@ -92,13 +106,22 @@ class Coverage:
     unknown_shape: int
     #: nodes whose cost comes from an exact rule (counted and exact, or zero by design)
     exact_nodes: int
-    #: FLOPs from exact rules / all FLOPs counted (1.0 when there are none)
-    flops_exact_share: float
+    #: FLOPs from exact rules / all FLOPs (1.0 when there are none); None when some node is not
+    #: costed: the whole is then unknown, so no share of it is known (never reads as 100%)
+    flops_exact_share: float | None
     unsupported_op_types: tuple[tuple[str, int], ...]
     #: graph-input dims left unbound that some node's cost depends on
     dims_to_bind: tuple[str, ...]
-    #: other symbols (data-dependent or unresolved dims) that block some node
+    #: other symbols (data-dependent or unresolved dims) that block some node; ``?`` stands for
+    #: a dim or rank with no name at all
     unresolved_symbols: tuple[str, ...]
+    #: where shapes were lost: op types (with counts) of the nodes whose inputs all have known
+    #: shapes but some output does not (data-dependent sizes, ops shape inference cannot follow)
+    shapes_lost_at: tuple[tuple[str, int], ...] = ()
+    #: the first such node, as ``#key op 'name'``, to look at in a viewer
+    first_lost_at: str | None = None
+    #: graph inputs with an unknown rank or a dim without a name: only --input-shape binds them
+    inputs_to_shape: tuple[str, ...] = ()
 
     @property
     def node_share_exact(self) -> float:
@@ -201,6 +224,8 @@ def to_dict(a: Analysis) -> dict[str, Any]:
             "intensity_flops_per_byte": t.intensity_flops_per_byte,
             "params": t.params, "param_bytes": t.param_bytes,
             "params_by_dtype": dict(t.params_by_dtype), "param_bytes_by_dtype": dict(t.param_bytes_by_dtype),
+            "complete": t.complete, "uncosted": dict(t.uncosted),
+            "uncosted_by_status": {st: dict(ops) for st, ops in t.uncosted_by_status},
         },
         "coverage": {
             "nodes": c.nodes, "counted": c.counted, "zero_by_design": c.zero_by_design,
@@ -209,6 +234,8 @@ def to_dict(a: Analysis) -> dict[str, Any]:
             "flops_exact_share": c.flops_exact_share,
             "unsupported_op_types": dict(c.unsupported_op_types),
             "dims_to_bind": list(c.dims_to_bind), "unresolved_symbols": list(c.unresolved_symbols),
+            "shapes_lost_at": dict(c.shapes_lost_at), "first_lost_at": c.first_lost_at,
+            "inputs_to_shape": list(c.inputs_to_shape),
         },
         "by_op_type": [asdict(r) | {"statuses": dict(r.statuses)} for r in a.by_op_type],
         "nodes": [_node_dict(n) for n in a.nodes],
@@ -276,28 +303,59 @@ def _by_op_type(nodes: tuple[NodeCost, ...]) -> tuple[OpTypeRow, ...]:
     return tuple(sorted(rows, key=lambda r: (-r.flops, -(r.bytes_read + r.bytes_written), r.domain, r.op_type)))
 
 
-def _coverage(nodes: tuple[NodeCost, ...], free_dims: list[str]) -> Coverage:
+def _label(n: NodeCost) -> str:
+    return f"{n.domain}::{n.op_type}" if n.domain else n.op_type
+
+
+def _static(t: TensorRef | None) -> bool:
+    return t is None or (t.shape is not None and all(isinstance(d, int) for d in t.shape))
+
+
+def _coverage(nodes: tuple[NodeCost, ...], free_dims: list[str], inputs: tuple[TensorRef, ...]) -> Coverage:
     status = {s: 0 for s in (COUNTED, ZERO, UNSUPPORTED, UNKNOWN_SHAPE)}
     unsupported: dict[str, int] = {}
     blocking: set[str] = set()
+    lost: dict[str, int] = {}
+    first_lost = None
     exact_nodes = 0
     for n in nodes:
         status[n.status] += 1
         if n.status == UNSUPPORTED:
-            label = f"{n.domain}::{n.op_type}" if n.domain else n.op_type
-            unsupported[label] = unsupported.get(label, 0) + 1
+            unsupported[_label(n)] = unsupported.get(_label(n), 0) + 1
         if n.status == UNKNOWN_SHAPE:
             blocking.update(n.blocking)
         if n.status == ZERO or (n.status == COUNTED and n.exact):
             exact_nodes += 1
+        if not all(_static(o) for o in n.outputs) and all(_static(i) for i in n.inputs):
+            lost[_label(n)] = lost.get(_label(n), 0) + 1
+            if first_lost is None:
+                first_lost = f"#{n.key} {_label(n)} {n.name!r}"
     main = [n for n in nodes if not n.scope]
     flops = sum(n.flops for n in main)
     exact_flops = sum(n.flops for n in main if n.exact)
+    complete = status[UNSUPPORTED] == 0 and status[UNKNOWN_SHAPE] == 0
+    share = None if not complete else (1.0 if flops == 0 else exact_flops / flops)
     to_bind = tuple(d for d in free_dims if d in blocking)
     other = tuple(sorted(blocking - set(free_dims)))
+    unnamed = tuple(t.name for t in inputs if t.shape is None or any(d is None for d in t.shape))
     return Coverage(len(nodes), status[COUNTED], status[ZERO], status[UNSUPPORTED], status[UNKNOWN_SHAPE],
-                    exact_nodes, 1.0 if flops == 0 else exact_flops / flops,
-                    tuple(sorted(unsupported.items())), to_bind, other)
+                    exact_nodes, share, tuple(sorted(unsupported.items())), to_bind, other,
+                    tuple(sorted(lost.items(), key=lambda kv: (-kv[1], kv[0]))) if not complete else (),
+                    first_lost if not complete else None, unnamed if blocking else ())
+
+
+def _uncosted(nodes: tuple[NodeCost, ...]) -> tuple[tuple[tuple[str, int], ...], tuple]:
+    """Uncosted nodes (subgraphs included) by op type, and by status then op type; sorted by name."""
+    by_op: dict[str, int] = {}
+    by_status: dict[str, dict[str, int]] = {}
+    for n in nodes:
+        if n.status in (UNKNOWN_SHAPE, UNSUPPORTED):
+            label = _label(n)
+            by_op[label] = by_op.get(label, 0) + 1
+            s = by_status.setdefault(n.status, {})
+            s[label] = s.get(label, 0) + 1
+    return (tuple(sorted(by_op.items())),
+            tuple((st, tuple(sorted(by_status[st].items()))) for st in (UNKNOWN_SHAPE, UNSUPPORTED) if st in by_status))
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
@@ -322,6 +380,9 @@ def analyze(model: str | os.PathLike | onnx.ModelProto | LoadedModel, dims: dict
     """
     if convention not in CONVENTIONS:
         raise OptionError(f"unknown convention {convention!r} (choose from {', '.join(CONVENTIONS)})")
+    for name, value in (dims or {}).items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+            raise OptionError(f"dim {name}={value!r}: a dim must be bound to a positive integer")
     with _gc_paused():
         return _analyze(model, dims, input_shapes, convention)
 
@@ -354,11 +415,13 @@ def _analyze(model, dims, input_shapes, convention: str) -> Analysis:
     nodes = tuple(walker.records)
     main = [n for n in nodes if not n.scope]
     params, param_bytes, bytes_by_dtype, count_by_dtype = _params(loaded.graph)
+    uncosted, uncosted_by_status = _uncosted(nodes)
     totals = Totals(
         macs=sum(n.macs for n in main), flops=sum(n.flops for n in main),
         int_ops=sum(n.int_ops for n in main), bytes_read=sum(n.bytes_read for n in main),
         bytes_written=sum(n.bytes_written for n in main), params=params, param_bytes=param_bytes,
         param_bytes_by_dtype=tuple(bytes_by_dtype.items()), params_by_dtype=tuple(count_by_dtype.items()),
+        complete=not uncosted, uncosted=uncosted, uncosted_by_status=uncosted_by_status,
     )
     notes = list(sr.notes) + newer_than_onnx_notes(loaded)
     if loaded.missing_external_files:
@@ -371,7 +434,7 @@ def _analyze(model, dims, input_shapes, convention: str) -> Analysis:
     return Analysis(
         model=info, convention=convention, dims=tuple(sorted((dims or {}).items())),
         input_shapes=tuple(sorted(shapes_in.items())), free_dims=tuple(sr.free_dims),
-        totals=totals, by_op_type=_by_op_type(nodes), coverage=_coverage(nodes, sr.free_dims),
+        totals=totals, by_op_type=_by_op_type(nodes), coverage=_coverage(nodes, sr.free_dims, info.inputs),
         nodes=nodes, notes=tuple(notes), shape_engines=tuple(sr.engines), loaded=loaded, tensors=sr.tensors,
     )
 

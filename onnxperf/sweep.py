@@ -31,7 +31,23 @@ class SweepRow:
     latency_s: float | None
     throughput_per_s: float | None
     compute_bound_share: float | None
+    #: False when a figure of this row is a lower bound (some node not costed, or some tensor of
+    #: unknown size): a row past a model's limits (a sequence longer than its position table)
     complete: bool
+    #: nodes left out of the cost figures, by op type (the costs are lower bounds when any)
+    uncosted: tuple[tuple[str, int], ...] = ()
+    #: tensors of unknown size (the memory figures are lower bounds when any)
+    unknown_size_tensors: int = 0
+    #: the first node where shapes were lost (``#key op 'name'``), when some were
+    lost_at: str | None = None
+
+    @property
+    def costs_complete(self) -> bool:
+        return not self.uncosted
+
+    @property
+    def uncosted_nodes(self) -> int:
+        return sum(k for _, k in self.uncosted)
 
 
 @dataclass(frozen=True)
@@ -50,7 +66,9 @@ class SweepResult:
             "fixed": dict(self.fixed), "hardware": self.hardware,
             "rows": [{**dict(r.values), **{k: getattr(r, k) for k in (
                 "macs", "flops", "int_ops", "bytes", "intensity", "activation_peak_bytes", "total_memory_bytes",
-                "latency_s", "throughput_per_s", "compute_bound_share", "complete")}} for r in self.rows],
+                "latency_s", "throughput_per_s", "compute_bound_share", "complete")},
+                      "uncosted_nodes": r.uncosted_nodes, "uncosted": dict(r.uncosted),
+                      "unknown_size_tensors": r.unknown_size_tensors, "lost_at": r.lost_at} for r in self.rows],
             "formulas": {name: (p.to_dict() if p is not None else {"error": why}) for name, p, why in self.formulas},
             "knee": None if self.knee is None else dict(self.knee),
         }
@@ -75,8 +93,11 @@ def _row(sm: Summary, values: tuple[tuple[str, int], ...]) -> SweepRow:
         intensity=t.intensity_flops_per_byte, activation_peak_bytes=sm.memory.peak_bytes,
         total_memory_bytes=sm.memory.total_bytes, latency_s=lat,
         throughput_per_s=(items / lat) if lat else None,
-        compute_bound_share=(r.compute_bound_time_s / r.latency_s) if r and r.latency_s else None,
+        compute_bound_share=(r.compute_bound_time_s / r.latency_s) if r and r.latency_s and not r.unknown_nodes
+        else None,
         complete=sm.analysis.coverage.complete and sm.memory.complete,
+        uncosted=t.uncosted, unknown_size_tensors=sm.memory.unknown_tensors,
+        lost_at=sm.analysis.coverage.first_lost_at,
     )
 
 
@@ -114,7 +135,8 @@ def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None
         except NotPolynomialError as exc:
             fits = [(name, None, str(exc)) for name in FIGURES]
     knee = None
-    if len(names) == 1 and "batch" in names[0] and all(r.throughput_per_s for r in rows) and len(rows) > 1:
+    if len(names) == 1 and "batch" in names[0] and all(r.throughput_per_s for r in rows) and len(rows) > 1 \
+            and all(r.costs_complete for r in rows):  # a partial row's throughput is only an upper bound
         at = knee_index([r.throughput_per_s for r in rows])
         knee = rows[at].values if at < len(rows) - 1 else None  # still rising at the last value: no knee seen
     return SweepResult(str(getattr(loaded, "path", model)), names, tuple(sorted(fixed.items())),

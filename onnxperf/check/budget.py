@@ -23,6 +23,7 @@ disables a limit::
     allowed_dtypes = ["float32", "float16", "int64"]
     execution_provider = "CPUExecutionProvider"   # every node has a kernel there
     allow_partial = false              # a total with uncosted nodes cannot pass a max_* limit
+    strict = false                     # true: any partial figure fails the model (as --strict)
 
     [lints]
     OP002 = "error"                    # error | warning | info | off
@@ -92,26 +93,29 @@ class Budget:
     allowed_dtypes: tuple[str, ...] | None = None
     execution_provider: str | None = None
     allow_partial: bool = False
+    #: any partial figure (an uncosted node, a tensor of unknown size) fails the model
+    strict: bool = False
     lints: LintConfig = field(default_factory=LintConfig)
     #: where it was read from (a file, ``pyproject.toml [tool.onnxperf.budget]``), or None
     source: str | None = None
 
     def with_overrides(self, hw: str | None = None, dims: dict[str, int] | None = None,
-                       execution_provider: str | None = None) -> Budget:
+                       execution_provider: str | None = None, strict: bool = False) -> Budget:
         """Command-line options win over the file."""
         from dataclasses import replace
 
         merged = dict(self.dims)
         merged.update(dims or {})
         return replace(self, hw=hw or self.hw, dims=tuple(sorted(merged.items())),
-                       execution_provider=execution_provider or self.execution_provider)
+                       execution_provider=execution_provider or self.execution_provider,
+                       strict=strict or self.strict)
 
     def limits(self) -> dict[str, Any]:
         """The limits that are set, by their TOML key (for reports)."""
         out: dict[str, Any] = {}
         for key, (attr, _kind) in _KEYS.items():
             v = getattr(self, attr)
-            if key in ("hw", "dims", "allow_partial"):
+            if key in ("hw", "dims", "allow_partial", "strict"):
                 continue
             if v is None or v is False:
                 continue
@@ -220,8 +224,8 @@ def _dims(value: object, key: str) -> tuple[tuple[str, int], ...]:
         raise OptionError(f"budget key {key!r}: expected a table, e.g. dims = {{ batch = 1 }}")
     out = []
     for k, v in value.items():
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise OptionError(f"budget key {key}.{k}: expected a non-negative integer, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise OptionError(f"budget key {key}.{k}: expected a positive integer, got {v!r}")
         out.append((str(k), v))
     return tuple(sorted(out))
 
@@ -265,6 +269,7 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "allowed_dtypes": ("allowed_dtypes", _dtypes),
     "execution_provider": ("execution_provider", _str),
     "allow_partial": ("allow_partial", _bool),
+    "strict": ("strict", _bool),
 }
 
 _LINT_OPTIONS: dict[str, tuple[str, Any]] = {

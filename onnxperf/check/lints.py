@@ -163,11 +163,14 @@ def unbound_dims(ctx: LintContext) -> Iterator[Hit]:
         yield Hit(f"input dim {d!r} is unbound: {_plural(len(mine), 'node')} not costed (totals are partial)",
                   _refs(mine), f"bind it: --dim {d}=N, or dims = {{ {d} = N }} in the budget")
     if a.coverage.unresolved_symbols:
+        from ..partial import some, unresolved_cause
+
         syms = a.coverage.unresolved_symbols
         mine = [n for n in blocked if set(n.blocking) & set(syms)]
-        yield Hit(f"dims {', '.join(map(repr, syms))} cannot be resolved statically (data-dependent or not "
-                  f"inferable): {_plural(len(mine), 'node')} not costed", _refs(mine),
-                  "give the inputs fixed shapes (--input-shape NAME=AxB), or accept partial totals")
+        cause, fix = unresolved_cause(a)
+        yield Hit(f"{_plural(len(syms), 'dim')} ({some(list(syms))}) cannot be resolved statically: "
+                  f"{_plural(len(mine), 'node')} not costed; likely cause: {cause}", _refs(mine),
+                  f"{fix}; or accept partial totals")
 
 
 @lint("OP002", "fp32-weights", severity="info",

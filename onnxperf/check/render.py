@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..errors import one_line
-from ..render.numbers import binary_bytes, clean, seconds, si
+from ..render.numbers import binary_bytes, clean, lower_bound, seconds, si
 from .budget import Budget
 from .lints import LINTS, Finding, NodeRef
 from .runner import ERROR, FAIL, PASS, UNKNOWN, Verdict, exit_code
@@ -47,19 +47,11 @@ def _severity_counts(findings: Sequence[Finding]) -> str:
     return ", ".join(out)
 
 
-def _partial(text: str, value, partial: bool) -> str:
-    """A figure; when some of it is unknown, a lower bound, or "unknown" when nothing is known
-    (unknown is not zero)."""
-    if not partial:
-        return text
-    return "unknown" if not value else f"≥ {text} (partial)"
-
-
 def _headline(v: Verdict) -> str:
     f = dict(v.figures)
     parts = [f"params {si(f.get('params'))}",
-             f"MACs {_partial(si(f.get('macs')), f.get('macs'), bool(f.get('uncosted_nodes')))}",
-             f"peak {_partial(binary_bytes(f.get('activation_peak_bytes')), f.get('activation_peak_bytes'), bool(f.get('unknown_size_tensors')))}"]
+             f"MACs {lower_bound(si(f.get('macs')), f.get('macs'), bool(f.get('uncosted_nodes')))}",
+             f"peak {lower_bound(binary_bytes(f.get('activation_peak_bytes')), f.get('activation_peak_bytes'), bool(f.get('unknown_size_tensors')))}"]
     if f.get("latency_s") is not None:
         parts.append(f"latency {seconds(f['latency_s'])} ({f['hw']})" + (" (partial)" if f.get("latency_unknown_nodes") else ""))
     return ", ".join(parts)
@@ -111,7 +103,7 @@ def to_dict(verdicts: Sequence[Verdict], budget: Budget) -> dict:
         "exit_code": exit_code(verdicts),
         "summary": _counts(verdicts),
         "budget": {"source": budget.source, "hw": budget.hw, "dims": dict(budget.dims),
-                   "allow_partial": budget.allow_partial, "limits": budget.limits(),
+                   "allow_partial": budget.allow_partial, "strict": budget.strict, "limits": budget.limits(),
                    "lint_levels": dict(budget.lints.levels)},
         "models": [v.to_dict() for v in verdicts],
         "lints": [{"id": i.lint_id, "name": i.name, "default_severity": i.severity, "summary": i.summary,
@@ -278,8 +270,8 @@ def render_md(verdicts: Sequence[Verdict], budget: Budget) -> str:
         broken = len(v.failed_budgets)
         notes = ", ".join(x for x in ([f"{broken} budget limit{'s' if broken != 1 else ''} broken"] if broken else [])
                           + ([_severity_counts(v.findings)] if v.findings else [])) or "–"
-        macs = _partial(si(f.get("macs")), f.get("macs"), bool(f.get("uncosted_nodes")))
-        peak = _partial(binary_bytes(f.get("activation_peak_bytes")), f.get("activation_peak_bytes"),
+        macs = lower_bound(si(f.get("macs")), f.get("macs"), bool(f.get("uncosted_nodes")))
+        peak = lower_bound(binary_bytes(f.get("activation_peak_bytes")), f.get("activation_peak_bytes"),
                         bool(f.get("unknown_size_tensors")))
         out.append(f"| {_ICON[v.status]} | {md_text(v.model)} | {si(f.get('params'))} | {md_text(macs)} | "
                    f"{md_text(peak)} | {lat} | {notes} |")

@@ -114,6 +114,7 @@ def figures(sm: Summary) -> dict[str, Any]:
         "throughput_per_s": None if r is None else r.throughput_per_s(sm.batch),
         "batch": sm.batch,
         "latency_unknown_nodes": None if r is None else r.unknown_nodes,
+        "complete": a.totals.complete and mem.complete and (r is None or not r.unknown_nodes),
     }
 
 
@@ -141,6 +142,16 @@ def _uncosted(a: Analysis) -> str | None:
     if c.unsupported:
         parts.append(f"{c.unsupported} nodes are unsupported")
     return ", ".join(parts)
+
+
+def _strict(sm: Summary) -> list[BudgetResult]:
+    """--strict (``strict = true``): a model with any partial figure fails, whatever its limits."""
+    from ..partial import reasons
+
+    why = reasons(sm)
+    if not why:
+        return []
+    return [BudgetResult("strict", UNKNOWN, True, False, "strict: figures are partial: " + "; ".join(why))]
 
 
 def _memory_partial(mem: MemoryResult) -> str | None:
@@ -319,6 +330,8 @@ def _check(path: str, budget: Budget, input_shapes, convention: str) -> Verdict:
     ignored += tuple(f"input {k}" for k, _ in input_shapes if k not in real_inputs)
     sm = summarize(loaded, dims=dims, input_shapes=shapes, convention=convention, hw=budget.hw)
     results = evaluate(sm, budget)
+    if budget.strict:
+        results += _strict(sm)
     findings = run_lints(LintContext(sm.analysis, sm.memory, budget.lints))
     failed = any(r.status in (FAIL, UNKNOWN) for r in results) or any(f.severity == "error" for f in findings)
     return Verdict(path, FAIL if failed else PASS, None, tuple(results), tuple(findings),

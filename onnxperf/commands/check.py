@@ -31,6 +31,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="onnxruntime execution provider every node must have a kernel for, e.g. CPUExecutionProvider")
     p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                    help="worker processes for many models (default: one per CPU)")
+    p.add_argument("--strict", action="store_true",
+                   help="a model with any partial figure (a node not costed, a tensor of unknown size) fails "
+                        "(exit 1), whatever its limits; same as strict = true in the budget")
     add_bindings(p)
     add_output(p, FORMATS)
     p.set_defaults(run=run)
@@ -47,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
         budget = Budget()
     else:
         budget = discover_budget()
-    budget = budget.with_overrides(hw=args.hw, dims=parse_dims(args.dim), execution_provider=args.ep)
+    budget = budget.with_overrides(hw=args.hw, dims=parse_dims(args.dim), execution_provider=args.ep,
+                                   strict=args.strict)
     shapes = parse_input_shapes(args.input_shape)
     _validate_up_front(budget)
     verdicts = check_models(args.models, budget, shapes, args.convention, args.jobs)

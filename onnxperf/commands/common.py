@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..analysis import parse_shape
 from ..conventions import CONVENTIONS
-from ..errors import OptionError
+from ..errors import OptionError, one_line
 
 
 def add_output(p: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
@@ -35,8 +36,8 @@ def parse_dims(items: list[str]) -> dict[str, int]:
             v = int(value)
         except ValueError:
             raise OptionError(f"--dim {item!r}: {value!r} is not an integer") from None
-        if v < 0:
-            raise OptionError(f"--dim {item!r}: a dim must be non-negative")
+        if v <= 0:
+            raise OptionError(f"--dim {item!r}: dim {name!r} must be a positive integer (got {v})")
         dims[name] = v
     return dims
 
@@ -49,3 +50,17 @@ def parse_input_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
             raise OptionError(f"--input-shape {item!r}: expected INPUT=SHAPE, e.g. input=1x3x224x224")
         out[name] = parse_shape(value)
     return out
+
+
+def add_strict(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when any figure is partial (a node not costed, a tensor of unknown size); "
+                        "the output is written all the same")
+
+
+def strict_exit(strict: bool, reasons: list[str]) -> int:
+    """1 (with one line on stderr saying why) when ``--strict`` is given and some figure is partial."""
+    if not strict or not reasons:
+        return 0
+    print(one_line("onnxperf: --strict: results are partial: " + "; ".join(reasons)), file=sys.stderr)
+    return 1

@@ -12,7 +12,7 @@ from ..compare.render import FORMATS, RENDERERS
 from ..conventions import CONVENTIONS
 from ..errors import OptionError
 from ..output import write_output
-from .common import parse_dims
+from .common import add_strict, parse_dims, strict_exit
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -47,6 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="--validate: run with random weights where weight files are missing")
     p.add_argument("--seed", type=int, default=0, help="--validate: seed of inputs and random weights")
     p.add_argument("--timeout", type=float, default=300, metavar="S", help="--validate: runtime time limit")
+    add_strict(p)
     p.set_defaults(run=run)
 
 
@@ -90,4 +91,7 @@ def run(args: argparse.Namespace) -> int:
     options = {"dims": dict(sorted(dims.items())), "hw": args.hw, "convention": args.convention,
                "validate": bool(args.validate)}
     write_output(RENDERERS[fmt](build(sides, measured, options)), args.output)
-    return 0
+    from ..partial import reasons
+
+    why = [f"{s.label}: " + "; ".join(reasons(s.summary)) for s in sides if reasons(s.summary)]
+    return strict_exit(args.strict, why)

@@ -14,7 +14,7 @@ from ..report import build_report
 from ..render.report import RENDERERS, render_netron
 from ..summary import summarize
 from ..units import parse_bytes
-from .common import add_bindings, parse_dims, parse_input_shapes
+from .common import add_bindings, add_strict, parse_dims, parse_input_shapes, strict_exit
 
 FORMATS = ("html", "json", "md")
 
@@ -45,6 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="also write a Netron attachment (JSON, signature netron:attachment): open the model in "
                         "Netron, then this file, to see onnxperf's figures on every node")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on the terminal")
+    add_strict(p)
     add_validate_options(p)
     p.set_defaults(run=run)
 
@@ -127,4 +128,6 @@ def run(args: argparse.Namespace) -> int:
         if netron is not None:
             write_output(netron, args.netron)
     write_output(text, args.output)
-    return 0
+    from ..partial import reasons
+
+    return strict_exit(args.strict, reasons(sm))

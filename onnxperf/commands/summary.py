@@ -8,7 +8,7 @@ from ..output import write_output
 from ..render.summary import RENDERERS
 from ..summary import summarize
 from ..units import parse_bytes
-from .common import add_bindings, add_output, parse_dims, parse_input_shapes
+from .common import add_bindings, add_output, add_strict, parse_dims, parse_input_shapes, strict_exit
 
 FORMATS = ("text", "json", "csv", "md")
 
@@ -24,6 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="memory budget (e.g. 8GiB): report the largest --memory-dim value whose weights + "
                         "activation peak fit")
     p.add_argument("--memory-dim", metavar="NAME", default="batch", help="dim to grow for --memory (default: batch)")
+    add_strict(p)
     add_output(p, FORMATS)
     p.set_defaults(run=run)
 
@@ -33,4 +34,6 @@ def run(args: argparse.Namespace) -> int:
     sm = summarize(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
                    convention=args.convention, hw=args.hw, memory_budget=budget, memory_dim=args.memory_dim)
     write_output(RENDERERS[args.format](sm), args.output)
-    return 0
+    from ..partial import reasons
+
+    return strict_exit(args.strict, reasons(sm))

@@ -50,3 +50,24 @@ def seconds(x: float | None) -> str:
         if abs(x) >= scale:
             return f"{x / scale:.3g} {unit}"
     return f"{x / 1e-9:.3g} ns"
+
+
+def lower_bound(text: str, value: float | int | None, partial: bool, short: bool = False) -> str:
+    """A total that may leave something out, formatted as ``text``. Complete: ``text``. Partial
+    (some node not costed, some tensor of unknown size): a lower bound, ``≥ text (partial)``, or
+    ``unknown`` when nothing of it is known, since unknown is never printed as 0. ``short`` is for
+    table cells: ``≥ text`` or ``?`` (the table says once why)."""
+    if not partial:
+        return text
+    if not value:
+        return "?" if short else "unknown"
+    return f"≥ {text}" if short else f"≥ {text} (partial)"
+
+
+def upper_bound(text: str, value: float | int | None, partial: bool, short: bool = False) -> str:
+    """A figure that a partial total bounds from above (a throughput from a lower-bound latency)."""
+    if not partial:
+        return text
+    if value is None:
+        return "?" if short else "unknown"
+    return f"≤ {text}" if short else f"≤ {text} (partial)"

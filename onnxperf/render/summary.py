@@ -8,8 +8,11 @@ import json
 from collections.abc import Callable
 
 from ..analysis import Analysis
+from ..cost import COUNTED, ZERO
 from ..summary import Summary
-from .numbers import binary_bytes, clean, pct, shape, si, seconds
+from ..partial import op_counts, uncosted_text
+from ..partial import warnings as partial_warnings
+from .numbers import binary_bytes, clean, lower_bound, pct, shape, si, seconds, upper_bound
 
 TOP_K = 10
 
@@ -20,11 +23,11 @@ def _io_line(refs) -> list[str]:
 
 def coverage_line(a: Analysis) -> str:
     c = a.coverage
-    parts = [f"{c.exact_nodes}/{c.nodes} nodes costed by exact rules ({pct(c.node_share_exact)}), "
-             f"{pct(c.flops_exact_share)} of FLOPs from exact rules"]
+    share = (f"{pct(c.flops_exact_share)} of FLOPs from exact rules" if c.flops_exact_share is not None
+             else "share of FLOPs from exact rules unknown (FLOPs of uncosted nodes unknown)")
+    parts = [f"{c.exact_nodes}/{c.nodes} nodes costed by exact rules ({pct(c.node_share_exact)}), {share}"]
     if c.unsupported:
-        ops = ", ".join(f"{op} ×{k}" for op, k in c.unsupported_op_types)
-        parts.append(f"{c.unsupported} unsupported ({ops})")
+        parts.append(f"{c.unsupported} unsupported ({op_counts(c.unsupported_op_types, 12)})")
     if c.unknown_shape:
         parts.append(f"{c.unknown_shape} with unknown shapes")
     return "; ".join(parts)
@@ -32,19 +35,12 @@ def coverage_line(a: Analysis) -> str:
 
 def warnings(a: Analysis) -> list[str]:
     """What makes the totals partial, and what to do about it."""
-    out = []
-    c = a.coverage
-    if c.dims_to_bind:
-        binds = " ".join(f"--dim {d}=N" for d in c.dims_to_bind)
-        out.append(f"Unbound dims: {', '.join(c.dims_to_bind)}: {c.unknown_shape} nodes are not costed "
-                   f"(totals are partial); bind them: {binds}")
-    elif c.unresolved_symbols:
-        out.append(f"Unresolved dims (data-dependent or not inferable): {', '.join(c.unresolved_symbols)}: "
-                   f"{c.unknown_shape} nodes are not costed (totals are partial)")
-    if c.unsupported:
-        out.append("Unsupported ops are not counted (totals are partial): "
-                   + ", ".join(f"{op} ×{k}" for op, k in c.unsupported_op_types))
-    return out
+    return [w["message"] for w in partial_warnings(a)]
+
+
+def _row_partial(r) -> bool:
+    st = dict(r.statuses)
+    return st.get("counted", 0) + st.get("zero_by_design", 0) != r.count
 
 
 def _opsets(opsets) -> str:
@@ -67,19 +63,28 @@ def render_text(sm: Summary) -> str:
     binds = [f"{k}={v}" for k, v in a.dims] + [f"{k}={'x'.join(map(str, v))}" for k, v in a.input_shapes]
     lines.append("Bindings   " + (" ".join(binds) if binds else "none") + f"   convention: {a.convention}")
     lines.append("")
-    lines.append("Totals")
+    part = not t.complete
+    lines.append("Totals" + ("   (partial: lower bounds, some nodes are not costed)" if part else ""))
     dt = ", ".join(f"{k} {binary_bytes(v)}" for k, v in t.param_bytes_by_dtype) or "none"
+
+    def count(x: int) -> str:
+        return lower_bound(f"{si(x)}  ({x:,})", x, part)
+
     rows = [
         ("Params", f"{si(t.params)}  ({t.params:,})", f"{binary_bytes(t.param_bytes)} ({dt})"),
-        ("MACs", f"{si(t.macs)}  ({t.macs:,})", ""),
-        ("FLOPs", f"{si(t.flops)}  ({t.flops:,})", ""),
-        ("Int ops", f"{si(t.int_ops)}  ({t.int_ops:,})", ""),
-        ("Bytes read", binary_bytes(t.bytes_read), f"{t.bytes_read:,} B"),
-        ("Bytes written", binary_bytes(t.bytes_written), f"{t.bytes_written:,} B"),
+        ("MACs", count(t.macs), ""),
+        ("FLOPs", count(t.flops), ""),
+        ("Int ops", count(t.int_ops), ""),
+        ("Bytes read", lower_bound(binary_bytes(t.bytes_read), t.bytes_read, part),
+         f"{t.bytes_read:,} B" if t.bytes_read or not part else ""),
+        ("Bytes written", lower_bound(binary_bytes(t.bytes_written), t.bytes_written, part),
+         f"{t.bytes_written:,} B" if t.bytes_written or not part else ""),
         ("Intensity", "?" if t.intensity_flops_per_byte is None else f"{t.intensity_flops_per_byte:.3g} FLOP/B", ""),
     ]
     for k, v, extra in rows:
-        lines.append(f"  {k:<14}{v:<34}{extra}")
+        lines.append(f"  {k:<14}{v:<34}{extra}".rstrip())
+    if part:
+        lines.append(f"  {'Not costed':<14}{clean(uncosted_text(t), 300)}")
     lines.append("")
     lines.append("By op type")
     hdr = f"  {'op type':<28}{'count':>6}{'MACs':>11}{'FLOPs':>11}{'%FLOPs':>8}{'bytes':>11}{'params':>10}"
@@ -87,11 +92,15 @@ def render_text(sm: Summary) -> str:
     for r in a.by_op_type:
         label = clean(f"{r.domain}::{r.op_type}" if r.domain else r.op_type, 27)
         share = pct(r.flops / t.flops) if t.flops else "-"
-        flag = "" if dict(r.statuses).get("counted", 0) + dict(r.statuses).get("zero_by_design", 0) == r.count else "  *"
-        lines.append(f"  {label:<28}{r.count:>6}{si(r.macs):>11}{si(r.flops):>11}{share:>8}"
-                     f"{binary_bytes(r.bytes_read + r.bytes_written):>11}{si(r.params):>10}{flag}")
+        rp = _row_partial(r)
+        flag = "  *" if rp else ""
+        b = r.bytes_read + r.bytes_written
+        lines.append(f"  {label:<28}{r.count:>6}{lower_bound(si(r.macs), r.macs, rp, True):>11}"
+                     f"{lower_bound(si(r.flops), r.flops, rp, True):>11}{share:>8}"
+                     f"{lower_bound(binary_bytes(b), b, rp, True):>11}{si(r.params):>10}{flag}")
     if any("  *" in ln for ln in lines):
-        lines.append("  * some nodes of this type are unsupported or have unknown shapes")
+        lines.append("  * some nodes of this type are unsupported or have unknown shapes: "
+                     "≥ is a lower bound, ? unknown" + ("; %FLOPs are shares of the FLOPs counted" if part else ""))
     top = a.top_nodes(TOP_K)
     if top:
         lines.append("")
@@ -105,7 +114,7 @@ def render_text(sm: Summary) -> str:
     lines.append("")
     lines.append("Coverage   " + coverage_line(a))
     for w in warnings(a):
-        lines.append("Warning    " + clean(w, 400))
+        lines.append("Warning    " + clean(w, 700))
     for note in a.notes:
         lines.append("Note       " + clean(note, 400))
     return "\n".join(lines) + "\n"
@@ -117,10 +126,15 @@ def _memory_text(sm: Summary) -> list[str]:
     out.append(f"  {'Weights':<22}{binary_bytes(mem.weight_bytes):<12}(fp16 {binary_bytes(mem.weight_bytes_fp16)}, "
                f"int8 {binary_bytes(mem.weight_bytes_int8)})")
     where = f" at node #{mem.peak_node_key} {clean(mem.peak_node_name or '', 40)}" if mem.peak_node_key else ""
-    partial = f"  (partial: {mem.unknown_tensors} tensors of unknown size)" if mem.unknown_tensors else ""
-    out.append(f"  {'Activation peak':<22}{binary_bytes(mem.peak_bytes):<12}dynamic{where}{partial}")
-    out.append(f"  {'Activations, all':<22}{binary_bytes(mem.preallocated_bytes):<12}every tensor in its own buffer")
-    out.append(f"  {'Total':<22}{binary_bytes(mem.total_bytes):<12}weights + activation peak")
+    part = bool(mem.unknown_tensors)
+    partial = f"  (partial: {mem.unknown_tensors} tensors of unknown size)" if part else ""
+
+    def mb(x: int) -> str:
+        return lower_bound(binary_bytes(x), x, part, True)
+
+    out.append(f"  {'Activation peak':<22}{mb(mem.peak_bytes):<12}dynamic{where}{partial}")
+    out.append(f"  {'Activations, all':<22}{mb(mem.preallocated_bytes):<12}every tensor in its own buffer")
+    out.append(f"  {'Total':<22}{mb(mem.total_bytes):<12}weights + activation peak")
     f = sm.largest
     if f is not None:
         if f.value is None:
@@ -145,8 +159,10 @@ def _roofline_text(sm: Summary) -> list[str]:
     spec = sm.spec
     out = ["", f"Roofline on {clean(getattr(spec, 'name', r.spec_id), 60)} [{r.spec_id}]   ridge {r.ridge_fp32:.3g} FLOP/B (fp32)"]
     tput = r.throughput_per_s(sm.batch)
-    partial = f"  (partial: {r.unknown_nodes} nodes without cost)" if r.unknown_nodes else ""
-    out.append(f"  Predicted latency   {seconds(r.latency_s)}   throughput {si(tput)}/s (batch {sm.batch}){partial}")
+    part = bool(r.unknown_nodes)
+    partial = f"  (partial: {r.unknown_nodes} nodes without cost)" if part else ""
+    out.append(f"  Predicted latency   {lower_bound(seconds(r.latency_s), r.latency_s, part, True)}   "
+               f"throughput {upper_bound(si(tput) + '/s', tput, part, True)} (batch {sm.batch}){partial}")
     tot = (r.latency_s - r.run_overhead_s) or 1.0
     out.append(f"  Compute-bound {pct(r.compute_bound_time_s / tot)} of node time, memory-bound {pct(r.memory_bound_time_s / tot)}"
                + (f"; runtime overhead {seconds(r.run_overhead_s)} per run" if r.run_overhead_s else ""))
@@ -189,22 +205,27 @@ def render_csv(sm: Summary) -> str:
         total = n.bytes_read + n.bytes_written
         r = rl.get(n.key) if not n.scope else None
         extra = ((r.bound if r else "", "" if r is None or r.time_s is None else f"{r.time_s:.6g}") if rl else ())
+        # a node that is not costed has an unknown cost: empty cells, never 0
+        known = n.status in (COUNTED, ZERO)
+        cost = [n.macs, n.flops, n.int_ops, n.bytes_read, n.bytes_written] if known else [""] * 5
         w.writerow([
-            n.key, n.id, n.scope, n.name, n.op_type, n.domain, n.family, n.status, n.exact, n.macs, n.flops,
-            n.int_ops, n.bytes_read, n.bytes_written, n.params, "" if total == 0 else f"{n.flops / total:.6g}",
+            n.key, n.id, n.scope, n.name, n.op_type, n.domain, n.family, n.status, n.exact, *cost,
+            n.params, "" if total == 0 or not known else f"{n.flops / total:.6g}",
             " ".join(f"{i.name}:{i.dtype}{shape(i.shape)}" for i in n.inputs if i),
             " ".join(f"{o.name}:{o.dtype}{shape(o.shape)}" for o in n.outputs if o), n.note, *extra,
         ])
     return buf.getvalue()
 
 
-def _md_cell(text: str) -> str:
-    return clean(text, 80).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+def _md_cell(text: str, limit: int = 80) -> str:
+    return clean(text, limit).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def render_md(sm: Summary) -> str:
     a = sm.analysis
     m, t = a.model, a.totals
+    part, mem = not t.complete, sm.memory
+    mpart = not mem.complete
     out = [f"### onnxperf summary: `{_md_cell(m.path or '<in memory>').replace('`', '')}`", ""]
     binds = ", ".join(f"{k}={v}" for k, v in a.dims) or "none"
     out += ["| | |", "|---|---|",
@@ -212,22 +233,29 @@ def render_md(sm: Summary) -> str:
             f"| Opsets | {_opsets(m.opsets)} |",
             f"| Nodes | {m.nodes} |", f"| Bindings | {binds} |",
             f"| Params | {si(t.params)} ({binary_bytes(t.param_bytes)}) |",
-            f"| MACs | {si(t.macs)} |", f"| FLOPs | {si(t.flops)} |",
-            f"| Bytes read / written | {binary_bytes(t.bytes_read)} / {binary_bytes(t.bytes_written)} |",
-            f"| Activation peak / total memory | {binary_bytes(sm.memory.peak_bytes)} / {binary_bytes(sm.memory.total_bytes)} |",
-            *([f"| Predicted latency ({_md_cell(sm.roofline.spec_id)}) | {seconds(sm.roofline.latency_s)} |"]
+            f"| MACs | {lower_bound(si(t.macs), t.macs, part)} |",
+            f"| FLOPs | {lower_bound(si(t.flops), t.flops, part)} |",
+            f"| Bytes read / written | {lower_bound(binary_bytes(t.bytes_read), t.bytes_read, part)} / "
+            f"{lower_bound(binary_bytes(t.bytes_written), t.bytes_written, part)} |",
+            *([f"| Not costed | {_md_cell(uncosted_text(t), 300)} |"] if part else []),
+            f"| Activation peak / total memory | {lower_bound(binary_bytes(mem.peak_bytes), mem.peak_bytes, mpart)} / "
+            f"{lower_bound(binary_bytes(mem.total_bytes), mem.total_bytes, mpart)} |",
+            *([f"| Predicted latency ({_md_cell(sm.roofline.spec_id)}) | "
+               f"{lower_bound(seconds(sm.roofline.latency_s), sm.roofline.latency_s, bool(sm.roofline.unknown_nodes))} |"]
               if sm.roofline else []),
             *([f"| Largest {_md_cell(sm.largest.dim)} in {binary_bytes(sm.largest.budget_bytes)} | {sm.largest.value} |"]
               if sm.largest else []),
-            f"| Coverage | {_md_cell(coverage_line(a))} |", ""]
+            f"| Coverage | {_md_cell(coverage_line(a), 300)} |", ""]
     out += ["| op type | count | MACs | FLOPs | bytes |", "|---|---:|---:|---:|---:|"]
     for r in a.by_op_type[:15]:
         label = f"{r.domain}::{r.op_type}" if r.domain else r.op_type
-        out.append(f"| {_md_cell(label)} | {r.count} | {si(r.macs)} | {si(r.flops)} | {binary_bytes(r.bytes_read + r.bytes_written)} |")
+        rp, b = _row_partial(r), r.bytes_read + r.bytes_written
+        out.append(f"| {_md_cell(label)} | {r.count} | {lower_bound(si(r.macs), r.macs, rp, True)} | "
+                   f"{lower_bound(si(r.flops), r.flops, rp, True)} | {lower_bound(binary_bytes(b), b, rp, True)} |")
     warns = warnings(a)
     if warns or a.notes:
         out.append("")
-        out += [f"> ⚠ {_md_cell(w)}" for w in warns]
+        out += [f"> ⚠ {_md_cell(w, 600)}" for w in warns]
         out += [f"> {_md_cell(n)}" for n in a.notes]
     return "\n".join(out) + "\n"
 

@@ -7,7 +7,8 @@ import io
 import json
 
 from ..sweep import KNEE_GAIN, SweepResult
-from .numbers import binary_bytes, clean, pct, seconds, si
+from ..partial import op_counts
+from .numbers import binary_bytes, clean, lower_bound, pct, seconds, si, upper_bound
 
 _LABELS = {"macs": "MACs", "flops": "FLOPs", "bytes": "Bytes", "activation_peak_bytes": "Activation peak",
            "total_memory_bytes": "Total memory"}
@@ -20,14 +21,37 @@ def render_text(s: SweepResult) -> str:
         head += f"{'latency':>11}{'items/s':>10}{'compute':>9}"
     lines = [f"Sweep of {clean(s.model, 100)}" + (f" on {s.hardware}" if s.hardware else "")
              + ("   fixed: " + " ".join(f"{k}={v}" for k, v in s.fixed) if s.fixed else ""), "", head]
+    partial_rows = []
     for r in s.rows:
         vals = dict(r.values)
-        i = "-" if r.intensity is None else f"{r.intensity:.3g}"
-        line = "".join(f"{vals[d]:>10}" for d in dims) + (f"{si(r.macs):>11}{si(r.flops):>11}"
-               f"{binary_bytes(r.bytes):>11}{i:>8}{binary_bytes(r.activation_peak_bytes):>11}{binary_bytes(r.total_memory_bytes):>11}")
+        cp, mp = not r.costs_complete, bool(r.unknown_size_tensors)
+        i = ("?" if cp else "-") if r.intensity is None else f"{r.intensity:.3g}"
+
+        def lb(text: str, x, part: bool) -> str:
+            return lower_bound(text, x, part, short=True)
+
+        line = "".join(f"{vals[d]:>10}" for d in dims) + (
+            f"{lb(si(r.macs), r.macs, cp):>11}{lb(si(r.flops), r.flops, cp):>11}{lb(binary_bytes(r.bytes), r.bytes, cp):>11}"
+            f"{i:>8}{lb(binary_bytes(r.activation_peak_bytes), r.activation_peak_bytes, mp):>11}"
+            f"{lb(binary_bytes(r.total_memory_bytes), r.total_memory_bytes, mp):>11}")
         if s.hardware:
-            line += f"{seconds(r.latency_s):>11}{si(r.throughput_per_s):>10}{pct(r.compute_bound_share):>9}"
+            share = "?" if cp and r.compute_bound_share is None else pct(r.compute_bound_share)
+            line += (f"{lb(seconds(r.latency_s), r.latency_s, cp):>11}"
+                     f"{upper_bound(si(r.throughput_per_s), r.throughput_per_s, cp, short=True):>10}{share:>9}")
         lines.append(line + ("" if r.complete else "  (partial)"))
+        if not r.complete:
+            partial_rows.append(r)
+    if partial_rows:
+        lines += ["", "(partial): a lower bound (≥; throughput ≤), or ? where nothing is known; unknown is not 0"]
+        for r in partial_rows:
+            why = []
+            if r.uncosted:
+                why.append(f"{r.uncosted_nodes:,} nodes not costed ({op_counts(r.uncosted, 4)})")
+            if r.unknown_size_tensors:
+                why.append(f"{r.unknown_size_tensors:,} tensors of unknown size")
+            if r.lost_at:
+                why.append(f"shapes lost first at {clean(r.lost_at, 80)} (a value past the model's limits?)")
+            lines.append("  " + " ".join(f"{k}={v}" for k, v in r.values) + ": " + "; ".join(why))
     if s.knee:
         lines += ["", "Throughput stops rising at " + ", ".join(f"{k}={v}" for k, v in s.knee)
                   + f" (no larger value gains more than {KNEE_GAIN:.0%})"]
@@ -46,11 +70,20 @@ def render_csv(s: SweepResult) -> str:
     d = s.to_dict()
     buf = io.StringIO()
     cols = list(s.dims) + ["macs", "flops", "int_ops", "bytes", "intensity", "activation_peak_bytes",
-                           "total_memory_bytes", "latency_s", "throughput_per_s", "compute_bound_share", "complete"]
+                           "total_memory_bytes", "latency_s", "throughput_per_s", "compute_bound_share", "complete",
+                           "uncosted_nodes", "unknown_size_tensors"]
+    cost_cols = {"macs", "flops", "int_ops", "bytes", "latency_s"}
+    mem_cols = {"activation_peak_bytes", "total_memory_bytes"}
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(cols)
     for row in d["rows"]:
-        w.writerow(["" if row[c] is None else row[c] for c in cols])
+        # a partial figure is a lower bound; one with nothing known is an empty cell, never 0
+        def cell(c):
+            v = row[c]
+            unknown = not v and ((c in cost_cols and row["uncosted_nodes"])
+                                 or (c in mem_cols and row["unknown_size_tensors"]))
+            return "" if v is None or unknown else v
+        w.writerow([cell(c) for c in cols])
     return buf.getvalue()
 
 
