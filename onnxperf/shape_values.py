@@ -294,28 +294,45 @@ def shape_values(g: GraphIR, opsets: dict[str, int],
                 continue
             if out_names[0] in values:
                 continue  # computed by an earlier call
-            try:
-                if op_type in ("Shape", "Size"):
-                    shape = static_shape(in_names[0]) if in_names and in_names[0] else None
-                    if shape is None:
-                        continue
-                    outs: tuple = (_shape_value(g.nodes[idx], shape),)
-                else:
-                    ins = [value(x) if x else None for x in in_names]
-                    if any(v is None for x, v in zip(in_names, ins) if x):
-                        continue
-                    if not _out_size_ok(op_type, ins):
-                        continue
-                    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in g.nodes[idx].attribute}
-                    outs = (EVALUATORS[op_type](ins, attrs, opset),)
-            except Exception:  # the reference op refused these values: leave the node uncomputed
-                continue
-            for name, v in zip(out_names, outs):
-                if name and isinstance(v, np.ndarray | np.generic):
-                    arr = np.asarray(v)
-                    if arr.size <= MAX_ELEMENTS and arr.dtype != object:
-                        values[name] = arr
+            if op_type in ("Shape", "Size"):
+                shape = static_shape(in_names[0]) if in_names and in_names[0] else None
+                if shape is None:
+                    continue
+                ins = []
+            else:
+                ins = [value(x) if x else None for x in in_names]
+                if any(v is None for x, v in zip(in_names, ins) if x):
+                    continue
+                shape = None
+            out = evaluate(g.nodes[idx], op_type, ins, opset, shape)
+            if out is not None:
+                values[out_names[0]] = out
     return values
+
+
+def evaluate(node: onnx.NodeProto, op_type: str, ins: list[np.ndarray | None], opset: int,
+             input_shape: tuple[int, ...] | None = None) -> np.ndarray | None:
+    """The single output of a default-domain value op (:data:`VALUE_OPS`) on known inputs, or None
+    when it cannot be computed here (an input too large, an output that would be, a failure).
+    ``Shape``/``Size`` take their input's static ``input_shape`` instead of values. Call it under
+    ``np.errstate(all="raise")``: an overflow leaves the node uncomputed."""
+    try:
+        if op_type in ("Shape", "Size"):
+            if input_shape is None:
+                return None
+            out = _shape_value(node, input_shape)
+        else:
+            if not _out_size_ok(op_type, ins):
+                return None
+            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+            out = EVALUATORS[op_type](ins, attrs, opset)
+    except Exception:  # the op refused these values: leave the node uncomputed
+        return None
+    if isinstance(out, np.ndarray | np.generic):
+        arr = np.asarray(out)
+        if arr.size <= MAX_ELEMENTS and arr.dtype != object:
+            return arr
+    return None
 
 
 def node_positions(model: onnx.ModelProto) -> dict[str, tuple[int, int]]:
@@ -403,5 +420,5 @@ def with_constants(model: onnx.ModelProto, values: dict[str, np.ndarray],
     return replaced
 
 
-__all__ = ["EVALUATORS", "MAX_ELEMENTS", "VALUE_OPS", "candidates", "node_positions", "shape_values",
+__all__ = ["EVALUATORS", "MAX_ELEMENTS", "VALUE_OPS", "candidates", "evaluate", "node_positions", "shape_values",
            "with_constants"]

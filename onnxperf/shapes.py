@@ -32,7 +32,6 @@ from . import dtypes
 from .frozen import fast_init
 from .errors import DimBindingError
 from .loader import GraphIR, LoadedModel
-from .shape_rules import output_dtypes, output_shapes
 from .shape_values import _constant_into, candidates, node_positions, shape_values, with_constants
 
 Dim = int | str | None
@@ -439,9 +438,15 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
             tensors[name] = TensorInfo.of(name, rec.elem_type, rec.dims, True)
         _add_constants(loaded.graph, tensors)
         gaps = _gaps(loaded.graph, tensors, free_set)
-        if gaps and _evaluate_shape_values(loaded, work, tensors, free_set):
-            engines.append("onnxperf-values")
-            gaps = _gaps(loaded.graph, tensors, free_set)
+        values: dict[str, np.ndarray] = {}
+        if gaps:
+            helped, values = _evaluate_shape_values(loaded, work, tensors, free_set)
+            if helped:
+                engines.append("onnxperf-values")
+    bound = _bound_names(loaded, dims, input_shapes)
+    if _forward(loaded, tensors, free_set, bound, values):
+        engines.append("onnxperf")
+    gaps = _gaps(loaded.graph, tensors, free_set)
     if gaps:
         # onnxruntime's symbolic inference reads initializer and Constant values: it gets the
         # weight-free skeleton, built only now that it is needed
@@ -458,9 +463,34 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
                     if cur is not None and cur.elem_type and not ti.elem_type:
                         ti = TensorInfo(name, cur.elem_type, ti.shape)
                     tensors[name] = ti
-    if _own_rules(loaded.graph, tensors):
-        engines.append("onnxperf")
+            _forward(loaded, tensors, free_set, bound, values)
     return ShapeResult(tensors, dims, input_shapes, free, notes, engines)
+
+
+def _bound_names(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[str, tuple[int, ...]]
+                 ) -> dict[str, int]:
+    """Every dim name with a value: the ``--dim`` bindings, and the names an ``--input-shape``
+    fixes (the declared ``dim_param`` at each position of that input)."""
+    bound = dict(dims)
+    if input_shapes:
+        for vi in loaded.proto.graph.input:
+            shape = input_shapes.get(vi.name)
+            if shape is None:
+                continue
+            for d, v in zip(vi.type.tensor_type.shape.dim, shape):
+                if d.HasField("dim_param") and d.dim_param and d.dim_param not in bound:
+                    bound[d.dim_param] = int(v)
+    return bound
+
+
+def _forward(loaded: LoadedModel, tensors: dict[str, TensorInfo], free: set[str], bound: dict[str, int],
+             values: dict[str, np.ndarray]) -> bool:
+    """The forward pass (:mod:`onnxperf.shape_forward`): True when it gained anything."""
+    from .shape_forward import forward
+
+    gained, computed = forward(loaded, tensors, free, bound, values)
+    values.update(computed)
+    return gained > 0
 
 
 #: rounds of (compute shape values, infer again): each round may make more Shape inputs static
@@ -468,9 +498,10 @@ _VALUE_ROUNDS = 3
 
 
 def _evaluate_shape_values(loaded: LoadedModel, work: _InPlace, tensors: dict[str, TensorInfo],
-                           free: set[str]) -> bool:
+                           free: set[str]) -> tuple[bool, dict[str, np.ndarray]]:
     """Compute the model's shape arithmetic and infer again with it as constants
-    (:mod:`onnxperf.shape_values`); ``tensors`` gains what becomes known. True when it helped.
+    (:mod:`onnxperf.shape_values`); ``tensors`` gains what becomes known. Returns whether it
+    helped, and the values computed (the forward pass starts from them).
 
     Rounds run on ``work`` in place (its proto is restored on exit), or on a weight-free copy
     when the model's inline weights are large."""
@@ -515,37 +546,7 @@ def _evaluate_shape_values(loaded: LoadedModel, work: _InPlace, tensors: dict[st
         helped = helped or gained
         if not gained or not _gaps(loaded.graph, tensors, free):
             break
-    return helped
-
-
-def _own_rules(g: GraphIR, tensors: dict[str, TensorInfo]) -> bool:
-    """Fill outputs both engines left without a shape, from :mod:`onnxperf.shape_rules`."""
-
-    used = False
-    for idx, (in_names, out_names) in enumerate(g.io):
-        for o in out_names:
-            t = tensors.get(o) if o else None
-            if o and (t is None or t.shape is None or not t.elem_type):
-                break
-        else:
-            continue  # every output known
-        node = g.nodes[idx]
-        ins = [tensors[x].shape if x and x in tensors else None for x in in_names]
-        shapes = output_shapes(node, ins)
-        if shapes is None:
-            continue
-        first = tensors.get(in_names[0]) if in_names and in_names[0] else None
-        types = output_dtypes(node, first.elem_type if first else 0) or []
-        for j, (name, shape) in enumerate(zip([o for o in out_names if o], shapes)):
-            cur = tensors.get(name)
-            elem = cur.elem_type if cur is not None and cur.elem_type else (types[j] if j < len(types) else 0)
-            new_shape = cur.shape if cur is not None and cur.shape is not None else shape
-            if new_shape is None:
-                continue
-            if cur is None or cur.shape is None or not cur.elem_type:
-                tensors[name] = TensorInfo(name, elem, tuple(new_shape))
-                used = True
-    return used
+    return helped, values
 
 
 def _add_constants(graph, tensors: dict[str, TensorInfo]) -> None:

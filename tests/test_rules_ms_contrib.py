@@ -448,18 +448,18 @@ def test_nhwc_max_pool_and_trilu():
     assert (r.flops, r.bytes_read, r.bytes_written) == (0, 48, 48)
 
 
-# --- shapes from onnxruntime's symbolic inference --------------------------------------------
+# --- shapes of com.microsoft ops: the engine's own shape functions ------------------------------
 
-def test_output_shape_from_onnxruntime_symbolic_inference():
-    # No output shape declared: ONNX has no schema for com.microsoft ops, so the shape must
-    # come from onnxruntime's symbolic shape inference.
+def test_output_shape_from_own_shape_function_not_onnxruntime():
+    # No output shape declared: ONNX has no schema for com.microsoft ops, so the shape comes from
+    # onnxperf's own shape function (onnxruntime's symbolic inference is a last fallback only).
     nodes = [helper.make_node("SkipLayerNormalization", ["x", "skip", "gamma", "beta"], ["y"], domain=MS, epsilon=1e-5),
              helper.make_node("Relu", ["y"], ["z"])]
     m = model(nodes, [vi("x", [B, S, HID]), vi("skip", [B, S, HID]), vi("gamma", [HID]), vi("beta", [HID])],
               [vi("z", None)], extra_opsets={MS: 1})
     a = onnxperf.analyze(m)
     sln, relu = a.main_nodes
-    assert "onnxruntime-symbolic" in a.shape_engines
+    assert "onnxruntime-symbolic" not in a.shape_engines and "onnxperf" in a.shape_engines
     assert sln.outputs[0].shape == (B, S, HID)
     assert sln.status == "counted" and relu.status == "counted"
     assert sln.flops == X + (LN_E + 1) * X + LN_R * B * S

@@ -1,0 +1,384 @@
+"""The forward pass: a fixed point of ONNX's per-node inference, own shape functions and value
+evaluation, in one walk of the graph in topological order.
+
+ONNX's whole-graph inference (run first, in :mod:`onnxperf.shapes`) stops at the first node it
+cannot shape (a ``com.microsoft`` op, an ``ai.onnx.ml`` op, a ``Pad`` by computed amounts) and
+leaves everything downstream unknown, and it carries no values through most shape arithmetic.
+This pass visits the nodes in order, and for every node an output of which is still missing,
+rank-unknown or holds a dim that is neither a number nor a free (unbound) symbol:
+
+1. values: a default-domain node whose inputs are all known small values is computed (numpy
+   evaluators of :mod:`onnxperf.shape_values`; any other default-domain op through onnx's reference
+   evaluator, only when ONNX says its outputs are small). ``Shape``/``Size`` of a static tensor too.
+   A computed output has an exact shape, and its value feeds the nodes below;
+2. ONNX's own inference of that node (``onnx.shape_inference.infer_node_outputs``, with the known
+   values of its inputs as data, so a ``Reshape``/``Pad``/``Slice`` by computed amounts is shaped);
+3. own shape functions (:mod:`onnxperf.shape_rules`) for what ONNX has no schema or function for.
+
+Because every node is visited after all its inputs, what one step fills is used by every step
+below it: no second whole-graph pass is needed. Derived dim names (``past + 1``, ``2*s0``), as the
+dynamo exporter writes them, are evaluated from the bound dims (:func:`eval_dim`). Sizes are capped:
+no value beyond :data:`onnxperf.shape_values.MAX_ELEMENTS` elements is built, by any engine.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Mapping
+
+import numpy as np
+import onnx
+
+from . import shape_rules
+from .loader import GraphIR, LoadedModel
+from .shape_values import EVALUATORS, MAX_ELEMENTS, evaluate
+
+#: the largest absolute value a derived dim may take (beyond it the expression stays a symbol)
+MAX_DIM = 1 << 62
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+
+
+def eval_dim(expr: str, bound: Mapping[str, int]) -> int | None:
+    """The value of a dim written as arithmetic of named dims (``past + 1``, ``2*s0``,
+    ``floor(seq/2)``, ``max(a, b)``), with the names bound; None when a name is unbound, the
+    expression is not plain integer arithmetic, a division is not exact, or the value is not a
+    size. Parsed with :mod:`ast`, never executed."""
+    if expr in bound:
+        return bound[expr]
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+    def ev(n: ast.AST) -> int:
+        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+            return n.value
+        if isinstance(n, ast.Name):
+            return bound[n.id]
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            return -ev(n.operand)
+        if isinstance(n, ast.BinOp):
+            a, b = ev(n.left), ev(n.right)
+            if isinstance(n.op, ast.Div):  # sympy writes exact quotients with "/"
+                if b == 0 or a % b:
+                    raise ValueError("inexact division")
+                return a // b
+            fn = _BINOPS.get(type(n.op))
+            if fn is None or (isinstance(n.op, (ast.FloorDiv, ast.Mod)) and b == 0):
+                raise ValueError("operator")
+            out = fn(a, b)
+            if abs(out) > MAX_DIM:
+                raise ValueError("too large")
+            return out
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and not n.keywords:
+            name = n.func.id.lower()
+            args = [n2 for n2 in n.args]
+            if name in ("max", "min") and args:
+                vals = [ev(a) for a in args]
+                return max(vals) if name == "max" else min(vals)
+            if name in ("floor", "ceiling", "ceil") and len(args) == 1 and isinstance(args[0], ast.BinOp) \
+                    and isinstance(args[0].op, ast.Div):
+                a, b = ev(args[0].left), ev(args[0].right)
+                if b == 0:
+                    raise ValueError("division by zero")
+                return a // b if name == "floor" else -(-a // b)
+        raise ValueError("not integer arithmetic")
+
+    try:
+        v = ev(tree.body)
+    except (KeyError, ValueError, TypeError, RecursionError, OverflowError):
+        return None
+    return v if 0 <= v <= MAX_DIM else None
+
+
+class Forward:
+    """State of one forward pass over a (sub)graph: what it knows and what it computed."""
+
+    def __init__(self, loaded: LoadedModel, tensors: dict, free: set[str], bound: Mapping[str, int],
+                 values: dict[str, np.ndarray]):
+        from .shapes import TensorInfo  # shapes imports this module lazily: no cycle at import
+
+        self.TensorInfo = TensorInfo
+        self.loaded = loaded
+        self.tensors = tensors
+        self.free = free
+        self.bound = dict(bound)
+        self.values = values
+        self.opset_imports = list(loaded.proto.opset_import)
+        self.opsets = loaded.opsets
+        self.ir_version = loaded.proto.ir_version or onnx.IR_VERSION
+        self._schemas: dict[tuple[str, str], onnx.defs.OpSchema | None] = {}
+        self._types: dict[str, onnx.TypeProto] = {}
+        self._dims: dict[str, int | str] = {}
+        self.gained = 0
+        self.computed = 0
+
+    # -------------------------------------------------------------- knowledge
+
+    def dim(self, d):
+        """A dim with derived names evaluated: an int where the expression's names are bound."""
+        if d.__class__ is not str:
+            return d
+        hit = self._dims.get(d)
+        if hit is None:
+            v = eval_dim(d, self.bound)
+            hit = self._dims[d] = d if v is None else v
+        return hit
+
+    def resolve_derived(self) -> int:
+        """Replace, in every known tensor, the dims that are expressions of bound dims by their
+        values; returns how many tensors changed."""
+        if not self.bound:
+            return 0
+        changed = 0
+        TI = self.TensorInfo
+        for name, ti in list(self.tensors.items()):
+            if ti.shape is None or ti.is_static:
+                continue
+            shape = tuple(self.dim(d) for d in ti.shape)
+            if shape != ti.shape:
+                self.tensors[name] = TI(name, ti.elem_type, shape)
+                changed += 1
+        return changed
+
+    def complete(self, ti) -> bool:
+        if ti is None or ti.shape is None or not ti.elem_type:
+            return False
+        if ti.is_static:
+            return True
+        for d in ti.shape:
+            if d is None:
+                return False
+            if d.__class__ is str and not ti.symbols() <= self.free:
+                return False
+        return True
+
+    def value(self, g: GraphIR, name: str) -> np.ndarray | None:
+        v = self.values.get(name)
+        if v is not None:
+            return v
+        v = g.const_value(name)
+        return v if v is not None and v.size <= MAX_ELEMENTS else None
+
+    def static(self, name: str) -> tuple[int, ...] | None:
+        ti = self.tensors.get(name)
+        if ti is None or ti.shape is None or not ti.is_static or any(d < 0 for d in ti.shape):
+            return None
+        return tuple(ti.shape)
+
+    def _better(self, name: str, elem: int, shape) -> bool:
+        """Record (elem, shape) for ``name`` where it is better known than what is there."""
+        from .shapes import _knownness
+
+        cur = self.tensors.get(name)
+        if shape is not None:
+            shape = tuple(self.dim(d) for d in shape)
+        if cur is not None:
+            if not elem:
+                elem = cur.elem_type
+            if shape is None:
+                shape = cur.shape
+            elif cur.shape is not None and len(cur.shape) == len(shape):
+                # keep a number either side knows (ONNX's inferred dims can be surer than ours)
+                shape = tuple(a if isinstance(a, int) else b for a, b in zip(shape, cur.shape))
+        new = self.TensorInfo(name, int(elem or 0), shape)
+        if cur is not None and _knownness(new) <= _knownness(cur):
+            return False
+        self.tensors[name] = new
+        self._types.pop(name, None)
+        self.gained += 1
+        return True
+
+    # -------------------------------------------------------------- the walk
+
+    def run(self, g: GraphIR) -> None:
+        heads, io, nodes = g.heads, g.io, g.nodes
+        with_graphs = {k[0] for k in g.subgraphs}
+        tensors = self.tensors
+        with np.errstate(all="raise"):
+            for idx in g.order:
+                in_names, out_names = io[idx]
+                op_type, domain, _ = heads[idx]
+                outs = [o for o in out_names if o]
+                if not outs:
+                    continue
+                want_shape = not all(self.complete(tensors.get(o)) for o in outs)
+                want_value = (domain == "" and outs[0] not in self.values and idx not in with_graphs
+                              and (op_type in ("Shape", "Size") or all(
+                                  not x or x in self.values or g.const_value(x) is not None for x in in_names)))
+                if not want_shape and not want_value:
+                    continue
+                node = nodes[idx]
+                if want_value and self._compute(g, node, op_type, in_names, outs):
+                    continue
+                if want_shape:
+                    if domain in ("", "ai.onnx.ml", "ai.onnx.preview.training") and idx not in with_graphs:
+                        self._onnx_node(g, node, domain, op_type, in_names)
+                    if not all(self.complete(tensors.get(o)) for o in outs):
+                        self._own(g, node, in_names, out_names)
+                if want_value and op_type not in EVALUATORS and op_type not in ("Shape", "Size"):
+                    self._reference(g, node, op_type, in_names, outs)
+
+    def _compute(self, g: GraphIR, node: onnx.NodeProto, op_type: str, in_names, outs) -> bool:
+        """Step 1 with the numpy evaluators: True when the node's value (and so its shape) is known."""
+        if op_type in ("Shape", "Size"):
+            shape = self.static(in_names[0]) if in_names and in_names[0] else None
+            if shape is None:
+                return False
+            out = evaluate(node, op_type, [], self.opsets.get("", 1), shape)
+        elif op_type in EVALUATORS and len(outs) == 1:
+            ins = [self.value(g, x) if x else None for x in in_names]
+            if any(v is None for x, v in zip(in_names, ins) if x):
+                return False
+            out = evaluate(node, op_type, ins, self.opsets.get("", 1))
+        else:
+            return False
+        if out is None:
+            return False
+        self._store(outs[0], out)
+        return True
+
+    def _store(self, name: str, value: np.ndarray) -> None:
+        from .shape_values import _CONST_TYPES
+
+        self.values[name] = value
+        self.computed += 1
+        elem = _CONST_TYPES.get(value.dtype) or onnx.helper.np_dtype_to_tensor_dtype(value.dtype)
+        cur = self.tensors.get(name)
+        if cur is None or not cur.is_static or cur.shape != value.shape:
+            self.tensors[name] = self.TensorInfo(name, int(cur.elem_type if cur is not None and cur.elem_type
+                                                           else elem), tuple(int(d) for d in value.shape))
+            self._types.pop(name, None)
+            self.gained += 1
+
+    def _reference(self, g: GraphIR, node: onnx.NodeProto, op_type: str, in_names, outs) -> None:
+        """Step 1 for a default-domain op without a numpy evaluator (Pad, ScatterND, Trilu, CumSum,
+        OneHot, ...): onnx's reference implementation, only when every input is a known value and
+        ONNX's inference (step 2, already run) says each output is static and small."""
+        if node.domain not in ("", "ai.onnx"):
+            return
+        ins = [self.value(g, x) if x else None for x in in_names]
+        if any(v is None for x, v in zip(in_names, ins) if x):
+            return
+        for o in outs:
+            shape = self.static(o)
+            if shape is None or int(np.prod(shape, dtype=object)) > MAX_ELEMENTS:
+                return
+        try:
+            from onnx.reference import ReferenceEvaluator
+
+            feeds = {x: v for x, v in zip(in_names, ins) if x}
+            graph = onnx.helper.make_graph(
+                [node], "value",
+                [onnx.helper.make_tensor_value_info(x, onnx.helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+                 for x, v in feeds.items()],
+                [onnx.helper.make_tensor_value_info(o, 0, None) for o in outs])
+            model = onnx.helper.make_model(graph, opset_imports=self.opset_imports, ir_version=self.ir_version)
+            results = ReferenceEvaluator(model).run(None, feeds)
+        except Exception:  # the reference op refused: the node keeps its inferred shape, no value
+            return
+        for o, r in zip(outs, results):
+            arr = np.asarray(r)
+            if arr.dtype != object and arr.size <= MAX_ELEMENTS and self.static(o) == arr.shape:
+                self.values[o] = arr
+                self.computed += 1
+
+    def _type_proto(self, name: str) -> onnx.TypeProto | None:
+        tp = self._types.get(name)
+        if tp is not None:
+            return tp
+        ti = self.tensors.get(name)
+        if ti is None or not ti.elem_type:
+            return None
+        tp = onnx.TypeProto()
+        tt = tp.tensor_type
+        tt.elem_type = ti.elem_type
+        if ti.shape is not None:
+            sh = tt.shape
+            sh.SetInParent()
+            for d in ti.shape:
+                dim = sh.dim.add()
+                if d.__class__ is int:
+                    dim.dim_value = d
+                elif d.__class__ is str:
+                    dim.dim_param = d
+        self._types[name] = tp
+        return tp
+
+    def _schema(self, domain: str, op_type: str) -> onnx.defs.OpSchema | None:
+        key = (domain, op_type)
+        if key not in self._schemas:
+            try:
+                s = onnx.defs.get_schema(op_type, self.opsets.get(domain, 1), domain)
+                self._schemas[key] = s if s.has_type_and_shape_inference_function else None
+            except Exception:
+                self._schemas[key] = None
+        return self._schemas[key]
+
+    def _onnx_node(self, g: GraphIR, node: onnx.NodeProto, domain: str, op_type: str, in_names) -> None:
+        """Step 2: ONNX's inference of this one node, with known input values as data."""
+        schema = self._schema(domain, op_type)
+        if schema is None:
+            return
+        types: dict[str, onnx.TypeProto] = {}
+        data: dict[str, onnx.TensorProto] = {}
+        for x in in_names:
+            if not x:
+                continue
+            tp = self._type_proto(x)
+            if tp is None:
+                return
+            types[x] = tp
+            v = self.value(g, x)
+            if v is not None and v.dtype != object:
+                try:
+                    data[x] = onnx.numpy_helper.from_array(v, x)
+                except Exception:
+                    pass
+        try:
+            result = onnx.shape_inference.infer_node_outputs(schema, node, types, data,
+                                                             opset_imports=self.opset_imports,
+                                                             ir_version=self.ir_version)
+        except Exception:  # ONNX refused the node (a type mismatch, a bad attribute): step 3 may tell
+            return
+        from .shapes import _type_of
+
+        for name, tp in result.items():
+            parsed = _type_of(tp)
+            if parsed is not None:
+                self._better(name, parsed[0], parsed[1])
+
+    def _own(self, g: GraphIR, node: onnx.NodeProto, in_names, out_names) -> None:
+        """Step 3: :mod:`onnxperf.shape_rules`."""
+        if shape_rules.rule_for(node.domain, node.op_type) is None:
+            return
+        shapes, types, values = [], [], []
+        for x in in_names:
+            ti = self.tensors.get(x) if x else None
+            shapes.append(ti.shape if ti is not None else None)
+            types.append(ti.elem_type if ti is not None else 0)
+            values.append(self.value(g, x) if x else None)
+        ctx = shape_rules.ShapeCtx(node, tuple(shapes), tuple(types), tuple(values),
+                                   shape_rules.attributes(node))
+        try:
+            outs = shape_rules.infer(ctx)
+        except Exception:  # a shape function that cannot tell from these inputs
+            return
+        for name, out in zip(out_names, outs or ()):
+            if name and out is not None:
+                self._better(name, out[0], out[1])
+
+
+def forward(loaded: LoadedModel, tensors: dict, free: set[str], bound: Mapping[str, int],
+            values: dict[str, np.ndarray] | None = None) -> tuple[int, dict[str, np.ndarray]]:
+    """Run the forward pass over the main graph; returns (tensors gained, the known values)."""
+    fw = Forward(loaded, tensors, free, bound, dict(values or {}))
+    fw.resolve_derived()
+    fw.run(loaded.graph)
+    return fw.gained, fw.values
+
+
+__all__ = ["MAX_DIM", "Forward", "eval_dim", "forward"]
