@@ -32,6 +32,7 @@ from typing import Any
 
 from . import __version__
 from .cost import COUNTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO
+from .partial import uncosted_text, warnings as partial_warnings
 from .summary import Summary
 
 SCHEMA = "onnxperf.report/1"
@@ -329,6 +330,7 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
             "bound": tm[2] if tm else None,
             "measured_s": mt, "measured_share": (mt / meas_total if mt is not None and meas_total else None),
             "statuses": dict(row.statuses),
+            "complete": sum(k for st, k in row.statuses if st in (COUNTED, ZERO)) == row.count,
         })
 
     # bottlenecks
@@ -392,6 +394,9 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
         }
 
     totals = {
+        "complete": t.complete, "uncosted": dict(t.uncosted),
+        "uncosted_text": uncosted_text(t) or None, "memory_complete": sm.memory.complete,
+        "latency_complete": rl is None or not rl.unknown_nodes,
         "params": t.params, "param_bytes": t.param_bytes, "macs": t.macs, "flops": t.flops, "int_ops": t.int_ops,
         "bytes_read": t.bytes_read, "bytes_written": t.bytes_written,
         "intensity_flops_per_byte": t.intensity_flops_per_byte,
@@ -454,22 +459,7 @@ def _n(k: int, noun: str) -> str:
 
 def _warnings(sm: Summary) -> list[dict[str, Any]]:
     """What makes figures partial, each with a code and what to do."""
-    a = sm.analysis
-    c = a.coverage
-    out: list[dict[str, Any]] = []
-    if c.dims_to_bind:
-        out.append({"code": "unbound_dims", "level": "warning", "dims": list(c.dims_to_bind),
-                    "message": f"Unbound dims {', '.join(c.dims_to_bind)}: {_n(c.unknown_shape, 'node')} not costed "
-                               "(totals are partial). Bind them: "
-                               + " ".join(f"--dim {x}=N" for x in c.dims_to_bind)})
-    elif c.unresolved_symbols:
-        out.append({"code": "unresolved_dims", "level": "warning", "dims": list(c.unresolved_symbols),
-                    "message": f"Unresolved dims (data-dependent or not inferable) {', '.join(c.unresolved_symbols)}: "
-                               f"{_n(c.unknown_shape, 'node')} not costed (totals are partial)."})
-    if c.unsupported:
-        out.append({"code": "unsupported_ops", "level": "warning", "op_types": dict(c.unsupported_op_types),
-                    "message": "Unsupported ops are not counted (totals are partial): "
-                               + ", ".join(f"{op} ×{k}" for op, k in c.unsupported_op_types)})
+    out = partial_warnings(sm.analysis)
     if sm.memory.unknown_tensors:
         out.append({"code": "memory_partial", "level": "warning",
                     "message": f"Activation memory is partial: {_n(sm.memory.unknown_tensors, 'tensor')} of "

@@ -74,9 +74,9 @@ def test_resnet50_v15_pair_deltas_memory_and_op_histogram(capsys):
     assert [x["key"] for x in m["metrics"]] == [k for k, _, _ in METRICS]
     for key, _, _ in METRICS:
         if ta[key] is None or tb[key] is None:  # measured latency: no --validate
-            assert d[key] == {"delta": None, "rel": None}, key
+            assert d[key] == {"delta": None, "rel": None, "partial": False}, key
             continue
-        assert d[key]["delta"] == tb[key] - ta[key], key
+        assert d[key]["delta"] == tb[key] - ta[key] and d[key]["partial"] is False, key
         assert d[key]["rel"] == (0.0 if ta[key] == tb[key] else (tb[key] - ta[key]) / ta[key]), key
     assert ta["measured_latency_s"] is None and ta["predicted_latency_s"] > 0 and tb["predicted_latency_s"] > 0
 

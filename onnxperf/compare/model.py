@@ -24,6 +24,7 @@ import onnx
 
 from .. import __version__
 from ..loader import LoadedModel, load
+from ..partial import warnings as partial_warnings
 from ..shapes import input_dim_names
 from ..summary import summarize
 from .align import KINDS, Alignment, align
@@ -49,6 +50,12 @@ METRICS = (
     ("nodes", "Nodes", "count"),
     ("heavy_nodes", "Heavy nodes (aligned)", "count"),
 )
+
+#: which completeness flag of a model's totals each figure depends on: a figure whose flag is
+#: False is a lower bound (listed in ``totals.partial``; its deltas are flagged ``partial``)
+PARTIAL_BY = {"macs": "complete", "flops": "complete", "bytes": "complete", "intensity_flops_per_byte": "complete",
+              "activation_peak_bytes": "memory_complete", "total_memory_bytes": "memory_complete",
+              "predicted_latency_s": "latency_complete"}
 
 #: parameter roles, in the order the breakdown lists them
 ROLES = (
@@ -103,19 +110,16 @@ def _totals(side: Side, heavy: int, measured: float | None) -> dict[str, Any]:
         "predicted_latency_s": None if sm.roofline is None else sm.roofline.latency_s,
         "measured_latency_s": measured,
         "nodes": a.model.nodes, "heavy_nodes": heavy,
+        "complete": t.complete, "memory_complete": sm.memory.complete,
+        "latency_complete": sm.roofline is None or not sm.roofline.unknown_nodes,
+        "uncosted": dict(t.uncosted),
     }
 
 
 def _model_dict(side: Side, heavy: int, measured: float | None) -> dict[str, Any]:
     a = side.analysis
     m, c = a.model, a.coverage
-    warnings = []
-    if c.unsupported:
-        warnings.append("unsupported ops are not counted (totals are partial): "
-                        + ", ".join(f"{op} ×{k}" for op, k in c.unsupported_op_types))
-    if c.unknown_shape:
-        warnings.append(f"{c.unknown_shape} nodes have unknown shapes (totals are partial)"
-                        + (f"; bind: {', '.join('--dim ' + d + '=N' for d in c.dims_to_bind)}" if c.dims_to_bind else ""))
+    warnings = [w["message"] for w in partial_warnings(a)]
     if side.dims_ignored:
         warnings.append("--dim not in this model, ignored: " + ", ".join(side.dims_ignored))
     return {
@@ -357,9 +361,14 @@ def build(sides: list[Side], measured: list[float | None] | None = None,
     aligns = [align(sides[0], s) for s in sides[1:]]
     heavy = [len(aligns[0].sig_a) if aligns else 0] + [len(al.sig_b) for al in aligns]
     models = [_model_dict(s, h, m) for s, h, m in zip(sides, heavy, measured)]
+    for m in models:
+        t = m["totals"]
+        t["partial"] = [k for k, _, _ in METRICS if k in PARTIAL_BY and not t[PARTIAL_BY[k]]]
     base = models[0]["totals"]
     deltas = [{"label": m["label"], "vs": models[0]["label"],
-               "metrics": {k: _delta(base[k], m["totals"][k]) for k, _, _ in METRICS}} for m in models[1:]]
+               "metrics": {k: _delta(base[k], m["totals"][k])
+                           | {"partial": k in base["partial"] or k in m["totals"]["partial"]}
+                           for k, _, _ in METRICS}} for m in models[1:]]
     comparisons = []
     for s, al, m in zip(sides[1:], aligns, models[1:]):
         ex, checks = explain(Context(sides[0], s, al))

@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Any
 
 from ..errors import one_line
-from ..render.numbers import binary_bytes, clean, seconds, si
+from ..render.numbers import binary_bytes, clean, lower_bound, seconds, si
 
 FORMATS = ("text", "json", "md", "html")
 
@@ -34,6 +34,22 @@ def value(x: Any, kind: str) -> str:
     if kind == "seconds":
         return seconds(x)
     return f"{x:.2f}"
+
+
+def total(x: dict[str, Any], key: str, kind: str) -> str:
+    """Model ``x``'s figure ``key`` as text: ``≥ 1,234`` when it is a lower bound (some node not
+    costed, some tensor of unknown size), ``?`` when nothing of it is known (never 0)."""
+    v = x["totals"][key]
+    return lower_bound(value(v, kind), v, key in x["totals"]["partial"], short=True)
+
+
+def metric_delta(d: dict[str, Any], kind: str) -> str:
+    """A delta, or ``?`` when either side is a lower bound: the difference of two is no bound."""
+    return "?" if d.get("partial") else delta(d["delta"], kind)
+
+
+def metric_rel(d: dict[str, Any]) -> str:
+    return "?" if d.get("partial") else rel(d["rel"])
 
 
 def delta(x: Any, kind: str) -> str:
@@ -135,9 +151,9 @@ def render_text(m: dict[str, Any]) -> str:
         k, kind = met["key"], met["kind"]
         if all(x["totals"][k] is None for x in models):
             continue
-        r = [met["label"]] + [value(x["totals"][k], kind) for x in models]
+        r = [met["label"]] + [total(x, k, kind) for x in models]
         for d in m["deltas"]:
-            r += [delta(d["metrics"][k]["delta"], kind), rel(d["metrics"][k]["rel"])]
+            r += [metric_delta(d["metrics"][k], kind), metric_rel(d["metrics"][k])]
         rows.append(r)
     out += _table(rows, "l" + "r" * (len(head) - 1))
     out.append("")
@@ -227,9 +243,9 @@ def render_md(m: dict[str, Any]) -> str:
         k, kind = met["key"], met["kind"]
         if all(x["totals"][k] is None for x in models):
             continue
-        r = [met["label"]] + [value(x["totals"][k], kind) for x in models]
+        r = [met["label"]] + [total(x, k, kind) for x in models]
         for d in m["deltas"]:
-            r += [delta(d["metrics"][k]["delta"], kind), rel(d["metrics"][k]["rel"])]
+            r += [metric_delta(d["metrics"][k], kind), metric_rel(d["metrics"][k])]
         out.append("| " + " | ".join(r) + " |")
     h = m["op_histogram"]
     diff_ops = [r for r in h["rows"] if len(set(r[1:])) > 1]
@@ -288,7 +304,8 @@ def _asset(name: str) -> str:
 
 
 def _filters() -> dict[str, Any]:
-    return {"cmp_value": value, "cmp_delta": delta, "cmp_rel": rel, "cmp_signed": signed, "cmp_bytes": binary_bytes,
+    return {"cmp_value": value, "cmp_delta": delta, "cmp_rel": rel, "cmp_total": total, "cmp_metric_delta": metric_delta,
+            "cmp_metric_rel": metric_rel, "cmp_signed": signed, "cmp_bytes": binary_bytes,
             "cmp_si": lambda x: "—" if x is None else si(x), "cmp_row": row_text, "cmp_block": block_title,
             "cmp_int": lambda x: "—" if x is None else f"{x:,}", "cmp_v": _v}
 

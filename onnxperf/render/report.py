@@ -19,7 +19,7 @@ import re
 from importlib import resources
 from typing import Any
 
-from .numbers import binary_bytes, pct, seconds, si
+from .numbers import binary_bytes, lower_bound, pct, seconds, si, upper_bound
 
 #: colours of op types, in the order of ``by_op_type`` (largest FLOPs first); the rest share OTHER
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
@@ -90,6 +90,9 @@ def _filters() -> dict[str, Any]:
         "spct": spct, "int_": lambda x: "—" if x is None else f"{x:,}", "g3": _g3, "repr_": repr_,
         "width": width, "shape": shape, "fixed2": lambda x: "—" if x is None else f"{x:.2f}",
         "tojson_text": lambda x: x if isinstance(x, str) else json.dumps(x, ensure_ascii=False, sort_keys=True),
+        # a total that leaves something out: "≥ 1.06 G (partial)", or "unknown" (never 0)
+        "atleast": lambda text, value, partial, short=False: lower_bound(text, value, partial, short),
+        "atmost": lambda text, value, partial: upper_bound(text, value, partial, short=True),
     }
 
 
@@ -200,21 +203,27 @@ def render_md(model: dict[str, Any], top: int = 5) -> str:
     m, t, c = model["model"], model["totals"], model["coverage"]
     hw = model["hardware"]
     binds = ", ".join(f"{k}={v}" for k, v in model["bindings"]["dims"].items())
+    part, mpart = not t["complete"], not t["memory_complete"]
     out = [f"### onnxperf report: {md_text(m['name'])}", ""]
     facts = [
         ("Producer", f"{md_text(m['producer_name'] or '?')} {md_text(m['producer_version'])}, IR {m['ir_version']}, "
                      + ", ".join(f"{md_text(k)} {v}" for k, v in m["opsets"].items())),
         ("Bindings", md_text(binds) if binds else "none"),
         ("Params", f"{si(t['params'])} ({binary_bytes(t['param_bytes'])})"),
-        ("MACs / FLOPs", f"{si(t['macs'])} / {si(t['flops'])}"),
-        ("Bytes read / written", f"{binary_bytes(t['bytes_read'])} / {binary_bytes(t['bytes_written'])}"),
-        ("Peak activations / total memory", f"{binary_bytes(t['activation_peak_bytes'])} / "
-                                            f"{binary_bytes(t['total_memory_bytes'])}"),
+        ("MACs / FLOPs", f"{lower_bound(si(t['macs']), t['macs'], part)} / {lower_bound(si(t['flops']), t['flops'], part)}"),
+        ("Bytes read / written", f"{lower_bound(binary_bytes(t['bytes_read']), t['bytes_read'], part)} / "
+                                 f"{lower_bound(binary_bytes(t['bytes_written']), t['bytes_written'], part)}"),
+        *([("Not costed", md_text(t["uncosted_text"], 300))] if part else []),
+        ("Peak activations / total memory",
+         f"{lower_bound(binary_bytes(t['activation_peak_bytes']), t['activation_peak_bytes'], mpart)} / "
+         f"{lower_bound(binary_bytes(t['total_memory_bytes']), t['total_memory_bytes'], mpart)}"),
     ]
     if t["predicted_latency_s"] is not None:
+        lpart = not t["latency_complete"]
+        tput = t["predicted_throughput_items_per_s"]
         facts.append((f"Predicted latency ({md_text(hw['id'])})",
-                      f"{seconds(t['predicted_latency_s'])}, {si(t['predicted_throughput_items_per_s'])} items/s "
-                      f"at batch {t['batch']}"))
+                      f"{lower_bound(seconds(t['predicted_latency_s']), t['predicted_latency_s'], lpart)}, "
+                      f"{upper_bound(si(tput), tput, lpart, short=True)} items/s at batch {t['batch']}"))
     if t.get("measured_latency_s") is not None:
         facts.append(("Measured latency", seconds(t["measured_latency_s"])))
     meas = model.get("measured")
@@ -224,16 +233,20 @@ def render_md(model: dict[str, Any], top: int = 5) -> str:
                                                             else f"{100 * e['end_to_end_error']:+.1f}%")
                       + f", MdAPE {pct(e.get('median_ape'))}, within ±25% {pct(e.get('within_25'))}, "
                         f"Spearman {'?' if e.get('spearman') is None else format(e['spearman'], '.2f')}"))
+    share = ("share of FLOPs unknown (uncosted nodes)" if c["flops_exact_share"] is None
+             else f"{pct(c['flops_exact_share'])} of FLOPs")
     facts.append(("Coverage", f"{c['exact_nodes']}/{c['nodes']} nodes by exact rules ({pct(c['node_share_exact'])}), "
-                              f"{pct(c['flops_exact_share'])} of FLOPs"))
+                              + share))
     out += ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in facts] + [""]
     timed = t["predicted_latency_s"] is not None
     out.append("| op type | count | FLOPs | % FLOPs | bytes |" + (" % time |" if timed else ""))
     out.append("|---|---:|---:|---:|---:|" + ("---:|" if timed else ""))
     for o in model["by_op_type"][:top]:
         label = f"{o['domain']}::{o['op_type']}" if o["domain"] else o["op_type"]
-        out.append(f"| {md_text(label)} | {o['count']} | {si(o['flops'])} | {pct(o['flops_share'])} | "
-                   f"{binary_bytes(o['bytes'])} |" + (f" {pct(o['predicted_share'])} |" if timed else ""))
+        op_part = not o["complete"]
+        out.append(f"| {md_text(label)} | {o['count']} | {lower_bound(si(o['flops']), o['flops'], op_part, True)} | "
+                   f"{pct(o['flops_share'])} | {lower_bound(binary_bytes(o['bytes']), o['bytes'], op_part, True)} |"
+                   + (f" {pct(o['predicted_share'])} |" if timed else ""))
     if len(model["by_op_type"]) > top:
         out.append(f"| … {len(model['by_op_type']) - top} more | | | | |" + (" |" if timed else ""))
     b = model["bottlenecks"]["predicted"][:top]
