@@ -6,21 +6,42 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from importlib import import_module
 
 from . import __version__, output
-from .commands import check, compare, hw, report, summary, sweep, validate
 from .errors import OnnxPerfError, OptionError
 
-COMMANDS = (summary, report, sweep, validate, compare, hw, check)
+#: the subcommands, in help order: each is the module ``onnxperf.commands.<name>``, imported only
+#: when it runs (or for the list of commands), so a command loads what it uses and no more
+COMMANDS = ("summary", "report", "sweep", "validate", "compare", "hw", "check")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_module(name: str):
+    return import_module(f"{__package__}.commands.{name}")
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` runs, when nothing before it but ``--debug``, ``--version`` or ``--``
+    (abbreviated as argparse allows) could make argparse print the list of commands; else None."""
+    for i, arg in enumerate(argv):
+        if arg in COMMANDS:
+            return arg
+        if arg == "--":
+            return argv[i + 1] if i + 1 < len(argv) and argv[i + 1] in COMMANDS else None
+        if not (len(arg) > 2 and ("--debug".startswith(arg) or "--version".startswith(arg))):
+            return None
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or of ``command`` alone (the others' modules left unimported)."""
     parser = argparse.ArgumentParser(prog="onnxperf", description="Static performance analysis of ONNX models.")
     parser.add_argument("--version", action="version", version=f"onnxperf {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for mod in COMMANDS:
-        mod.add_parser(sub)
+    for name in COMMANDS:
+        if command is None or name == command:
+            command_module(name).add_parser(sub)
     return parser
 
 
@@ -46,7 +67,7 @@ def _guard_outputs(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(_command_in(argv))
     debug = "--debug" in argv
     try:
         args = parser.parse_args(argv)

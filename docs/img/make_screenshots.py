@@ -20,10 +20,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 
 def report(tmp: Path, name: str, *args: str) -> Path:
     out = tmp / f"{name}.html"
-    code = ("import sys; from onnxperf import cli; from onnxperf.commands import report; "
-            "cli.COMMANDS = tuple(cli.COMMANDS) + ((report,) if report not in cli.COMMANDS else ()); "
-            "sys.exit(cli.main(sys.argv[1:]))")
-    subprocess.run([sys.executable, "-c", code, "report", *args, "-o", str(out)], check=True, cwd=ROOT)
+    subprocess.run([sys.executable, "-m", "onnxperf", "report", *args, "-o", str(out)], check=True, cwd=ROOT)
     return out
 
 
