@@ -319,18 +319,20 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
     by_op = []
     for row in a.by_op_type:
         b = row.bytes_read + row.bytes_written
+        row_complete = sum(k for st, k in row.statuses if st in (COUNTED, ZERO)) == row.count
         tm = rl_by_op.get(row.op_type)  # the roofline groups by op type alone
         mt = meas_by_op.get(row.op_type) if meas else None
         by_op.append({
             "op_type": row.op_type, "domain": row.domain, "count": row.count,
             "macs": row.macs, "flops": row.flops, "int_ops": row.int_ops, "params": row.params,
-            "bytes": b, "flops_share": row.flops / t.flops if t.flops else None,
-            "bytes_share": b / total_bytes if total_bytes else None,
+            # an uncosted node's share is unknown (not 0); other shares are of the figures counted
+            "bytes": b, "flops_share": row.flops / t.flops if t.flops and row_complete else None,
+            "bytes_share": b / total_bytes if total_bytes and row_complete else None,
             "predicted_s": tm[0] if tm else None, "predicted_share": tm[1] if tm else None,
             "bound": tm[2] if tm else None,
             "measured_s": mt, "measured_share": (mt / meas_total if mt is not None and meas_total else None),
             "statuses": dict(row.statuses),
-            "complete": sum(k for st, k in row.statuses if st in (COUNTED, ZERO)) == row.count,
+            "complete": row_complete,
         })
 
     # bottlenecks

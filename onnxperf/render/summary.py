@@ -91,8 +91,8 @@ def render_text(sm: Summary) -> str:
     lines.append(hdr)
     for r in a.by_op_type:
         label = clean(f"{r.domain}::{r.op_type}" if r.domain else r.op_type, 27)
-        share = pct(r.flops / t.flops) if t.flops else "-"
         rp = _row_partial(r)
+        share = "?" if rp else (pct(r.flops / t.flops) if t.flops else "-")
         flag = "  *" if rp else ""
         b = r.bytes_read + r.bytes_written
         lines.append(f"  {label:<28}{r.count:>6}{lower_bound(si(r.macs), r.macs, rp, True):>11}"
