@@ -20,7 +20,7 @@ import onnx
 
 from . import __version__, dtypes
 from .conventions import CONVENTIONS
-from .cost import COUNTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO, CostWalker, NodeCost, TensorRef, is_param
+from .cost import BOUNDED_NOTE, COUNTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO, CostWalker, NodeCost, TensorRef, is_param
 from .errors import OptionError
 from .loader import GraphIR, LoadedModel, load
 from .ops import REGISTRY
@@ -410,7 +410,7 @@ def _analyze(model, dims, input_shapes, convention: str) -> Analysis:
     shapes_in = {k: (parse_shape(v) if isinstance(v, str) else tuple(int(x) for x in v))
                  for k, v in (input_shapes or {}).items()}
     sr: ShapeResult = infer(loaded, dims or {}, shapes_in)
-    walker = CostWalker(sr.tensors, loaded.opsets, convention)
+    walker = CostWalker(sr.tensors, loaded.opsets, convention, bounded=sr.bounded)
     walker.walk(loaded.graph)
     nodes = tuple(walker.records)
     main = [n for n in nodes if not n.scope]
@@ -424,6 +424,10 @@ def _analyze(model, dims, input_shapes, convention: str) -> Analysis:
         complete=not uncosted, uncosted=uncosted, uncosted_by_status=uncosted_by_status,
     )
     notes = list(sr.notes) + newer_than_onnx_notes(loaded)
+    n_bounded = sum(1 for n in main if n.note and BOUNDED_NOTE in n.note)
+    if n_bounded:
+        notes.append(f"{n_bounded} node(s) follow a data-dependent size (NonZero, NonMaxSuppression, TopK ...): "
+                     "their shapes are the largest the model can produce, so their cost is an upper bound")
     if loaded.missing_external_files:
         notes.append("external weight file(s) not found (not needed for analysis): "
                      + ", ".join(loaded.missing_external_files))

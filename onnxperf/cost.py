@@ -32,6 +32,8 @@ COUNTED = "counted"
 ZERO = "zero_by_design"
 UNSUPPORTED = "unsupported"
 UNKNOWN_SHAPE = "unknown_shape"
+#: the note of a node whose sizes depend on the data (see :mod:`onnxperf.shape_forward`)
+BOUNDED_NOTE = "upper bound: a size here depends on the data (NonZero, NonMaxSuppression, TopK ...)"
 STATUSES = (COUNTED, ZERO, UNSUPPORTED, UNKNOWN_SHAPE)
 SUPPORTED_DOMAINS = ("", "ai.onnx.ml", "com.microsoft")
 
@@ -139,9 +141,12 @@ def _attrs(node: onnx.NodeProto, domain: str, opset: int) -> dict[str, Any]:
 
 
 class CostWalker:
-    def __init__(self, tensors: dict[str, TensorInfo], opsets: dict[str, int], convention: str = "default"):
+    def __init__(self, tensors: dict[str, TensorInfo], opsets: dict[str, int], convention: str = "default",
+                 bounded: frozenset[str] = frozenset()):
         self.convention = convention
         self.tensors = tensors
+        #: tensors whose shape is an upper bound (a data-dependent size): nodes touching one are inexact
+        self.bounded = bounded
         self.opsets = opsets
         self.records: list[NodeCost] = []
         self._refs: dict[str, TensorRef | None] = {"": None}
@@ -256,6 +261,8 @@ class CostWalker:
                        note or cost.note)
                 if key is not None and status != UNSUPPORTED:  # a failing rule's note names the node
                     self._memo[key] = res
+        if self.bounded and res[0] == COUNTED and not self.bounded.isdisjoint(in_names + out_names):
+            res = res[:6] + (False, res[7], (res[8] + "; " if res[8] else "") + BOUNDED_NOTE)
         return NodeCost(idx, scope, name, op_type, domain, family, entry.since if entry is not None else None,
                         res[0], ins, outs, res[1], res[2], res[3], res[4], res[5], node_params, res[6], res[7],
                         res[8])

@@ -15,6 +15,11 @@ rank-unknown or holds a dim that is neither a number nor a free (unbound) symbol
    values of its inputs as data, so a ``Reshape``/``Pad``/``Slice`` by computed amounts is shaped);
 3. own shape functions (:mod:`onnxperf.shape_rules`) for what ONNX has no schema or function for.
 
+4. data-dependent sizes (``NonZero``, ``NonMaxSuppression``, ``TopK`` by a computed k, ``Unique``,
+   ``Compress``): where nothing above can tell, the largest size the op can produce
+   (:data:`UPPER_BOUNDS`). Such a tensor, and every tensor computed from it, is recorded in
+   :attr:`Forward.bounded`: the cost of a node that touches one is an upper bound, and says so.
+
 Because every node is visited after all its inputs, what one step fills is used by every step
 below it: no second whole-graph pass is needed. Derived dim names (``past + 1``, ``2*s0``), as the
 dynamo exporter writes them, are evaluated from the bound dims (:func:`eval_dim`). Sizes are capped:
@@ -94,6 +99,93 @@ def eval_dim(expr: str, bound: Mapping[str, int]) -> int | None:
     return v if 0 <= v <= MAX_DIM else None
 
 
+def _numel(shape) -> int | None:
+    n = 1
+    for d in shape:
+        if not isinstance(d, int):
+            return None
+        n *= d
+    return n
+
+
+def _bound_nonzero(c: shape_rules.ShapeCtx) -> list:
+    """NonZero(X): [rank(X), k] with k <= numel(X)."""
+    x = c.shape(0)
+    n = _numel(x) if x is not None else None
+    return [(shape_rules.I64, (len(x), n))] if n is not None else [None]
+
+
+def _bound_nms(c: shape_rules.ShapeCtx) -> list:
+    """NonMaxSuppression(boxes [B, N, 4], scores [B, C, N], max_output_boxes_per_class m):
+    [k, 3] with k <= B·C·min(m, N) (m = N when it is not a constant; 0 or absent selects none)."""
+    boxes, scores = c.shape(0), c.shape(1)
+    if boxes is None or scores is None or len(boxes) != 3 or len(scores) != 3:
+        return [None]
+    b, n, cls = boxes[0], boxes[1], scores[1]
+    if not all(isinstance(d, int) for d in (b, n, cls)):
+        return [None]
+    m = c.value(2)
+    per = n if m is None or m.size != 1 else max(0, min(int(m.reshape(-1)[0]), n))
+    return [(shape_rules.I64, (b * cls * per, 3))]
+
+
+def _bound_topk(c: shape_rules.ShapeCtx) -> list:
+    """TopK(X, k) with k not a constant: k <= X's dim on ``axis``."""
+    x = c.shape(0)
+    if x is None or not x:
+        return [None, None]
+    axis = int(c.attr("axis", -1))
+    axis = axis + len(x) if axis < 0 else axis
+    if not 0 <= axis < len(x) or not isinstance(x[axis], int):
+        return [None, None]
+    return [(c.type(0), tuple(x)), (shape_rules.I64, tuple(x))]
+
+
+def _bound_unique(c: shape_rules.ShapeCtx) -> list:
+    """Unique(X): Y, indices, inverse_indices, counts with at most numel(X) (or X's dim on
+    ``axis``) unique entries."""
+    x = c.shape(0)
+    if x is None:
+        return [None] * 4
+    axis = c.attr("axis")
+    n = _numel(x)
+    if n is None:
+        return [None] * 4
+    if axis is None:
+        y: tuple = (n,)
+        k = n
+    else:
+        a = int(axis) + len(x) if int(axis) < 0 else int(axis)
+        k = x[a]
+        y = tuple(x)
+    inverse = (n,) if axis is None else (x[int(axis) + len(x) if int(axis) < 0 else int(axis)],)
+    return [(c.type(0), y), (shape_rules.I64, (k,)), (shape_rules.I64, inverse), (shape_rules.I64, (k,))]
+
+
+def _bound_compress(c: shape_rules.ShapeCtx) -> list:
+    """Compress(X, condition [L]): at most min(L, X's dim on ``axis``) kept (min(L, numel(X))
+    without an axis: X flattened)."""
+    x, cond = c.shape(0), c.shape(1)
+    if x is None:
+        return [None]
+    limit = cond[0] if cond is not None and len(cond) == 1 and isinstance(cond[0], int) else None
+    axis = c.attr("axis")
+    if axis is None:
+        n = _numel(x)
+        return [(c.type(0), (n if limit is None else min(n, limit),))] if n is not None else [None]
+    a = int(axis) + len(x) if int(axis) < 0 else int(axis)
+    if not 0 <= a < len(x) or not isinstance(x[a], int):
+        return [None]
+    dims = list(x)
+    dims[a] = x[a] if limit is None else min(x[a], limit)
+    return [(c.type(0), tuple(dims))]
+
+
+#: ops whose output sizes depend on the input data: the largest output each can produce
+UPPER_BOUNDS = {"NonZero": _bound_nonzero, "NonMaxSuppression": _bound_nms, "TopK": _bound_topk,
+                "Unique": _bound_unique, "Compress": _bound_compress}
+
+
 class Forward:
     """State of one forward pass over a (sub)graph: what it knows and what it computed."""
 
@@ -115,6 +207,8 @@ class Forward:
         self._dims: dict[str, int | str] = {}
         self.gained = 0
         self.computed = 0
+        #: tensors whose (static) shape or value is an upper bound: they depend on a data-dependent size
+        self.bounded: set[str] = set()
 
     # -------------------------------------------------------------- knowledge
 
@@ -161,6 +255,8 @@ class Forward:
         if v is not None:
             return v
         v = g.const_value(name)
+        if v is None and g is not self.loaded.graph:  # a body reading the main graph's constants
+            v = self.loaded.graph.const_value(name)
         return v if v is not None and v.size <= MAX_ELEMENTS else None
 
     def static(self, name: str) -> tuple[int, ...] | None:
@@ -209,6 +305,8 @@ class Forward:
                 want_value = (domain == "" and outs[0] not in self.values and idx not in with_graphs
                               and (op_type in ("Shape", "Size") or all(
                                   not x or x in self.values or g.const_value(x) is not None for x in in_names)))
+                if self.bounded and any(x in self.bounded for x in in_names):
+                    self.bounded.update(outs)
                 if not want_shape and not want_value:
                     continue
                 node = nodes[idx]
@@ -219,8 +317,71 @@ class Forward:
                         self._onnx_node(g, node, domain, op_type, in_names)
                     if not all(self.complete(tensors.get(o)) for o in outs):
                         self._own(g, node, in_names, out_names)
+                    if domain == "" and op_type in UPPER_BOUNDS and not all(
+                            self.complete(tensors.get(o)) for o in outs):
+                        if self._own(g, node, in_names, out_names, UPPER_BOUNDS[op_type]):
+                            self.bounded.update(outs)
                 if want_value and op_type not in EVALUATORS and op_type not in ("Shape", "Size"):
                     self._reference(g, node, op_type, in_names, outs)
+                if idx in with_graphs:
+                    self._control_flow(g, idx, node, op_type, in_names, out_names)
+
+    def _control_flow(self, g: GraphIR, idx: int, node: onnx.NodeProto, op_type: str, in_names, out_names) -> None:
+        """The bodies of an If / Loop / Scan node walked like the main graph (outer-scope tensors
+        known), then, for If, its outputs from the branches: the branch a constant condition takes,
+        else dims both branches agree on, and where they differ the larger (an upper bound)."""
+        bodies = {attr: sub for (i, attr), sub in g.subgraphs.items() if i == idx}
+        if op_type == "Loop":
+            self._loop_inputs(g, node, in_names, bodies.get("body"))
+        for sub in bodies.values():
+            self.run(sub)
+        if op_type != "If" or "then_branch" not in bodies or "else_branch" not in bodies:
+            return
+        then_b, else_b = bodies["then_branch"], bodies["else_branch"]
+        cond = self.value(g, in_names[0]) if in_names else None
+        taken = None
+        if cond is not None and cond.size == 1:
+            taken = then_b if bool(cond.reshape(-1)[0]) else else_b
+        for j, name in enumerate(out_names):
+            if not name or j >= len(then_b.outputs) or j >= len(else_b.outputs):
+                continue
+            a, b = self.tensors.get(then_b.outputs[j]), self.tensors.get(else_b.outputs[j])
+            if taken is not None:
+                chosen = self.tensors.get(taken.outputs[j])
+                if chosen is not None:
+                    self._better(name, chosen.elem_type, chosen.shape)
+                    if taken.outputs[j] in self.bounded:
+                        self.bounded.add(name)
+                continue
+            if a is None or b is None or a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
+                continue
+            dims, upper = [], False
+            for x, y in zip(a.shape, b.shape):
+                if x == y:
+                    dims.append(x)
+                elif isinstance(x, int) and isinstance(y, int):
+                    dims.append(max(x, y))
+                    upper = True
+                else:
+                    dims.append(None)
+            self._better(name, a.elem_type or b.elem_type, tuple(dims))
+            if upper or then_b.outputs[j] in self.bounded or else_b.outputs[j] in self.bounded:
+                self.bounded.add(name)
+
+    def _loop_inputs(self, g: GraphIR, node: onnx.NodeProto, in_names, body: GraphIR | None) -> None:
+        """Loop's body inputs: iteration number (int64 scalar), condition (bool scalar) and the
+        loop-carried values, shaped like the node's inputs."""
+        if body is None or len(body.inputs) < 2:
+            return
+        TI = self.TensorInfo
+        self.tensors.setdefault(body.inputs[0], TI(body.inputs[0], onnx.TensorProto.INT64, ()))
+        self.tensors.setdefault(body.inputs[1], TI(body.inputs[1], onnx.TensorProto.BOOL, ()))
+        for x, y in zip(in_names[2:], body.inputs[2:]):
+            ti = self.tensors.get(x)
+            if ti is not None and not self.complete(self.tensors.get(y)):
+                self._better(y, ti.elem_type, ti.shape)
+            if x in self.bounded:
+                self.bounded.add(y)
 
     def _compute(self, g: GraphIR, node: onnx.NodeProto, op_type: str, in_names, outs) -> bool:
         """Step 1 with the numpy evaluators: True when the node's value (and so its shape) is known."""
@@ -351,10 +512,11 @@ class Forward:
             if parsed is not None:
                 self._better(name, parsed[0], parsed[1])
 
-    def _own(self, g: GraphIR, node: onnx.NodeProto, in_names, out_names) -> None:
-        """Step 3: :mod:`onnxperf.shape_rules`."""
-        if shape_rules.rule_for(node.domain, node.op_type) is None:
-            return
+    def _own(self, g: GraphIR, node: onnx.NodeProto, in_names, out_names, rule=None) -> bool:
+        """Step 3: :mod:`onnxperf.shape_rules` (or ``rule``); True when it gained anything."""
+        rule = rule or shape_rules.rule_for(node.domain, node.op_type)
+        if rule is None:
+            return False
         shapes, types, values = [], [], []
         for x in in_names:
             ti = self.tensors.get(x) if x else None
@@ -364,21 +526,26 @@ class Forward:
         ctx = shape_rules.ShapeCtx(node, tuple(shapes), tuple(types), tuple(values),
                                    shape_rules.attributes(node))
         try:
-            outs = shape_rules.infer(ctx)
+            outs = rule(ctx)
         except Exception:  # a shape function that cannot tell from these inputs
-            return
+            return False
+        gained = False
         for name, out in zip(out_names, outs or ()):
             if name and out is not None:
-                self._better(name, out[0], out[1])
+                gained = self._better(name, out[0], out[1]) or gained
+        return gained
 
 
 def forward(loaded: LoadedModel, tensors: dict, free: set[str], bound: Mapping[str, int],
-            values: dict[str, np.ndarray] | None = None) -> tuple[int, dict[str, np.ndarray]]:
-    """Run the forward pass over the main graph; returns (tensors gained, the known values)."""
+            values: dict[str, np.ndarray] | None = None, bounded: set[str] | None = None) -> Forward:
+    """Run the forward pass over the main graph; the returned state says what it gained
+    (``gained``), the values it knows (``values``) and the upper-bound tensors (``bounded``)."""
     fw = Forward(loaded, tensors, free, bound, dict(values or {}))
+    if bounded:
+        fw.bounded.update(bounded)
     fw.resolve_derived()
     fw.run(loaded.graph)
-    return fw.gained, fw.values
+    return fw
 
 
-__all__ = ["MAX_DIM", "Forward", "eval_dim", "forward"]
+__all__ = ["MAX_DIM", "UPPER_BOUNDS", "Forward", "eval_dim", "forward"]

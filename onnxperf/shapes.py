@@ -102,6 +102,9 @@ class ShapeResult:
     free_dims: list[str]
     notes: list[str] = field(default_factory=list)
     engines: list[str] = field(default_factory=list)
+    #: tensors whose static shape is an upper bound: they depend on a data-dependent size
+    #: (NonZero, NonMaxSuppression, TopK by a computed k, ...; see :mod:`onnxperf.shape_forward`)
+    bounded: frozenset[str] = frozenset()
 
 
 _KNOWN_TYPES = frozenset(onnx.TensorProto.DataType.values())
@@ -444,7 +447,8 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
             if helped:
                 engines.append("onnxperf-values")
     bound = _bound_names(loaded, dims, input_shapes)
-    if _forward(loaded, tensors, free_set, bound, values):
+    bounded: set[str] = set()
+    if _forward(loaded, tensors, free_set, bound, values, bounded):
         engines.append("onnxperf")
     gaps = _gaps(loaded.graph, tensors, free_set)
     if gaps:
@@ -463,8 +467,8 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
                     if cur is not None and cur.elem_type and not ti.elem_type:
                         ti = TensorInfo(name, cur.elem_type, ti.shape)
                     tensors[name] = ti
-            _forward(loaded, tensors, free_set, bound, values)
-    return ShapeResult(tensors, dims, input_shapes, free, notes, engines)
+            _forward(loaded, tensors, free_set, bound, values, bounded)
+    return ShapeResult(tensors, dims, input_shapes, free, notes, engines, frozenset(bounded))
 
 
 def _bound_names(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[str, tuple[int, ...]]
@@ -484,13 +488,15 @@ def _bound_names(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[s
 
 
 def _forward(loaded: LoadedModel, tensors: dict[str, TensorInfo], free: set[str], bound: dict[str, int],
-             values: dict[str, np.ndarray]) -> bool:
-    """The forward pass (:mod:`onnxperf.shape_forward`): True when it gained anything."""
+             values: dict[str, np.ndarray], bounded: set[str]) -> bool:
+    """The forward pass (:mod:`onnxperf.shape_forward`): True when it gained anything; ``values``
+    and ``bounded`` gain what it computed."""
     from .shape_forward import forward
 
-    gained, computed = forward(loaded, tensors, free, bound, values)
-    values.update(computed)
-    return gained > 0
+    fw = forward(loaded, tensors, free, bound, values, bounded)
+    values.update(fw.values)
+    bounded |= fw.bounded
+    return fw.gained > 0
 
 
 #: rounds of (compute shape values, infer again): each round may make more Shape inputs static

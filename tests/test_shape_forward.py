@@ -312,3 +312,66 @@ def test_ms_elementwise_shapes():
     assert _ms("BiasSplitGelu", [((B, S, H), F32), ((H,), F32)]) == [(F32, (B, S, H // 2))]
     assert _ms("BiasDropout", [((B, S, H), F32), ((H,), F32)], n_out=2) == [
         (F32, (B, S, H)), (TensorProto.BOOL, (B, S, H))]
+
+
+# ------------------------------------------------------------------ data-dependent sizes: upper bounds
+
+
+def test_nonzero_size_is_bounded_and_every_node_after_it_is_an_upper_bound():
+    """NonZero(X [R, C]) selects at most R·C positions: the Transpose/GatherND after it are costed
+    on that bound, marked inexact, and the analysis says so; nodes before it stay exact."""
+    r, c = 4, 6
+    nodes = [helper.make_node("Relu", ["x"], ["xr"]),
+             helper.make_node("NonZero", ["xr"], ["nz"]),
+             helper.make_node("Transpose", ["nz"], ["idx"], perm=[1, 0]),
+             helper.make_node("GatherND", ["xr", "idx"], ["vals"])]
+    a = onnxperf.analyze(model(nodes, [vi("x", [r, c])], [vi("vals", None)]))
+    relu, nz, tr, gnd = a.main_nodes
+    assert nz.outputs[0].shape == (2, r * c) and tr.outputs[0].shape == (r * c, 2)
+    assert gnd.outputs[0].shape == (r * c,)
+    assert {n.status for n in a.main_nodes} == {"counted"}
+    assert relu.exact and not nz.exact and not tr.exact and not gnd.exact
+    assert "upper bound" in gnd.note
+    assert any("data-dependent size" in note for note in a.notes)
+    assert "onnxruntime-symbolic" not in a.shape_engines
+
+
+def test_nms_output_bound_uses_max_output_boxes_per_class():
+    b, n, cls, m = 1, 50, 3, 10
+    nodes = [helper.make_node("NonMaxSuppression", ["boxes", "scores", "m"], ["sel"]),
+             helper.make_node("Cast", ["sel"], ["self"], to=TensorProto.FLOAT)]
+    mm = model(nodes, [vi("boxes", [b, n, 4]), vi("scores", [b, cls, n])], [vi("self", None)],
+               [const("m", [1], I64, [m])])
+    a = onnxperf.analyze(mm)
+    assert a.main_nodes[0].outputs[0].shape == (b * cls * m, 3)
+    assert a.main_nodes[1].status == "counted" and not a.main_nodes[1].exact
+
+
+def test_if_output_takes_the_larger_branch_as_a_bound_or_the_constant_branch():
+    """An If whose branches give [3, 4] and [5, 4]: with a data-dependent condition the output is
+    [5, 4], an upper bound; with a constant condition, the branch taken, exactly."""
+    def branch(name, rows):
+        g = helper.make_graph([helper.make_node("Slice", ["x", "s0", f"e_{name}"], [f"out_{name}"])],
+                              name, [], [vi(f"out_{name}", None)],
+                              [const("s0", [1], I64, [0]), const(f"e_{name}", [1], I64, [rows])])
+        return g
+
+    def build(cond_const: bool | None):
+        nodes = []
+        inits = [const("y", [4])]
+        if cond_const is None:
+            nodes.append(helper.make_node("ReduceSum", ["x"], ["sx"], keepdims=0))
+            nodes.append(helper.make_node("Greater", ["sx", "zero"], ["cond"]))
+            inits.append(const("zero", [], F32, 0.0))
+        else:
+            inits.append(const("cond", [], TensorProto.BOOL, cond_const))
+        nodes.append(helper.make_node("If", ["cond"], ["sel"], then_branch=branch("t", 3), else_branch=branch("e", 5)))
+        nodes.append(helper.make_node("Add", ["sel", "y"], ["z"]))
+        return model(nodes, [vi("x", [8, 4])], [vi("z", None)], inits)
+
+    a = onnxperf.analyze(build(None))
+    add = a.main_nodes[-1]
+    assert add.outputs[0].shape == (5, 4) and add.status == "counted" and not add.exact
+    a = onnxperf.analyze(build(True))
+    add = a.main_nodes[-1]
+    assert add.outputs[0].shape == (3, 4) and add.exact and add.flops == 3 * 4
