@@ -166,6 +166,17 @@ def _embed_layer_norm(c: ShapeCtx) -> list[Out]:
     return out[:c.n_outputs]
 
 
+def _qembed_layer_norm(c: ShapeCtx) -> list[Out]:
+    """QEmbedLayerNormalization: as EmbedLayerNormalization, the output in the word scale's type
+    (input 8): output [B, S, H] float, mask_index [B] int32."""
+    ids, emb = c.shape(0), c.shape(2)
+    if ids is None or len(ids) != 2:
+        return [None] * c.n_outputs
+    h = emb[1] if emb is not None and len(emb) == 2 else None
+    out: list[Out] = [(c.type(8) or F, (ids[0], ids[1], h)), (I32, (ids[0],))]
+    return out[:c.n_outputs]
+
+
 # ------------------------------------------------------------------ convolution, matmul, gemm
 
 
@@ -367,6 +378,7 @@ RULES: dict[tuple[str, str], Rule] = {
     (MS, "SkipLayerNormalization"): _skip_layer_norm,
     (MS, "SkipSimplifiedLayerNormalization"): _skip_layer_norm,
     (MS, "EmbedLayerNormalization"): _embed_layer_norm,
+    (MS, "QEmbedLayerNormalization"): _qembed_layer_norm,
     (MS, "GroupNorm"): _same,
     (MS, "SkipGroupNorm"): _skip_group_norm,
     (MS, "FusedConv"): _fused_conv,

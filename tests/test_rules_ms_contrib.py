@@ -196,6 +196,35 @@ def test_embed_layer_norm_gathers_adds_and_norm():
     assert r.bytes_written == 4 * x + 4 * b
 
 
+def test_qembed_layer_norm_dequantizes_the_gathered_rows_and_is_shaped_by_us():
+    """quantize_dynamic's QEmbedLayerNormalization, no declared output shapes: shaped by the own
+    shape function, costed as EmbedLayerNormalization plus a dequantize (with zero point) of each
+    gathered element and of gamma and beta."""
+    b, s, h, vocab, max_pos = 2, 7, 16, 1000, 128
+    u8 = TensorProto.UINT8
+    ins = {"ids": ([b, s], I32), "seg": None, "word": ([vocab, h], u8), "pos": ([max_pos, h], u8), "segemb": None,
+           "gamma": ([h], u8), "beta": ([h], u8), "mask": ([b, s], I32)}
+    for k in ("ws", "ps"):
+        ins[k] = ([], F32)
+    ins["ss"] = None
+    for k in ("gs", "bs"):
+        ins[k] = ([], F32)
+    for k in ("wz", "pz"):
+        ins[k] = ([], u8)
+    ins["sz"] = None
+    for k in ("gz", "bz"):
+        ins[k] = ([], u8)
+    r = cost(single("QEmbedLayerNormalization", ins, ("y", "mask_index"), domain=MS))
+    assert r.status == "counted", r.note
+    assert r.outputs[0].shape == (b, s, h) and r.outputs[1].shape == (b,)
+    assert (r.outputs[0].dtype, r.outputs[1].dtype) == ("float32", "int32")
+    x = b * s * h
+    assert r.flops == DEQUANT_ZP * (2 * x + 2 * h) + 1 * x + (LN_E + 1) * x + LN_R * b * s
+    assert r.int_ops == b * s
+    ids, scales, zps = 4 * b * s, 4 * 4, 1 * 4
+    assert r.bytes_read == ids + 2 * b * s * h + 2 * h + 4 * b * s + scales + zps
+
+
 # --- attention -----------------------------------------------------------------------------
 
 def test_ms_attention_packed_qkv_projection():

@@ -219,3 +219,31 @@ register("QLinearSoftmax", qlinear_softmax, family="quant", domain=MS)
 register("QLinearAveragePool", _qlinear_pool_rule(global_pool=False), family="pool", domain=MS)
 register("QLinearGlobalAveragePool", _qlinear_pool_rule(global_pool=True), family="pool", domain=MS)
 register("QLinearConcat", qlinear_concat, family="movement", domain=MS)
+
+
+def qembed_layer_norm(n: NodeView) -> OpCost:
+    """QEmbedLayerNormalization (onnxruntime's quantize_dynamic form of EmbedLayerNormalization:
+    input_ids [B, S], segment_ids, word/position (u)int8 tables [V, H], segment table, gamma and
+    beta (u)int8 [H], mask, then their scales and zero points): the gathered rows and gamma/beta
+    are dequantized (:func:`dequant_ops` with a zero point per element), then EmbedLayerNormalization's
+    arithmetic. FLOPs = dequant·(X·(2 + segment) + 2·H) + (1 + segment)·X + 7·X + 5·B·S,
+    X = B·S·H. Bytes read: the ids, mask, scales, zero points, gamma, beta and only the gathered rows."""
+    from .ms_contrib import _norm_ops
+
+    ids, word, y = n.inp(0), n.inp(2), n.out(0)
+    tokens = ids.numel
+    hidden = word.shape[-1]
+    x = tokens * hidden
+    seg = n.has_input(4) and n.has_input(1)
+    ops = _norm_ops(x, tokens, rms=False, bias=True, adds_before=1 + (1 if seg else 0))
+    ops += dequant_ops(True) * (x * (2 + (1 if seg else 0)) + 2 * hidden)
+    read = sum(n.inp(i).nbytes for i in (0, 1, 5, 6, 7) + tuple(range(8, 18)) if n.has_input(i))
+    for i in (2, 3, 4):
+        if n.has_input(i):
+            t = n.inp(i)
+            read += min(t.nbytes, tokens * (t.nbytes // t.shape[0])) if t.shape[0] else 0
+    mask_ops = n.inp(7).numel if n.has_input(7) else 0
+    return OpCost(flops=ops, int_ops=mask_ops, bytes_read=read)
+
+
+register("QEmbedLayerNormalization", qembed_layer_norm, family="norm", domain=MS)
