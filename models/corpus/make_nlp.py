@@ -14,7 +14,7 @@ Setup (outside the project's own environment):
     /work/venv-nlp/bin/pip install torch==2.13.0 transformers==5.23.0 onnxscript onnx==1.23.2 \
         onnxruntime scikit-learn==1.9.1 skl2onnx==1.20.0 onnxconverter-common sympy
     cd <repo root>
-    /work/venv-nlp/bin/python models/corpus/make_nlp.py            # every model + fixture
+    /work/venv-nlp/bin/python models/corpus/make_nlp.py            # every model + fixture (~3 min)
     /work/venv-nlp/bin/python models/corpus/make_nlp.py --only bert_torch_legacy gpt2_torch_legacy
 
 How each model is made:
@@ -620,6 +620,54 @@ def m_t5_torch_legacy(work, keep, x):
     return [e], {}
 
 
+# ----------------------------------------------------------------------------------------------- Whisper
+WHISPER_KW = dict(vocab_size=1000, num_mel_bins=80, d_model=384, encoder_layers=4, decoder_layers=4,
+                  encoder_attention_heads=6, decoder_attention_heads=6, encoder_ffn_dim=1536,
+                  decoder_ffn_dim=1536, max_source_positions=200, max_target_positions=128, dropout=0.0,
+                  attention_dropout=0.0, activation_dropout=0.0, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                  decoder_start_token_id=1)
+FRAMES = 2 * WHISPER_KW["max_source_positions"]  # the encoder requires exactly this many mel frames
+
+
+class WhisperWrapper(torch.nn.Module):
+    def __init__(self, lm):
+        super().__init__()
+        self.lm = lm
+
+    def forward(self, input_features, decoder_input_ids):
+        out = self.lm(input_features=input_features, decoder_input_ids=decoder_input_ids, use_cache=False,
+                      return_dict=True)
+        return out.logits, out.encoder_last_hidden_state
+
+
+def m_whisper_dynamo18(work, keep, x):
+    name = "whisper_dynamo18"
+    seed_everything()
+    cfg = transformers.WhisperConfig(**WHISPER_KW)
+    cfg._attn_implementation = "eager"
+    model = add_noise(WhisperWrapper(transformers.WhisperForConditionalGeneration(cfg)).eval())
+    g = torch.Generator().manual_seed(9)
+    ex = (torch.randn(2, 80, FRAMES, generator=g), ids((2, 8), cfg.vocab_size, 7))
+    test = (torch.randn(1, 80, FRAMES, generator=g), ids((1, DEC_SEQ), cfg.vocab_size, 8))
+    names, outs = ["input_features", "decoder_input_ids"], ["logits", "encoder_last_hidden_state"]
+    B, D = torch.export.Dim("batch", max=64), torch.export.Dim("decoder_sequence", max=128)
+    shapes = {"input_features": {0: B}, "decoder_input_ids": {0: B, 1: D}}
+    full = os.path.join(work, name + ".onnx")
+    export_dynamo(model, ex, full, names, outs, shapes)
+    check_torch(full, model, names, test)
+    light = ship(full, name, keep)
+    truth = torch_macs(lambda: model(*test))
+    src = (f"transformers WhisperForConditionalGeneration(WhisperConfig({', '.join(f'{k}={v}' for k, v in WHISPER_KW.items())})), "
+           "eager attention, encoder (2 Conv1d + 4 layers) + decoder (4 layers) in one forward (use_cache=False); "
+           "outputs logits, encoder_last_hidden_state")
+    e = entry(name, light, family="nlp", exporter=f"torch {TORCH_V} dynamo (torch.export), opset 18", source=src,
+              dims={"batch": 1, "decoder_sequence": DEC_SEQ}, input_shapes={}, truth=truth,
+              method=(f"torch.utils.flop_counter FLOPs/2 at batch 1, {FRAMES} mel frames (fixed by the model), "
+                      f"decoder_sequence {DEC_SEQ}"),
+              covers="whole model (conv front end, encoder, decoder with cross-attention, tied lm_head)")
+    return [e], {}
+
+
 # ------------------------------------------------------- BERT as transformers 4.x wrote it + ORT variants
 class Bert4Layer(torch.nn.Module):
     """One encoder layer written the way transformers 4.x BertLayer was (separate q/k/v Linear,
@@ -931,6 +979,7 @@ MODELS = {
     "bert_torch_dynamo18": m_bert_torch_dynamo,
     "gpt2_torch_legacy": m_gpt2_torch_legacy,
     "t5_torch_legacy": m_t5_torch_legacy,
+    "whisper_dynamo18": m_whisper_dynamo18,
     "qwen2_decode_dynamo18": m_qwen2_decode_dynamo18,
     "llama_decode_dynamo23": m_llama_decode_dynamo23,
     "gpt2_decode_legacy": m_gpt2_decode_legacy,
