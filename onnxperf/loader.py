@@ -25,9 +25,8 @@ import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 import onnx
 import onnx.inliner
@@ -37,6 +36,9 @@ from . import dtypes
 from .frozen import fast_init
 from .errors import ExternalDataError, GraphError, InputError, ModelFileError
 from .output import note_input
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 #: integer tensors up to this many elements may be read (from external data too): shape
 #: computations need their values. Anything larger is never read.
@@ -133,6 +135,8 @@ class GraphIR:
 
 
 def _to_networkx(nodes, edges) -> nx.MultiDiGraph:
+    import networkx as nx  # only when a DAG is asked for (or a graph must be sorted): ~0.1 s to import
+
     dag = nx.MultiDiGraph()
     dag.add_nodes_from(nodes)
     dag.add_edges_from((u, v, k, {}) for u, v, k in edges)
@@ -465,6 +469,8 @@ def _stable_order(g: GraphIR, in_file_order: bool) -> tuple[list[int], nx.MultiD
     edge as it records it; otherwise networkx sorts (and finds cycles)."""
     if in_file_order:
         return list(range(len(g.nodes))), None
+    import networkx as nx
+
     dag = _to_networkx(g.dag_nodes, g.dag_edges)
     try:
         topo = list(nx.lexicographical_topological_sort(dag, key=_source_key))

@@ -64,10 +64,16 @@ def test_summary_json_loads_only_what_it_uses(summary_run):
     assert commands == ["onnxperf.commands.common", "onnxperf.commands.summary"]
 
 
-@pytest.mark.xfail(strict=True, reason="onnxperf/loader.py imports networkx at module level; the DAG is built on "
-                                       "first access, so the import belongs inside that access (_to_networkx)")
 def test_summary_json_does_not_load_networkx(summary_run):
+    """The DAG is built on first access (or when a file's nodes must be sorted): networkx with it."""
     assert _loaded(summary_run["run"], ("networkx",)) == []
+
+
+def test_hw_list_loads_no_onnx():
+    """A command that analyzes nothing loads neither onnx nor numpy nor the cost rules."""
+    run = _modules_of("hw", "list")
+    assert run["rc"] == 0 and run["stdout"]
+    assert _loaded(run["run"], ("onnx", "numpy", "networkx", "onnxperf.analysis", "onnxperf.ops")) == []
 
 
 @pytest.mark.parametrize("argv, command", [
