@@ -17,7 +17,10 @@ Memory traffic is the same under every convention.
 
 from __future__ import annotations
 
-from .ops.registry import NodeView, OpCost, RuleEntry
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the rules are imported where a cost is re-expressed: the CLI's parser reads only the names
+    from .ops.registry import NodeView, OpCost, RuleEntry
 
 CONVENTIONS = ("default", "torch", "fvcore")
 
@@ -29,6 +32,8 @@ _FVCORE_NORM_AFFINE_INPUT = {"LayerNormalization": 1, "GroupNormalization": 1,
 
 
 def _fvcore(entry: RuleEntry, n: NodeView, cost: OpCost) -> OpCost:
+    from .ops.registry import OpCost
+
     op = n.op_type
     if entry.family in ("conv", "matmul", "attention", "rnn"):
         return OpCost(macs=cost.macs, flops=cost.macs, exact=cost.exact)
@@ -53,6 +58,8 @@ def apply(convention: str, entry: RuleEntry, n: NodeView, cost: OpCost) -> OpCos
     (the walker keeps the traffic from the default cost)."""
     if convention == "default":
         return cost
+    from .ops.registry import OpCost
+
     if convention == "torch":
         if entry.family in _TORCH_FAMILIES:
             return OpCost(macs=cost.macs, flops=2 * cost.macs, exact=cost.exact)

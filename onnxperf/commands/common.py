@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..analysis import parse_shape
 from ..conventions import CONVENTIONS
 from ..errors import OptionError, one_line
 
@@ -43,6 +42,8 @@ def parse_dims(items: list[str]) -> dict[str, int]:
 
 
 def parse_input_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
+    from ..analysis import parse_shape  # here: commands that analyze nothing (hw) never load the analysis
+
     out: dict[str, tuple[int, ...]] = {}
     for item in items:
         name, sep, value = item.rpartition("=")
