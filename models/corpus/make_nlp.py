@@ -457,10 +457,10 @@ def m_decode_dynamo(kind, name, opset, attn, source, work, keep, expect_ops=()):
     assert not missing, (name, missing)
     dims = [d.dim_param for vi in light.graph.input for d in vi.type.tensor_type.shape.dim if d.dim_param]
     print(f"    symbolic input dims: {sorted(set(dims))}")
-    return [entry(name, light, family="llm", exporter=f"torch {TORCH_V} dynamo (torch.export), opset {opset}",
-                  source=source, dims={"batch": 1, "past": PAST}, input_shapes={}, truth=truth,
-                  method=method,
-                  covers="whole decode step (4 layers + lm_head)", dims_meaning=DECODE_DIMS_MEANING)], {}
+    e = entry(name, light, family="llm", exporter=f"torch {TORCH_V} dynamo (torch.export), opset {opset}",
+              source=source, dims={"batch": 1, "past": PAST}, input_shapes={}, truth=truth, method=method,
+              covers="whole decode step (4 layers + lm_head)", dims_meaning=DECODE_DIMS_MEANING)
+    return [e], {f"{kind}_full": full, f"{kind}_check": (names, test, model), f"{kind}_entry": e}
 
 
 def m_qwen2_decode_dynamo18(work, keep, x):
@@ -475,6 +475,73 @@ def m_llama_decode_dynamo23(work, keep, x):
     return m_decode_dynamo("llama", "llama_decode_dynamo23", 23, "sdpa", src, work, keep,
                            expect_ops=("Attention", "RotaryEmbedding", "RMSNormalization"))
 
+
+CHUNK_SEQ, CHUNK_PAST = 32, 96
+
+
+def chunk_inputs(cfg, batch, seq, past, seed):
+    tokens, _, kv = decode_inputs(cfg, batch, past, seed)
+    return (ids((batch, seq), cfg.vocab_size, seed), mask((batch, past + seq)), kv)
+
+
+def m_qwen2_chunk_dynamo18(work, keep, x):
+    """Several new tokens on top of a cache (chunked prefill, speculative verification): `sequence`, `past` and
+    the mask length `total_sequence` (= past + sequence) are dynamic."""
+    name = "qwen2_chunk_dynamo18"
+    cfg, model = build_lm("qwen2", "eager")
+    ex = chunk_inputs(cfg, 2, 8, 16, 6)
+    test = chunk_inputs(cfg, 1, CHUNK_SEQ, CHUNK_PAST, 5)
+    names, outs = decode_names(cfg)
+    B, S = torch.export.Dim("batch", max=64), torch.export.Dim("sequence", max=512)
+    P = torch.export.Dim("past", max=4000)
+    # torch.export derives a dim only from one root dim (past + 1, not past + sequence): the mask gets its own
+    shapes = {"input_ids": {0: B, 1: S}, "attention_mask": {0: B, 1: torch.export.Dim("total_sequence", max=4512)},
+              "past_kv": tuple({0: B, 2: P} for _ in range(2 * cfg.num_hidden_layers))}
+    full = os.path.join(work, name + ".onnx")
+    export_dynamo(model, ex, full, names, outs, shapes)
+    check_torch(full, model, names, test)
+    light = ship(full, name, keep)
+    dims = sorted({d.dim_param for vi in light.graph.input for d in vi.type.tensor_type.shape.dim if d.dim_param})
+    print(f"    symbolic input dims: {dims}")
+    truth = torch_macs(lambda: model(*test))
+    src = (f"transformers Qwen2ForCausalLM(Qwen2Config({', '.join(f'{k}={v}' for k, v in QWEN_KW.items())})), "
+           "eager attention, GQA 8 query / 2 KV heads; several new tokens on a DynamicCache (use_cache=True)")
+    e = entry(name, light, family="llm", exporter=f"torch {TORCH_V} dynamo (torch.export), opset 18", source=src,
+              dims={"batch": 1, "past": CHUNK_PAST, "sequence": CHUNK_SEQ, "total_sequence": CHUNK_PAST + CHUNK_SEQ},
+              input_shapes={}, truth=truth,
+              method=(f"torch.utils.flop_counter FLOPs/2 of one step: batch 1, {CHUNK_SEQ} new tokens, past "
+                      f"{CHUNK_PAST} (same cache contents as the ONNX inputs)"),
+              covers="whole step (4 layers + lm_head)",
+              dims_meaning=("batch = batch size, sequence = new tokens in this step, past = tokens already in the "
+                            "KV cache, total_sequence = past + sequence (torch.export derives a dim from one root "
+                            "dim only, so the mask dim is its own Dim); input_ids [batch, sequence], attention_mask "
+                            "[batch, total_sequence], past key/value [batch, 2, past, 32], outputs as the exporter "
+                            "names them"))
+    return [e], {}
+
+
+def m_qwen2_decode_dynamo18_fp16(work, keep, x):
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+    name = "qwen2_decode_dynamo18_fp16"
+    src_path = x["qwen2_full"]
+    m = onnx.load(src_path)
+    del m.graph.value_info[:]
+    m16 = convert_float_to_float16(m, keep_io_types=True)
+    full = os.path.join(work, name + ".onnx")
+    onnx.save_model(m16, full, save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=name + ".onnx.data")
+    names, test, model = x["qwen2_check"]
+    check_torch(full, model, names, test, tol=0.02)
+    light = ship(full, name, keep)
+    e = entry(name, light, family="llm",
+              exporter=(f"qwen2_decode_dynamo18.onnx through onnxruntime {ort.__version__} "
+                        "transformers.float16.convert_float_to_float16(keep_io_types=True), graph.value_info "
+                        "cleared first"),
+              source=x["qwen2_entry"]["source"], dims={"batch": 1, "past": PAST}, input_shapes={},
+              truth=x["qwen2_entry"]["truth_macs"],
+              method=x["qwen2_entry"]["truth_method"] + " (the float32 source)",
+              covers="whole decode step (4 layers + lm_head)", dims_meaning=DECODE_DIMS_MEANING)
+    return [e], {}
 
 # ------------------------------------------------------------------------------------------------- GPT-2
 GPT2_KW = dict(vocab_size=8000, bos_token_id=0, eos_token_id=0, n_positions=1024, n_embd=256, n_layer=4, n_head=4, resid_pdrop=0.0,
@@ -981,6 +1048,8 @@ MODELS = {
     "t5_torch_legacy": m_t5_torch_legacy,
     "whisper_dynamo18": m_whisper_dynamo18,
     "qwen2_decode_dynamo18": m_qwen2_decode_dynamo18,
+    "qwen2_decode_dynamo18_fp16": m_qwen2_decode_dynamo18_fp16,
+    "qwen2_chunk_dynamo18": m_qwen2_chunk_dynamo18,
     "llama_decode_dynamo23": m_llama_decode_dynamo23,
     "gpt2_decode_legacy": m_gpt2_decode_legacy,
     "bert4_torch_legacy": m_bert4_torch_legacy,
@@ -995,7 +1064,7 @@ MODELS = {
 }
 NEEDS = {"bert4_ort_fused": ["bert4_torch_legacy"], "bert4_ort_fused_qdyn": ["bert4_ort_fused"],
          "bert4_ort_fused_fp16": ["bert4_ort_fused"], "gpt2_ort_fused": ["gpt2_torch_legacy"],
-         "bert_ort_fused": ["bert_torch_legacy"]}
+         "bert_ort_fused": ["bert_torch_legacy"], "qwen2_decode_dynamo18_fp16": ["qwen2_decode_dynamo18"]}
 
 
 def versions():
