@@ -263,6 +263,8 @@ def safe_external_path(base_dir: Path, location: str, tensor: str) -> Path:
     """
     if not location:
         raise ExternalDataError(f"tensor {tensor!r}: external data without a location")
+    if "\x00" in location:
+        raise ExternalDataError(f"tensor {tensor!r}: external data location {location!r} holds a NUL byte")
     if os.path.isabs(location) or location.startswith(("/", "\\")) or (len(location) > 1 and location[1] == ":"):
         raise ExternalDataError(f"tensor {tensor!r}: external data location {location!r} is an absolute path")
     base = base_dir.resolve()

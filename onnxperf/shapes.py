@@ -247,6 +247,10 @@ def skeleton(loaded: LoadedModel) -> onnx.ModelProto:
     return m
 
 
+#: the largest value a dim can be bound to: ONNX stores dims as int64
+MAX_BOUND_DIM = (1 << 63) - 1
+
+
 def _bind(m: onnx.ModelProto, loaded: LoadedModel, dims: dict[str, int],
           input_shapes: dict[str, tuple[int, ...]]) -> list[str]:
     """Apply bindings to the skeleton's graph inputs in place; returns the free dims left."""
@@ -257,6 +261,8 @@ def _bind(m: onnx.ModelProto, loaded: LoadedModel, dims: dict[str, int],
             raise DimBindingError(f"--dim {name}: the model's inputs have no dim named {name!r} (symbolic dims: {avail})")
         if not isinstance(value, int) or value < 0:
             raise DimBindingError(f"--dim {name}={value}: a dim must be a non-negative integer")
+        if value > MAX_BOUND_DIM:
+            raise DimBindingError(f"--dim {name}={value}: larger than an ONNX dim can hold (int64, at most {MAX_BOUND_DIM})")
     real_inputs = {vi.name: vi for vi in m.graph.input if vi.name not in loaded.graph.initializers}
     for name, shape in input_shapes.items():
         vi = real_inputs.get(name)
@@ -265,6 +271,8 @@ def _bind(m: onnx.ModelProto, loaded: LoadedModel, dims: dict[str, int],
             raise DimBindingError(f"--input-shape {name}: the model has no input named {name!r} (inputs: {avail})")
         if any((not isinstance(d, int)) or d < 0 for d in shape):
             raise DimBindingError(f"--input-shape {name}: dims must be non-negative integers")
+        if any(d > MAX_BOUND_DIM for d in shape):
+            raise DimBindingError(f"--input-shape {name}: a dim is larger than an ONNX dim can hold (int64)")
         tt = vi.type.tensor_type
         if tt.HasField("shape") and len(tt.shape.dim) != len(shape):
             raise DimBindingError(

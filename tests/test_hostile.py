@@ -510,3 +510,19 @@ def test_an_output_name_too_long_is_one_line_exit_2(tmp_path, capsys):
     assert err.startswith("onnxperf: error: -o ") and err.count("\n") == 1 and "Traceback" not in err
     assert err.endswith(f"cannot write: {os.strerror(errno.ENAMETOOLONG)}\n")
     assert [x.name for x in tmp_path.iterdir()] == ["m.onnx"]
+
+
+def test_nul_byte_in_an_external_data_location_is_one_line_exit_2(tmp_path, capsys):
+    m = _mlp((2, 8))
+    t = m.graph.initializer[0]
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    t.external_data.add(key="location", value="weights\x00.bin")
+    err = _refused(tmp_path, capsys, _save(m, tmp_path / "nul.onnx"))
+    assert "NUL byte" in err
+
+
+@pytest.mark.parametrize("flag", [["--dim", "batch=" + "1" * 40], ["--input-shape", "x=" + "9" * 40 + "x8"]])
+def test_a_dim_beyond_int64_is_one_line_exit_2(tmp_path, capsys, flag):
+    err = _refused(tmp_path, capsys, _save(_mlp(), tmp_path / "m.onnx"), *flag)
+    assert "int64" in err
