@@ -515,8 +515,8 @@ def make_variant(fname, work, out, keep_weights, records):
 
 
 # ------------------------------------------------------------------------------------------------- main
-# Faster R-CNN: the brief's fallback in case SSDLite had no If/Loop; only made when named in --only.
-OPTIONAL = {"fasterrcnn_mobilenet_v3_large_320_fpn_torch.onnx"}
+# files made only when named in --only (none at present)
+OPTIONAL: set[str] = set()
 ORDER = [f[0] for f in FLOAT] + ["resnet18_dynamo.onnx"] + list(VARIANTS)
 
 
