@@ -735,6 +735,149 @@ def m_whisper_dynamo18(work, keep, x):
     return [e], {}
 
 
+# ------------------------------------------------------------------------------ recurrent models and Loop
+class LSTMClassifier(torch.nn.Module):
+    """Embedding -> 2-layer bidirectional LSTM -> Linear on the last step (a classic text classifier)."""
+
+    def __init__(self, vocab=5000, emb=128, hidden=256, layers=2, classes=4):
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab, emb)
+        self.lstm = torch.nn.LSTM(emb, hidden, num_layers=layers, batch_first=True, bidirectional=True)
+        self.fc = torch.nn.Linear(2 * hidden, classes)
+
+    def forward(self, input_ids):
+        h, _ = self.lstm(self.emb(input_ids))
+        return self.fc(h[:, -1])
+
+
+def lstm_by_hand_check(model, x):
+    """FlopCounter does not see inside the fused CPU LSTM kernel: recompute the same LSTM step by step with
+    F.linear (same weights, outputs compared) and count that instead."""
+    lstm = model.lstm
+    seq = model.emb(x)
+    for layer in range(lstm.num_layers):
+        outs = []
+        for d, sfx in enumerate(("", "_reverse")):
+            w_ih, w_hh = getattr(lstm, f"weight_ih_l{layer}{sfx}"), getattr(lstm, f"weight_hh_l{layer}{sfx}")
+            b = getattr(lstm, f"bias_ih_l{layer}{sfx}") + getattr(lstm, f"bias_hh_l{layer}{sfx}")
+            h = seq.new_zeros(seq.size(0), lstm.hidden_size)
+            c = h.clone()
+            steps = range(seq.size(1)) if d == 0 else range(seq.size(1) - 1, -1, -1)
+            hs = [None] * seq.size(1)
+            for t in steps:
+                g = torch.nn.functional.linear(seq[:, t], w_ih) + torch.nn.functional.linear(h, w_hh, b)
+                i, f, gg, o = g.chunk(4, 1)
+                c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(gg)
+                h = torch.sigmoid(o) * torch.tanh(c)
+                hs[t] = h
+            outs.append(torch.stack(hs, 1))
+        seq = torch.cat(outs, 2)
+    return model.fc(seq[:, -1])
+
+
+def m_lstm_classifier_legacy(work, keep, x):
+    name = "lstm_classifier_legacy"
+    seed_everything()
+    model = add_noise(LSTMClassifier().eval())
+    ex = (ids((2, 16), 5000, 3),)
+    test = (ids((1, SEQ), 5000, 4),)
+    names, outs = ["input_ids"], ["logits"]
+    axes = {"input_ids": {0: "batch", 1: "sequence"}, "logits": {0: "batch"}}
+    full = os.path.join(work, name + ".onnx")
+    export_legacy(model, ex, full, names, outs, axes)
+    check_torch(full, model, names, test)
+    light = ship(full, name, keep)
+    require_ops(light, name, ["LSTM"])
+    with torch.no_grad():
+        ref = model(*test)
+        assert torch.allclose(lstm_by_hand_check(model, *test), ref, atol=1e-5)
+    truth = torch_macs(lambda: lstm_by_hand_check(model, *test))
+    fused = torch_macs(lambda: model(*test))
+    T, H, E = SEQ, 256, 128
+    formula = T * 2 * 4 * H * (E + H) + T * 2 * 4 * H * (2 * H + H) + 2 * H * 4
+    assert truth == formula, (truth, formula)
+    e = entry(name, light, family="nlp", exporter=f"torch {TORCH_V} legacy (TorchScript), opset 17",
+              source=("LSTMClassifier in make_nlp.py: Embedding(5000, 128) -> nn.LSTM(128, 256, num_layers=2, "
+                      "bidirectional) -> Linear(512, 4) on the last step"),
+              dims={"batch": 1, "sequence": SEQ}, input_shapes={}, truth=truth,
+              method=(f"torch.utils.flop_counter FLOPs/2 of the same LSTM recomputed step by step with F.linear "
+                      f"(outputs equal), because flop_counter does not count the fused CPU LSTM kernel (it gives "
+                      f"{fused:,}, the Linear only); = by hand sequence*directions*4*hidden*(input+hidden) per "
+                      f"layer + 512*4 = {T}*2*4*{H}*({E}+{H}) + {T}*2*4*{H}*({2 * H}+{H}) + {2 * H}*4"),
+              covers="whole model")
+    return [e], {}
+
+
+class GRUCellManual(torch.nn.Module):
+    def __init__(self, i, h):
+        super().__init__()
+        self.ih = torch.nn.Linear(i, 3 * h)
+        self.hh = torch.nn.Linear(h, 3 * h)
+
+    def forward(self, x, h):
+        i_r, i_z, i_n = self.ih(x).chunk(3, 1)
+        h_r, h_z, h_n = self.hh(h).chunk(3, 1)
+        r = torch.sigmoid(i_r + h_r)
+        z = torch.sigmoid(i_z + h_z)
+        n = torch.tanh(i_n + r * h_n)
+        return (1 - z) * n + z * h
+
+
+class GreedyGRU(torch.nn.Module):
+    """GRU encoder over the input tokens (a loop over the sequence length), then 16 greedy decode steps."""
+
+    def __init__(self, vocab=1000, hidden=256, steps=16):
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab, hidden)
+        self.enc = GRUCellManual(hidden, hidden)
+        self.dec = GRUCellManual(hidden, hidden)
+        self.out = torch.nn.Linear(hidden, vocab)
+        self.steps = steps
+
+    def forward(self, input_ids):
+        x = self.emb(input_ids)
+        h = torch.zeros(x.size(0), x.size(2), dtype=x.dtype)
+        for t in range(x.size(1)):
+            h = self.enc(x[:, t], h)
+        tok = input_ids[:, -1]
+        outs = []
+        for _ in range(self.steps):
+            h = self.dec(self.emb(tok), h)
+            tok = self.out(h).argmax(-1)
+            outs.append(tok)
+        return torch.stack(outs, 1)
+
+
+def m_gru_greedy_loop_legacy(work, keep, x):
+    name = "gru_greedy_loop_legacy"
+    seed_everything()
+    model = add_noise(GreedyGRU().eval())
+    scripted = torch.jit.script(model)
+    ex = (ids((2, 10), 1000, 3),)
+    test = (ids((1, SEQ), 1000, 4),)
+    names, outs = ["input_ids"], ["tokens"]
+    axes = {"input_ids": {0: "batch", 1: "sequence"}, "tokens": {0: "batch"}}
+    full = os.path.join(work, name + ".onnx")
+    export_legacy(scripted, ex, full, names, outs, axes)
+    got = ort_run(full, feeds_of(names, test))[0]
+    with torch.no_grad():
+        assert (got == model(*test).numpy()).all()
+    light = ship(full, name, keep)
+    require_ops(light, name, ["Loop"])
+    truth = torch_macs(lambda: model(*test))
+    H, V = 256, 1000
+    assert truth == SEQ * 2 * 3 * H * H + 16 * (2 * 3 * H * H + H * V), truth
+    e = entry(name, light, family="nlp", exporter=f"torch {TORCH_V} legacy (TorchScript) of torch.jit.script(model), opset 17",
+              source=("GreedyGRU in make_nlp.py: Embedding(1000, 256), a GRU cell written with two Linear(256, 768) "
+                      "run over the input sequence (scripted loop -> ONNX Loop whose trip count is the sequence "
+                      "length), then 16 greedy steps of a second GRU cell + Linear(256, 1000) + ArgMax (a constant "
+                      "loop: TorchScript unrolls it); output tokens [batch, 16]"),
+              dims={"batch": 1, "sequence": SEQ}, input_shapes={}, truth=truth,
+              method=(f"torch.utils.flop_counter FLOPs/2 of the eager module at batch 1, sequence {SEQ} (= by hand "
+                      f"{SEQ}*2*3*256*256 in the Loop + 16*(2*3*256*256 + 256*1000) unrolled)"),
+              covers="whole model (Loop body x sequence iterations)")
+    return [e], {}
+
 # ------------------------------------------------------- BERT as transformers 4.x wrote it + ORT variants
 class Bert4Layer(torch.nn.Module):
     """One encoder layer written the way transformers 4.x BertLayer was (separate q/k/v Linear,
@@ -1047,6 +1190,8 @@ MODELS = {
     "gpt2_torch_legacy": m_gpt2_torch_legacy,
     "t5_torch_legacy": m_t5_torch_legacy,
     "whisper_dynamo18": m_whisper_dynamo18,
+    "lstm_classifier_legacy": m_lstm_classifier_legacy,
+    "gru_greedy_loop_legacy": m_gru_greedy_loop_legacy,
     "qwen2_decode_dynamo18": m_qwen2_decode_dynamo18,
     "qwen2_decode_dynamo18_fp16": m_qwen2_decode_dynamo18_fp16,
     "qwen2_chunk_dynamo18": m_qwen2_chunk_dynamo18,
