@@ -335,10 +335,12 @@ def export_float(fname, work, out, keep_weights, records):
             m.roi_heads.box_predictor(m.roi_heads.box_head(torch.zeros(1, 256, 7, 7)))
         rec["roi_box_head_macs_per_proposal"] = int(fc.get_total_flops()) // 2
         rec["max_proposals_per_image"] = m.rpn._post_nms_top_n["testing"]
+        rec["truth_macs_at_max_proposals"] = macs + rec["max_proposals_per_image"] * rec[
+            "roi_box_head_macs_per_proposal"]
         rec["truth_note"] = (
             "onnxperf's MACs for this graph = truth_macs + proposals * roi_box_head_macs_per_proposal "
             "(proposals = RPN boxes kept after NMS, 0..max_proposals_per_image; random weights here give "
-            "0 detections). torchvision's published 0.719 GMACs equals the data-independent part.")
+            "0 detections); truth_macs_at_max_proposals is the upper bound. torchvision's published 0.719 GMACs equals the data-independent part.")
     finish(rec, light, os.path.join(out, fname), records)
 
 
@@ -452,8 +454,8 @@ VARIANTS = {
     "vit_b_16_dynamic_quant.onnx": ("vit_b_16_torch.onnx", "dyn", "quantize_dynamic (weights S8)"),
     "efficientnet_b0_fp16.onnx": ("efficientnet_b0_torch.onnx", "fp16",
                                   "onnxruntime.transformers.float16.convert_float_to_float16(keep_io_types=True)"),
-    "resnet18_ort_opt.onnx": ("resnet18_torch.onnx", "ortopt", "onnxruntime session-optimized, ORT_ENABLE_EXTENDED"),
-    "vit_b_16_ort_opt.onnx": ("vit_b_16_torch.onnx", "ortopt", "onnxruntime session-optimized, ORT_ENABLE_EXTENDED"),
+    "resnet18_ort_opt.onnx": ("resnet18_torch.onnx", "ortopt", "session-optimized, ORT_ENABLE_EXTENDED"),
+    "vit_b_16_ort_opt.onnx": ("vit_b_16_torch.onnx", "ortopt", "session-optimized, ORT_ENABLE_EXTENDED"),
 }
 
 
