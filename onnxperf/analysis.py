@@ -410,7 +410,7 @@ def _analyze(model, dims, input_shapes, convention: str) -> Analysis:
     shapes_in = {k: (parse_shape(v) if isinstance(v, str) else tuple(int(x) for x in v))
                  for k, v in (input_shapes or {}).items()}
     sr: ShapeResult = infer(loaded, dims or {}, shapes_in)
-    walker = CostWalker(sr.tensors, loaded.opsets, convention, bounded=sr.bounded)
+    walker = CostWalker(sr.tensors, loaded.opsets, convention, bounded=sr.bounded, values=sr.values)
     walker.walk(loaded.graph)
     nodes = tuple(walker.records)
     main = [n for n in nodes if not n.scope]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import onnx
 
@@ -27,6 +27,9 @@ from .loader import GraphIR, Initializer
 from .ops import REGISTRY
 from .ops.registry import NodeView, OpCost, RuleEntry, SubgraphCost, TensorView
 from .shapes import Dim, TensorInfo
+
+if TYPE_CHECKING:
+    import numpy as np
 
 COUNTED = "counted"
 ZERO = "zero_by_design"
@@ -142,9 +145,12 @@ def _attrs(node: onnx.NodeProto, domain: str, opset: int) -> dict[str, Any]:
 
 class CostWalker:
     def __init__(self, tensors: dict[str, TensorInfo], opsets: dict[str, int], convention: str = "default",
-                 bounded: frozenset[str] = frozenset()):
+                 bounded: frozenset[str] = frozenset(), values: dict[str, np.ndarray] | None = None):
         self.convention = convention
         self.tensors = tensors
+        #: small values shape inference computed (shape arithmetic, trip counts): rules read them
+        #: like constants (``NodeView.const``)
+        self.values = values or {}
         #: tensors whose shape is an upper bound (a data-dependent size): nodes touching one are inexact
         self.bounded = bounded
         self.opsets = opsets
@@ -239,6 +245,8 @@ class CostWalker:
                     params.add(x)
                 if rec.value is not None and x:
                     values.append((i, rec))
+            elif self.values and x in self.values:  # computed by shape inference (a trip count ...)
+                values.append((i, self.values[x]))
         subcosts = self._subgraph_costs(g, idx, scope, params) if g.subgraphs and any(
             k[0] == idx for k in g.subgraphs) else {}
 
@@ -275,8 +283,8 @@ class CostWalker:
         rule's result once."""
         sigs = self._sigs  # filled by _ref for every name of this node
         tensor_sig = tuple([sigs[x] for x in in_names]), tuple([sigs[x] for x in out_names])
-        values = tuple([(i, rec.value.dtype.str, rec.value.shape, rec.value.tobytes()) for i, rec in consts]) \
-            if consts else ()
+        values = tuple([(i, v.dtype.str, v.shape, v.tobytes())
+                        for i, v in ((i, getattr(rec, "value", rec)) for i, rec in consts)]) if consts else ()
         akey = tuple([a.SerializeToString(deterministic=True) for a in g.nodes[idx].attribute]) \
             if idx in g.with_attrs else ()
         return (id(entry), opset, tensor_sig, values, akey)
@@ -297,6 +305,8 @@ class CostWalker:
         for i, x in enumerate(in_names):
             if x:
                 v = g.const_value(x)
+                if v is None and self.values:
+                    v = self.values.get(x)
                 if v is not None:
                     consts[i] = v
         view = NodeView(n.op_type, domain, n.name, opset or 1, views_in, views_out,

@@ -335,6 +335,8 @@ class Forward:
             self._loop_inputs(g, node, in_names, bodies.get("body"))
         for sub in bodies.values():
             self.run(sub)
+        if op_type == "Loop" and "body" in bodies:
+            self._loop_outputs(g, in_names, out_names, bodies["body"])
         if op_type != "If" or "then_branch" not in bodies or "else_branch" not in bodies:
             return
         then_b, else_b = bodies["then_branch"], bodies["else_branch"]
@@ -367,6 +369,55 @@ class Forward:
             self._better(name, a.elem_type or b.elem_type, tuple(dims))
             if upper or then_b.outputs[j] in self.bounded or else_b.outputs[j] in self.bounded:
                 self.bounded.add(name)
+
+    def _loop_outputs(self, g: GraphIR, in_names, out_names, body: GraphIR) -> None:
+        """Loop's outputs: the loop-carried finals shaped like the body's carried outputs (when
+        those keep the shape they came in with), the scan outputs [trips, *body's scan output]
+        with trips the value of M. M is exact for a for loop (no cond, or a cond that stays the
+        constant true: the body passes its cond input through); otherwise the loop may end sooner
+        and the scan outputs' length is an upper bound."""
+        carried = max(len(in_names) - 2, 0)
+        body_outs = body.outputs
+        if len(body_outs) < 1 + carried:
+            return
+        for j in range(carried):
+            if j >= len(out_names) or not out_names[j]:
+                continue
+            src, start = self.tensors.get(body_outs[1 + j]), self.tensors.get(in_names[2 + j])
+            if src is not None and src.shape is not None and (start is None or start.shape == src.shape):
+                self._better(out_names[j], src.elem_type, src.shape)
+                if body_outs[1 + j] in self.bounded:
+                    self.bounded.add(out_names[j])
+        m = self.value(g, in_names[0]) if in_names and in_names[0] else None
+        if m is None or m.size != 1 or not 0 <= int(m.reshape(-1)[0]) < (1 << 31) - 1:
+            return
+        trips = int(m.reshape(-1)[0])
+        exact = len(in_names) < 2 or not in_names[1] or self._cond_stays_true(g, in_names[1], body)
+        for j in range(carried, len(out_names)):
+            name, src_name = out_names[j], body_outs[1 + j] if 1 + j < len(body_outs) else None
+            src = self.tensors.get(src_name) if src_name else None
+            if not name or src is None or src.shape is None:
+                continue
+            self._better(name, src.elem_type, (trips, *src.shape))
+            if not exact or src_name in self.bounded:
+                self.bounded.add(name)
+
+    def _cond_stays_true(self, g: GraphIR, cond_in: str, body: GraphIR) -> bool:
+        """The initial cond is the constant true and the body hands its cond input back
+        unchanged (directly or through Identity nodes): the loop runs all M iterations."""
+        v = self.value(g, cond_in)
+        if v is None or v.size != 1 or not bool(v.reshape(-1)[0]) or len(body.inputs) < 2:
+            return False
+        name = body.outputs[0]
+        producers = {o: i for i, (_, outs) in enumerate(body.io) for o in outs if o}
+        for _ in range(len(body.io) + 1):
+            if name == body.inputs[1]:
+                return True
+            idx = producers.get(name)
+            if idx is None or body.heads[idx][0] != "Identity":
+                return False
+            name = body.io[idx][0][0]
+        return False
 
     def _loop_inputs(self, g: GraphIR, node: onnx.NodeProto, in_names, body: GraphIR | None) -> None:
         """Loop's body inputs: iteration number (int64 scalar), condition (bool scalar) and the

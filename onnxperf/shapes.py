@@ -105,6 +105,8 @@ class ShapeResult:
     #: tensors whose static shape is an upper bound: they depend on a data-dependent size
     #: (NonZero, NonMaxSuppression, TopK by a computed k, ...; see :mod:`onnxperf.shape_forward`)
     bounded: frozenset[str] = frozenset()
+    #: small values computed from the bound shapes (shape arithmetic, trip counts, pads ...)
+    values: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 _KNOWN_TYPES = frozenset(onnx.TensorProto.DataType.values())
@@ -339,6 +341,11 @@ def _gaps(g: GraphIR, tensors: dict[str, TensorInfo], free: set[str]) -> int:
     return n_gaps
 
 
+#: the longest Range whose values ONNX's data propagation may build (see _InPlace.hide_large_ranges)
+RANGE_CAP = 1 << 20
+#: the domain a hidden node gets for ONNX's whole-graph pass: no schema, so nothing is propagated
+_HIDDEN_DOMAIN = "onnxperf.hidden"
+
 #: a model whose inline initializers hold more bytes than this gets its shape-value rounds on a
 #: weight-free copy (:func:`skeleton`): in place, every round would serialize its weights twice
 IN_PLACE_ROUNDS_MAX_BYTES = 4 << 20
@@ -361,6 +368,7 @@ class _InPlace:
         self._inits: dict[int, onnx.TensorProto] = {}
         self._nodes: dict[int, onnx.NodeProto] = {}
         self._producers: dict[str, int] | None = None
+        self._hidden_opset = False
 
     def __enter__(self) -> _InPlace:
         loaded, g = self.loaded, self.proto.graph
@@ -394,6 +402,47 @@ class _InPlace:
             g.initializer[i].CopyFrom(t)
         for i, node in self._nodes.items():
             g.node[i].CopyFrom(node)
+        if self._hidden_opset:
+            kept = [o for o in self.proto.opset_import if o.domain != _HIDDEN_DOMAIN]
+            del self.proto.opset_import[:]
+            self.proto.opset_import.extend(kept)
+            self._hidden_opset = False
+
+    def hide_large_ranges(self) -> list[str]:
+        """Keep ONNX's data propagation from materializing a huge ``Range``: its propagation
+        builds the values of a Range it can compute, and of everything derived from them, as a list
+        of dims (``Range(0, 10**15, 1)`` -> ``std::bad_alloc`` after 20 GB). A Range whose length
+        is not provably at most :data:`RANGE_CAP` (its inputs constants giving more, or computed
+        while a graph input dim exceeds the cap) becomes, for ONNX's whole-graph pass only, an op
+        it does not know; the forward pass shapes it afterwards without materializing anything.
+        Returns one note per hidden Range."""
+        g, graph = self.proto.graph, self.loaded.graph
+        big_input = any(d.HasField("dim_value") and d.dim_value > RANGE_CAP
+                        for vi in g.input for d in vi.type.tensor_type.shape.dim)
+        notes = []
+        for i, (op_type, domain, name) in enumerate(graph.heads):
+            if op_type != "Range" or domain != "" or i in self._nodes:
+                continue
+            ins = graph.io[i][0]
+            vals = [graph.const_value(x) if x else None for x in ins[:3]]
+            if all(v is not None and v.size == 1 for v in vals):
+                try:
+                    start, limit, delta = (float(v.reshape(-1)[0]) for v in vals)
+                    n = max(0.0, (limit - start) / delta) if delta else float("inf")
+                except (TypeError, ValueError, OverflowError):
+                    n = float("inf")
+                if n <= RANGE_CAP:
+                    continue
+            elif not big_input:
+                continue
+            self._nodes[i] = _copy(g.node[i])
+            g.node[i].domain = _HIDDEN_DOMAIN
+            if not self._hidden_opset:
+                self.proto.opset_import.add(domain=_HIDDEN_DOMAIN, version=1)
+                self._hidden_opset = True
+            notes.append(f"Range node {i} {name!r}: its length may exceed {RANGE_CAP:,} elements; "
+                         "shaped without computing its values")
+        return notes
 
     def write_values(self, values: dict[str, np.ndarray]) -> int:
         """Make every main-graph node whose single output is in ``values`` a ``Constant`` holding
@@ -434,6 +483,7 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
     with _InPlace(loaded) as work:
         free = _bind(work.proto, loaded, dims, input_shapes)
         free_set = set(free)
+        notes.extend(work.hide_large_ranges())
         inferred = None
         try:
             inferred = onnx.shape_inference.infer_shapes(work.proto, check_type=False, strict_mode=False,
@@ -476,7 +526,7 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
                         ti = TensorInfo(name, cur.elem_type, ti.shape)
                     tensors[name] = ti
             _forward(loaded, tensors, free_set, bound, values, bounded)
-    return ShapeResult(tensors, dims, input_shapes, free, notes, engines, frozenset(bounded))
+    return ShapeResult(tensors, dims, input_shapes, free, notes, engines, frozenset(bounded), values)
 
 
 def _bound_names(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[str, tuple[int, ...]]

@@ -526,3 +526,50 @@ def test_nul_byte_in_an_external_data_location_is_one_line_exit_2(tmp_path, caps
 def test_a_dim_beyond_int64_is_one_line_exit_2(tmp_path, capsys, flag):
     err = _refused(tmp_path, capsys, _save(_mlp(), tmp_path / "m.onnx"), *flag)
     assert "int64" in err
+
+
+# ---------------------------------------------------------------- memory bombs (issue 15, item 1)
+
+_BOMB_CHILD = r"""
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+from onnxperf import cli
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def _range_bomb(path: Path, limit: int) -> Path:
+    i64 = lambda name, v: onnx.numpy_helper.from_array(np.array(v, dtype=np.int64), name)  # noqa: E731
+    nodes = [helper.make_node("Range", ["s", "l", "d"], ["r"], name="range"),
+             helper.make_node("Cast", ["r"], ["y"], name="cast", to=TensorProto.FLOAT)]
+    g = helper.make_graph(nodes, "bomb", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [i64("s", 0), i64("l", limit), i64("d", 1)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 9
+    return _save(m, path)
+
+
+def test_a_range_of_10_to_the_15_is_shaped_not_built(tmp_path):
+    """A 400-byte model whose Range would hold 10^15 values: ONNX's data propagation would build
+    them (std::bad_alloc after ~20 GB); under a 3 GiB address-space limit the run is clean, the
+    Range and the Cast are costed on their shapes, and a note names the node and the cap."""
+    import subprocess
+    import sys
+
+    p = _range_bomb(tmp_path / "bomb.onnx", 10**15)
+    assert p.stat().st_size < 1000
+    proc = subprocess.run([sys.executable, "-c", _BOMB_CHILD, "summary", str(p), "--format", "json"],
+                          capture_output=True, text=True, timeout=300)  # a hang guard, not a speed limit
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    d = json.loads(proc.stdout)
+    assert d["totals"]["bytes_written"] == 10**15 * 8 + 10**15 * 4
+    assert any("Range node 0 'range'" in n and "1,048,576" in n for n in d["notes"])
+    assert not any("bad_alloc" in n for n in d["notes"])
+
+
+def test_a_small_constant_range_still_reaches_onnx_data_propagation(tmp_path, capsys):
+    p = _range_bomb(tmp_path / "small.onnx", 100)
+    assert cli.main(["summary", str(p), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["totals"]["bytes_written"] == 100 * 8 + 100 * 4
+    assert not any("Range node" in n for n in d["notes"])
