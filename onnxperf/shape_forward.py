@@ -37,7 +37,7 @@ import onnx
 
 from . import shape_rules
 from .loader import GraphIR, LoadedModel
-from .shape_values import EVALUATORS, MAX_ELEMENTS, evaluate
+from .shape_values import CONST_TYPES, EVALUATORS, MAX_ELEMENTS, evaluate
 
 #: the largest absolute value a derived dim may take (beyond it the expression stays a symbol)
 MAX_DIM = 1 << 62
@@ -302,9 +302,10 @@ class Forward:
                 if not outs:
                     continue
                 want_shape = not all(self.complete(tensors.get(o)) for o in outs)
-                want_value = (domain == "" and outs[0] not in self.values and idx not in with_graphs
+                want_value = (domain == "" and in_names and outs[0] not in self.values and idx not in with_graphs
+                              and op_type != "Constant"  # its value is the loader's, when small enough to read
                               and (op_type in ("Shape", "Size") or all(
-                                  not x or x in self.values or g.const_value(x) is not None for x in in_names)))
+                                  not x or x in self.values or self.value(g, x) is not None for x in in_names)))
                 if self.bounded and any(x in self.bounded for x in in_names):
                     self.bounded.update(outs)
                 if not want_shape and not want_value:
@@ -454,11 +455,9 @@ class Forward:
         return True
 
     def _store(self, name: str, value: np.ndarray) -> None:
-        from .shape_values import _CONST_TYPES
-
         self.values[name] = value
         self.computed += 1
-        elem = _CONST_TYPES.get(value.dtype) or onnx.helper.np_dtype_to_tensor_dtype(value.dtype)
+        elem = CONST_TYPES.get(value.dtype) or onnx.helper.np_dtype_to_tensor_dtype(value.dtype)
         cur = self.tensors.get(name)
         if cur is None or not cur.is_static or cur.shape != value.shape:
             self.tensors[name] = self.TensorInfo(name, int(cur.elem_type if cur is not None and cur.elem_type

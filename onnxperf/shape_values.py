@@ -7,25 +7,24 @@ some of these ops but not all (a ``Slice`` whose ``ends`` come from a ``Shape`` 
 unknown shape), which used to send such models to onnxruntime's symbolic inference (0.3 s and a
 sympy import for a small BERT).
 
-Here, once the input dims are bound, those tensors are computed: every node of the default domain
-whose inputs are all known small values (initializers and ``Constant`` outputs the loader read, or
-``Shape``/``Size`` of a tensor whose shape is fully known) is computed with numpy, following the
-op's ONNX definition (:data:`EVALUATORS`; ONNX's own reference implementation would cost a 60 ms
-import of every op), on at most :data:`MAX_ELEMENTS` elements in and out. The nodes so computed
-are then written as ``Constant`` nodes into a weight-free copy of the model and ONNX's shape
-inference runs again, now seeing constants everywhere the shape arithmetic was. Nothing is guessed:
-a node that cannot be computed is left as it was, and any failure leaves it uncomputed.
+Here, once the input dims are bound, those tensors are computed (by the forward pass of
+:mod:`onnxperf.shape_forward`, node by node): every node of the default domain whose inputs are all
+known small values (initializers and ``Constant`` outputs the loader read, earlier computed values,
+or ``Shape``/``Size`` of a tensor whose shape is fully known) is computed with numpy, following the
+op's ONNX definition (:data:`EVALUATORS`; ONNX's own reference implementation costs a 60 ms import
+and is the fallback for other ops only), on at most :data:`MAX_ELEMENTS` elements in and out, each
+size checked before anything is built. Nothing is guessed: a node that cannot be computed is left
+as it was, and any failure leaves it uncomputed.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
+
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from .loader import GraphIR
 
 #: the largest tensor computed, in elements (inputs and outputs); shape tensors are tiny
 MAX_ELEMENTS = 1 << 16
@@ -243,73 +242,6 @@ def _shape_value(node: onnx.NodeProto, shape: tuple[int, ...]) -> np.ndarray:
     return np.array(shape[start:end], dtype=np.int64)
 
 
-def candidates(g: GraphIR) -> list[int]:
-    """The main graph's nodes, in order, whose outputs :func:`shape_values` may ever compute:
-    ``Shape``/``Size`` nodes, and value ops every input of which is a constant with a read value
-    or the output of an earlier candidate. The rest (arithmetic on activations) depend on data
-    that is never known before running, whatever shapes become known."""
-    out: list[int] = []
-    possible: set[str] = set()
-    with_graphs = {k[0] for k in g.subgraphs}
-    heads, io = g.heads, g.io
-    for idx in g.order:
-        op_type, domain, _ = heads[idx]
-        if domain != "" or op_type not in VALUE_OPS or idx in with_graphs:
-            continue
-        in_names, out_names = io[idx]
-        if op_type not in ("Shape", "Size") and not all(
-                not x or x in possible or g.const_value(x) is not None for x in in_names):
-            continue
-        out.append(idx)
-        possible.update(o for o in out_names if o)
-    return out
-
-
-def shape_values(g: GraphIR, opsets: dict[str, int],
-                 static_shape: Callable[[str], tuple[int, ...] | None],
-                 known: dict[str, np.ndarray] | None = None,
-                 nodes: list[int] | None = None) -> dict[str, np.ndarray]:
-    """Values of the main graph's node outputs that can be computed before running the model.
-
-    ``static_shape(name)`` gives a tensor's shape when every dim is known, else None. ``known``:
-    values an earlier call computed (with fewer shapes known): kept, and their nodes not computed
-    again (a node's value depends only on its inputs, which are the same). ``nodes``: the
-    :func:`candidates` of ``g`` when the caller keeps them between calls (all nodes otherwise)."""
-    values: dict[str, np.ndarray] = dict(known or {})
-    opset = opsets.get("", 1)
-    with_graphs = {k[0] for k in g.subgraphs}
-
-    def value(name: str) -> np.ndarray | None:
-        if name in values:
-            return values[name]
-        v = g.const_value(name)
-        return v if v is not None and v.size <= MAX_ELEMENTS else None
-
-    heads, io = g.heads, g.io
-    with np.errstate(all="raise"):  # an overflow or a division by zero leaves the node uncomputed
-        for idx in (g.order if nodes is None else nodes):
-            op_type, domain, _ = heads[idx]
-            in_names, out_names = io[idx]
-            if domain != "" or op_type not in VALUE_OPS or not out_names or idx in with_graphs:
-                continue
-            if out_names[0] in values:
-                continue  # computed by an earlier call
-            if op_type in ("Shape", "Size"):
-                shape = static_shape(in_names[0]) if in_names and in_names[0] else None
-                if shape is None:
-                    continue
-                ins = []
-            else:
-                ins = [value(x) if x else None for x in in_names]
-                if any(v is None for x, v in zip(in_names, ins) if x):
-                    continue
-                shape = None
-            out = evaluate(g.nodes[idx], op_type, ins, opset, shape)
-            if out is not None:
-                values[out_names[0]] = out
-    return values
-
-
 def evaluate(node: onnx.NodeProto, op_type: str, ins: list[np.ndarray | None], opset: int,
              input_shape: tuple[int, ...] | None = None) -> np.ndarray | None:
     """The single output of a default-domain value op (:data:`VALUE_OPS`) on known inputs, or None
@@ -335,90 +267,11 @@ def evaluate(node: onnx.NodeProto, op_type: str, ins: list[np.ndarray | None], o
     return None
 
 
-def node_positions(model: onnx.ModelProto) -> dict[str, tuple[int, int]]:
-    """Output name -> (index of the main-graph node producing it, its number of outputs)."""
-    out = {}
-    for i, node in enumerate(model.graph.node):
-        outs = [o for o in node.output[:] if o]
-        for o in outs:
-            out[o] = (i, len(outs))
-    return out
+#: numpy dtype -> ONNX element type of the values computed here
+CONST_TYPES = {np.dtype(np.int64): onnx.TensorProto.INT64, np.dtype(np.int32): onnx.TensorProto.INT32,
+               np.dtype(np.float32): onnx.TensorProto.FLOAT, np.dtype(np.float64): onnx.TensorProto.DOUBLE,
+               np.dtype(np.bool_): onnx.TensorProto.BOOL, np.dtype(np.uint8): onnx.TensorProto.UINT8,
+               np.dtype(np.int8): onnx.TensorProto.INT8}
 
 
-_CONST_TYPES = {np.dtype(np.int64): onnx.TensorProto.INT64, np.dtype(np.int32): onnx.TensorProto.INT32,
-                np.dtype(np.float32): onnx.TensorProto.FLOAT, np.dtype(np.float64): onnx.TensorProto.DOUBLE,
-                np.dtype(np.bool_): onnx.TensorProto.BOOL, np.dtype(np.uint8): onnx.TensorProto.UINT8,
-                np.dtype(np.int8): onnx.TensorProto.INT8}
-
-
-def _constant_into(node: onnx.NodeProto, name: str, value: np.ndarray) -> None:
-    """Make ``node`` a ``Constant`` producing ``name`` = ``value`` (the node ``make_node`` and
-    ``numpy_helper.from_array`` would build, written in place: ~4x cheaper)."""
-    dt = _CONST_TYPES.get(value.dtype) if sys.byteorder == "little" else None
-    if dt is None:
-        node.CopyFrom(onnx.helper.make_node("Constant", [], [name], value=numpy_helper.from_array(value, name)))
-        return
-    node.Clear()
-    node.op_type = "Constant"
-    node.output.append(name)
-    a = node.attribute.add()
-    a.name = "value"
-    a.type = onnx.AttributeProto.TENSOR
-    t = a.t
-    t.dims.extend(value.shape)
-    t.data_type = dt
-    t.name = name
-    t.raw_data = np.ascontiguousarray(value).tobytes()
-
-
-def with_constants(model: onnx.ModelProto, values: dict[str, np.ndarray],
-                   positions: dict[str, tuple[int, int]] | None = None) -> int:
-    """Replace, in place, every main-graph node all of whose outputs are in ``values`` by
-    ``Constant`` nodes holding them; returns how many nodes were replaced. Nodes that already are
-    ``Constant`` are left alone, so calling again with more values replaces only the new ones.
-    ``positions``: :func:`node_positions` of ``model`` (made here when not given); it stays valid
-    while only single-output nodes are replaced."""
-    g = model.graph
-    positions = node_positions(model) if positions is None else positions
-    replaced = 0
-    multi = False
-    done: set[int] = set()
-    for name in values:
-        pos = positions.get(name)
-        if pos is None or pos[0] in done:
-            continue
-        i, n_outs = pos
-        node = g.node[i]
-        if node.op_type == "Constant":
-            continue
-        done.add(i)
-        outs = [o for o in node.output if o]
-        if not all(o in values for o in outs):
-            continue
-        if n_outs > 1:
-            multi = True
-            continue
-        _constant_into(node, name, values[name])
-        replaced += 1
-    if multi:  # a node with several computed outputs becomes several Constant nodes
-        kept: list[onnx.NodeProto] = []
-        for node in g.node:
-            outs = [o for o in node.output if o]
-            if node.op_type != "Constant" and outs and all(o in values for o in outs):
-                for o in outs:
-                    const = onnx.NodeProto()
-                    _constant_into(const, o, values[o])
-                    kept.append(const)
-                replaced += 1
-            else:
-                kept.append(node)
-        del g.node[:]
-        g.node.extend(kept)
-        if positions is not None:
-            positions.clear()
-            positions.update(node_positions(model))
-    return replaced
-
-
-__all__ = ["EVALUATORS", "MAX_ELEMENTS", "VALUE_OPS", "candidates", "evaluate", "node_positions", "shape_values",
-           "with_constants"]
+__all__ = ["CONST_TYPES", "EVALUATORS", "MAX_ELEMENTS", "VALUE_OPS", "evaluate"]

@@ -5,13 +5,15 @@ Order of trust:
 1. ``onnx.shape_inference.infer_shapes(..., data_prop=True)`` on the loaded model, prepared in
    place (weights never read or copied) with graph inputs that carry the user's bindings
    (``--dim``, ``--input-shape``);
-2. where ONNX leaves gaps, the model's shape arithmetic computed (:mod:`onnxperf.shape_values`),
-   written in as ``Constant`` nodes and inferred again by ONNX, for a few rounds;
-3. where gaps remain, onnxruntime's symbolic shape inference on a weight-free skeleton (it
-   crashes on some graphs: the crash is caught, recorded as a note, and analysis goes on);
-4. own rules (:mod:`onnxperf.shape_rules`) only for outputs all of these leave without a shape;
-   a shape nothing resolves stays unknown and the nodes that need it are reported
-   ``unknown_shape``. Nothing is silently set to 1 or 0.
+2. the forward pass (:mod:`onnxperf.shape_forward`): one walk in topological order that gives
+   every node ONNX left unshaped its computed value (:mod:`onnxperf.shape_values`), ONNX's
+   inference of that node with the known values of its inputs, or the engine's own shape function
+   (:mod:`onnxperf.shape_rules`), so a gap never spreads downstream; derived dim names are
+   evaluated and data-dependent sizes get upper bounds;
+3. only where gaps remain, onnxruntime's symbolic shape inference on a weight-free skeleton (it
+   crashes on some graphs: the crash is caught, recorded as a note, and analysis goes on), then
+   the forward pass again. A shape nothing resolves stays unknown and the nodes that need it are
+   reported ``unknown_shape``. Nothing is silently set to 1 or 0.
 
 A dim is an ``int`` (known), a ``str`` (a symbol, e.g. ``batch`` or an expression that
 onnxruntime produced such as ``2*seq``) or ``None`` (unknown).
@@ -32,7 +34,6 @@ from . import dtypes
 from .frozen import fast_init
 from .errors import DimBindingError
 from .loader import GraphIR, LoadedModel
-from .shape_values import _constant_into, candidates, node_positions, shape_values, with_constants
 
 Dim = int | str | None
 
@@ -346,10 +347,6 @@ RANGE_CAP = 1 << 20
 #: the domain a hidden node gets for ONNX's whole-graph pass: no schema, so nothing is propagated
 _HIDDEN_DOMAIN = "onnxperf.hidden"
 
-#: a model whose inline initializers hold more bytes than this gets its shape-value rounds on a
-#: weight-free copy (:func:`skeleton`): in place, every round would serialize its weights twice
-IN_PLACE_ROUNDS_MAX_BYTES = 4 << 20
-
 
 class _InPlace:
     """The loaded proto made ready for ONNX's inference *in place*, restored on exit.
@@ -358,7 +355,7 @@ class _InPlace:
     things inference needs are changed on the proto and put back afterwards (so a loaded model
     can be analyzed again with other bindings): small external shape constants inlined from the
     values the loader read safely, fused com.microsoft ops replaced by the plain op they fuse,
-    and computed shape values written as ``Constant`` nodes (:meth:`write_values`). Graph inputs
+    and large Ranges hidden from ONNX's data propagation (:meth:`hide_large_ranges`). Graph inputs
     are saved here and bound by :func:`_bind`."""
 
     def __init__(self, loaded: LoadedModel):
@@ -367,7 +364,6 @@ class _InPlace:
         self._inputs: list[onnx.ValueInfoProto] = []
         self._inits: dict[int, onnx.TensorProto] = {}
         self._nodes: dict[int, onnx.NodeProto] = {}
-        self._producers: dict[str, int] | None = None
         self._hidden_opset = False
 
     def __enter__(self) -> _InPlace:
@@ -444,28 +440,6 @@ class _InPlace:
                          "shaped without computing its values")
         return notes
 
-    def write_values(self, values: dict[str, np.ndarray]) -> int:
-        """Make every main-graph node whose single output is in ``values`` a ``Constant`` holding
-        it (nodes written before, and ``Constant`` nodes, are left alone); returns how many
-        nodes were written. The originals come back on exit."""
-        g, graph = self.proto.graph, self.loaded.graph
-        if self._producers is None:
-            self._producers = {}
-            for idx, (_, outs) in enumerate(graph.io):
-                real = [o for o in outs if o]
-                if len(real) == 1:
-                    self._producers[real[0]] = idx
-        written = 0
-        for name, value in values.items():
-            idx = self._producers.get(name)
-            if idx is None or idx in self._nodes or graph.heads[idx][0] == "Constant":
-                continue
-            self._nodes[idx] = _copy(g.node[idx])
-            _constant_into(g.node[idx], name, value)
-            written += 1
-        return written
-
-
 def _copy(msg):
     out = type(msg)()
     out.CopyFrom(msg)
@@ -498,12 +472,7 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
         for name, rec in loaded.graph.initializers.items():
             tensors[name] = TensorInfo.of(name, rec.elem_type, rec.dims, True)
         _add_constants(loaded.graph, tensors)
-        gaps = _gaps(loaded.graph, tensors, free_set)
-        values: dict[str, np.ndarray] = {}
-        if gaps:
-            helped, values = _evaluate_shape_values(loaded, work, tensors, free_set)
-            if helped:
-                engines.append("onnxperf-values")
+    values: dict[str, np.ndarray] = {}
     bound = _bound_names(loaded, dims, input_shapes)
     bounded: set[str] = set()
     if _forward(loaded, tensors, free_set, bound, values, bounded):
@@ -555,62 +524,6 @@ def _forward(loaded: LoadedModel, tensors: dict[str, TensorInfo], free: set[str]
     values.update(fw.values)
     bounded |= fw.bounded
     return fw.gained > 0
-
-
-#: rounds of (compute shape values, infer again): each round may make more Shape inputs static
-_VALUE_ROUNDS = 3
-
-
-def _evaluate_shape_values(loaded: LoadedModel, work: _InPlace, tensors: dict[str, TensorInfo],
-                           free: set[str]) -> tuple[bool, dict[str, np.ndarray]]:
-    """Compute the model's shape arithmetic and infer again with it as constants
-    (:mod:`onnxperf.shape_values`); ``tensors`` gains what becomes known. Returns whether it
-    helped, and the values computed (the forward pass starts from them).
-
-    Rounds run on ``work`` in place (its proto is restored on exit), or on a weight-free copy
-    when the model's inline weights are large."""
-
-    def static(name: str) -> tuple[int, ...] | None:
-        ti = tensors.get(name)
-        if ti is None or ti.shape is None or not all(isinstance(d, int) and d >= 0 for d in ti.shape):
-            return None
-        return tuple(ti.shape)  # type: ignore[arg-type]
-
-    in_place = sum(rec.nbytes for rec in loaded.graph.initializers.values()
-                   if not rec.external) <= IN_PLACE_ROUNDS_MAX_BYTES
-    helped = False
-    values: dict[str, np.ndarray] = {}
-    sk = None
-    positions: dict[str, tuple[int, int]] = {}
-    cache: dict = {}
-    nested = bool(loaded.graph.subgraphs)
-    nodes = candidates(loaded.graph)
-    for _ in range(_VALUE_ROUNDS):
-        before = len(values)
-        values = shape_values(loaded.graph, loaded.opsets, static, values, nodes)
-        if len(values) <= before:
-            break
-        if in_place:
-            target = work.proto
-            if not work.write_values(values):
-                break
-        else:
-            if sk is None:  # one weight-free copy: each round writes only its new constants into it
-                sk = skeleton(loaded)  # of the proto as prepared and bound in place
-                positions = node_positions(sk)
-            target = sk
-            if not with_constants(sk, values, positions):
-                break
-        try:
-            inferred = onnx.shape_inference.infer_shapes(target, check_type=False, strict_mode=False,
-                                                         data_prop=True)
-        except Exception:  # the checker refused the rewritten graph: keep what the first pass gave
-            break
-        gained = _collect(inferred.graph, tensors, cache, nested) > 0
-        helped = helped or gained
-        if not gained or not _gaps(loaded.graph, tensors, free):
-            break
-    return helped, values
 
 
 def _add_constants(graph, tensors: dict[str, TensorInfo]) -> None:

@@ -15,7 +15,6 @@ from onnx import TensorProto, helper, numpy_helper
 import onnxperf
 from onnxperf.frozen import fast_init
 from onnxperf.loader import _small_value, load
-from onnxperf.shape_values import _constant_into, node_positions, with_constants
 
 from .util import model, vi
 
@@ -101,30 +100,6 @@ def test_typed_field_constants_decode_as_numpy_helper_does(data_type, fld, value
 def test_malformed_small_constant_has_no_value():
     t = TensorProto(name="t", data_type=TensorProto.INT64, dims=[3])  # declares 3, holds none
     assert _small_value(t, (3,), t.raw_data) is None
-
-
-@pytest.mark.parametrize("arr", _ARRAYS[:7] + [np.array([True, False])], ids=lambda a: f"{a.dtype}{list(a.shape)}")
-def test_constant_nodes_written_in_place_equal_make_node(arr):
-    node = helper.make_node("Add", ["a", "b"], ["y"], name="n")
-    _constant_into(node, "y", arr)
-    ref = helper.make_node("Constant", [], ["y"], value=numpy_helper.from_array(arr, "y"))
-    assert node.SerializeToString() == ref.SerializeToString()
-
-
-def test_with_constants_replaces_only_new_values_and_handles_multi_output_nodes():
-    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Split", ["s"], ["s0", "s1"], axis=0,
-                                                                       num_outputs=2),
-             helper.make_node("Concat", ["s0", "s1"], ["c"], axis=0), helper.make_node("Reshape", ["x", "c"], ["y"])]
-    m = model(nodes, [vi("x", [2, 3])], [vi("y", None)], opset=18)
-    pos = node_positions(m)
-    assert with_constants(m, {"s": np.array([2, 3], np.int64)}, pos) == 1
-    assert [n.op_type for n in m.graph.node] == ["Constant", "Split", "Concat", "Reshape"]
-    assert with_constants(m, {"s": np.array([2, 3], np.int64)}, pos) == 0  # already a Constant
-    values = {"s": np.array([2, 3], np.int64), "s0": np.array([2], np.int64), "s1": np.array([3], np.int64),
-              "c": np.array([2, 3], np.int64)}
-    assert with_constants(m, values, pos) == 2  # Split (two outputs -> two Constants) and Concat
-    assert [n.op_type for n in m.graph.node] == ["Constant"] * 4 + ["Reshape"]
-    assert pos["c"][0] == 3 and pos["y"][0] == 4  # positions follow the rewritten node list
 
 
 def test_dag_ids_are_spelled_out_when_networkx_is_asked_for():
