@@ -39,6 +39,9 @@ from . import shape_rules
 from .loader import GraphIR, LoadedModel
 from .shape_values import CONST_TYPES, EVALUATORS, MAX_ELEMENTS, evaluate
 
+#: element types of the values the reference evaluator computes: shape arithmetic is integer
+_SHAPE_TYPES = frozenset({onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.BOOL})
+
 #: the largest absolute value a derived dim may take (beyond it the expression stays a symbol)
 MAX_DIM = 1 << 62
 
@@ -478,6 +481,9 @@ class Forward:
             shape = self.static(o)
             if shape is None or int(np.prod(shape, dtype=object)) > MAX_ELEMENTS:
                 return
+            ti = self.tensors.get(o)
+            if ti is None or ti.elem_type not in _SHAPE_TYPES:
+                return  # float data (rotary caches, quantized weights) never sets a shape here
         try:
             from onnx.reference import ReferenceEvaluator
 

@@ -148,6 +148,60 @@ def _gather_elements(ins, attrs, opset):
     return np.take_along_axis(x, np.where(idx < 0, idx + x.shape[axis], idx), axis=axis)
 
 
+def _scatter_nd(ins, attrs, opset):
+    data, idx, upd = ins[0].copy(), ins[1].astype(np.int64), ins[2]
+    red = attrs.get("reduction", b"none")
+    red = red.decode() if isinstance(red, bytes) else str(red)
+    k = idx.shape[-1]
+    flat_idx = idx.reshape(-1, k)
+    flat_upd = upd.reshape((flat_idx.shape[0],) + data.shape[k:])
+    for i, ix in zip(flat_idx, flat_upd):
+        key = tuple(int(v) for v in i)
+        if red == "add":
+            data[key] = data[key] + ix
+        elif red == "mul":
+            data[key] = data[key] * ix
+        elif red == "max":
+            data[key] = np.maximum(data[key], ix)
+        elif red == "min":
+            data[key] = np.minimum(data[key], ix)
+        else:
+            data[key] = ix
+    return data
+
+
+def _gather_nd(ins, attrs, opset):
+    data, idx = ins[0], ins[1].astype(np.int64)
+    b = int(attrs.get("batch_dims", 0))
+    if b:
+        raise ValueError("GatherND batch_dims")  # left to the reference evaluator
+    k = idx.shape[-1]
+    out = [data[tuple(int(v) for v in i)] for i in idx.reshape(-1, k)]
+    return np.asarray(out, dtype=data.dtype).reshape(idx.shape[:-1] + data.shape[k:])
+
+
+def _cumsum(ins, attrs, opset):
+    x, axis = ins[0], int(ins[1].reshape(-1)[0])
+    if attrs.get("exclusive", 0) or attrs.get("reverse", 0):
+        raise ValueError("CumSum exclusive/reverse")  # left to the reference evaluator
+    return np.cumsum(x, axis=axis, dtype=x.dtype)
+
+
+def _clip(ins, attrs, opset):
+    x = ins[0]
+    if opset < 11:
+        lo, hi = attrs.get("min"), attrs.get("max")
+    else:
+        lo = ins[1] if len(ins) > 1 and ins[1] is not None else None
+        hi = ins[2] if len(ins) > 2 and ins[2] is not None else None
+    out = x
+    if lo is not None:
+        out = np.maximum(out, np.asarray(lo, dtype=x.dtype))
+    if hi is not None:
+        out = np.minimum(out, np.asarray(hi, dtype=x.dtype))
+    return np.asarray(out, dtype=x.dtype)
+
+
 def _variadic(fn):
     def run(ins, attrs, opset):
         out = ins[0]
@@ -197,6 +251,12 @@ EVALUATORS: dict[str, Callable[[list, dict, int], np.ndarray]] = {
     "Or": lambda ins, at, op: np.logical_or(ins[0], ins[1]),
     "Xor": lambda ins, at, op: np.logical_xor(ins[0], ins[1]),
     "Where": lambda ins, at, op: np.where(ins[0], ins[1], ins[2]),
+    "ScatterND": _scatter_nd,
+    "GatherND": _gather_nd,
+    "CumSum": _cumsum,
+    "Clip": _clip,
+    "Pow": lambda ins, at, op: _same(ins[0], np.power(ins[0], ins[1])),
+    "Reciprocal": lambda ins, at, op: np.reciprocal(ins[0]),
     "ReduceProd": _reduce(np.prod, 18),
     "ReduceSum": _reduce(np.sum, 13),
     "ReduceMin": _reduce(np.min, 18),

@@ -375,3 +375,22 @@ def test_if_output_takes_the_larger_branch_as_a_bound_or_the_constant_branch():
     a = onnxperf.analyze(build(True))
     add = a.main_nodes[-1]
     assert add.outputs[0].shape == (3, 4) and add.exact and add.flops == 3 * 4
+
+
+def test_a_value_op_without_numpy_evaluator_goes_through_the_onnx_reference():
+    """Trilu has no numpy evaluator: onnx's reference evaluator computes the small int64 value
+    (its output is known small and integer before it runs), and the Reshape target built from it
+    shapes the MatMul below."""
+    nodes = [helper.make_node("Trilu", ["ones"], ["tri"], upper=1),
+             helper.make_node("ReduceSum", ["tri"], ["n0"], keepdims=0),  # the diagonal and above of a 2x2: 3
+             helper.make_node("Unsqueeze", ["n0", "zero"], ["n"]),
+             helper.make_node("Concat", ["n", "minus1"], ["target"], axis=0),
+             helper.make_node("Reshape", ["x", "target"], ["y"]),
+             helper.make_node("MatMul", ["y", "w"], ["z"])]
+    m = model(nodes, [vi("x", [6, 4])], [vi("z", None)],
+              [const("ones", [2, 2], I64, [[1, 1], [1, 1]]), const("minus1", [1], I64, [-1]), const("w", [8, 5]),
+               const("zero", [1], I64, [0])],
+              opset=18)
+    a = onnxperf.analyze(m)
+    assert _out(a, "y").shape == (3, 8)
+    assert a.main_nodes[-1].macs == 3 * 8 * 5

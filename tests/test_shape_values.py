@@ -63,6 +63,15 @@ CASES = [
     ("ReduceSum", [np.arange(6, dtype=I64).reshape(2, 3), _i(1)], {"keepdims": 1}),
     ("ReduceMax", [np.arange(6, dtype=I64).reshape(2, 3), _i(0)], {"keepdims": 0}),
     ("Identity", [_i(4, 5)], {}),
+    ("ScatterND", [np.zeros((4, 3), I64), np.array([[1], [3]], I64), np.array([[1, 2, 3], [4, 5, 6]], I64)], {}),
+    ("ScatterND", [np.arange(4, dtype=I64), np.array([[0], [0]], I64), _i(5, 6)], {"reduction": "add"}),
+    ("GatherND", [np.arange(12, dtype=I64).reshape(3, 4), np.array([[0, 1], [2, 3]], I64)], {}),
+    ("GatherND", [np.arange(12, dtype=I64).reshape(3, 4), np.array([[2], [0]], I64)], {}),
+    ("CumSum", [_i(1, 2, 3, 4), np.array(0, I64)], {}),
+    ("Clip", [_i(-5, 3, 9), np.array(0, I64), np.array(6, I64)], {}),
+    ("Pow", [_i(2, 3), _i(3, 2)], {}),
+    ("Pow", [np.array([2.0, 4.0], np.float32), np.array(0.5, np.float32)], {}),
+    ("Reciprocal", [np.array([2.0, 4.0], np.float32)], {}),
 ]
 
 

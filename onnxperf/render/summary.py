@@ -185,9 +185,10 @@ def _roofline_text(sm: Summary) -> list[str]:
 
 
 def render_json(sm: Summary) -> str:
-    import json
+    """Schema ``onnxperf.analysis/1``: indented, one node (or op type, tensor) per line."""
+    from .jsonrows import dumps
 
-    return json.dumps(sm.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    return dumps(sm.to_dict())
 
 
 CSV_COLUMNS = ("key", "id", "scope", "name", "op_type", "domain", "family", "status", "exact", "macs", "flops",
