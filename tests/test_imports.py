@@ -100,3 +100,23 @@ def test_the_full_parser_lists_every_command(capsys):
     assert parser.parse_args(["summary", "m.onnx"]).model == "m.onnx"
     with pytest.raises(SystemExit):
         parser.parse_args(["hw", "list"])
+
+
+def test_the_console_command_runs_main_with_the_cyclic_collector_off(monkeypatch):
+    """``onnxperf`` (the console script) is cli.console: main() in a process without the cyclic
+    collector, which would otherwise rescan every object of a large analysis as it grows."""
+    import gc
+
+    from onnxperf import cli
+
+    seen = []
+    monkeypatch.setattr(cli, "main", lambda argv=None: seen.append(gc.isenabled()) or 0)
+    was = gc.isenabled()
+    try:
+        assert cli.console() == 0
+    finally:
+        if was:
+            gc.enable()
+    assert seen == [False]
+    meta = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'onnxperf = "onnxperf.cli:console"' in meta
