@@ -293,10 +293,30 @@ class Forward:
 
     # -------------------------------------------------------------- the walk
 
+    def _needed(self, g: GraphIR, with_graphs: set[int]) -> set[str]:
+        """The tensors whose values this pass may need: inputs of a node ONNX left unshaped or of
+        a control-flow node (its trip count, condition, and what its bodies read from outside),
+        and, transitively, the inputs of the value ops that produce them. Values nothing below
+        reads (shape arithmetic ONNX has already followed) are not computed."""
+        heads, io, tensors = g.heads, g.io, self.tensors
+        needed: set[str] = set()
+        bodies: dict[int, list[str]] = {}
+        for (i, _), sub in g.subgraphs.items():
+            bodies.setdefault(i, []).extend(sub.outer_refs)
+        for idx in reversed(g.order):
+            in_names, out_names = io[idx]
+            if idx in with_graphs:
+                needed.update(in_names)
+                needed.update(bodies.get(idx, ()))
+            elif any(o and (o in needed or not self.complete(tensors.get(o))) for o in out_names):
+                needed.update(in_names)
+        return needed
+
     def run(self, g: GraphIR) -> None:
         heads, io, nodes = g.heads, g.io, g.nodes
         with_graphs = {k[0] for k in g.subgraphs}
         tensors = self.tensors
+        needed = self._needed(g, with_graphs)
         with np.errstate(all="raise"):
             for idx in g.order:
                 in_names, out_names = io[idx]
@@ -304,20 +324,24 @@ class Forward:
                 outs = [o for o in out_names if o]
                 if not outs:
                     continue
-                want_shape = not all(self.complete(tensors.get(o)) for o in outs)
-                want_value = (domain == "" and in_names and outs[0] not in self.values and idx not in with_graphs
-                              and op_type != "Constant"  # its value is the loader's, when small enough to read
-                              and (op_type in ("Shape", "Size") or all(
-                                  not x or x in self.values or self.value(g, x) is not None for x in in_names)))
                 if self.bounded and any(x in self.bounded for x in in_names):
                     self.bounded.update(outs)
+                if idx in with_graphs:
+                    self._control_flow(g, idx, nodes[idx], op_type, in_names, out_names)
+                    continue
+                want_shape = not all(self.complete(tensors.get(o)) for o in outs)
+                want_value = (domain == "" and in_names and outs[0] not in self.values
+                              and op_type != "Constant"  # its value is the loader's, when small enough to read
+                              and (want_shape or any(o in needed for o in outs))
+                              and (op_type in ("Shape", "Size") or all(
+                                  not x or x in self.values or self.value(g, x) is not None for x in in_names)))
                 if not want_shape and not want_value:
                     continue
                 node = nodes[idx]
                 if want_value and self._compute(g, node, op_type, in_names, outs):
                     continue
                 if want_shape:
-                    if domain in ("", "ai.onnx.ml", "ai.onnx.preview.training") and idx not in with_graphs:
+                    if domain in ("", "ai.onnx.ml", "ai.onnx.preview.training"):
                         self._onnx_node(g, node, domain, op_type, in_names)
                     if not all(self.complete(tensors.get(o)) for o in outs):
                         self._own(g, node, in_names, out_names)
@@ -327,8 +351,6 @@ class Forward:
                             self.bounded.update(outs)
                 if want_value and op_type not in EVALUATORS and op_type not in ("Shape", "Size"):
                     self._reference(g, node, op_type, in_names, outs)
-                if idx in with_graphs:
-                    self._control_flow(g, idx, node, op_type, in_names, out_names)
 
     def _control_flow(self, g: GraphIR, idx: int, node: onnx.NodeProto, op_type: str, in_names, out_names) -> None:
         """The bodies of an If / Loop / Scan node walked like the main graph (outer-scope tensors
