@@ -207,6 +207,12 @@ class Forward:
         self.ir_version = loaded.proto.ir_version or onnx.IR_VERSION
         self._schemas: dict[tuple[str, str], onnx.defs.OpSchema | None] = {}
         self._types: dict[str, onnx.TypeProto] = {}
+        #: per tensor, its type and its known value serialized as ONNX's per-node inference takes them
+        self._type_bytes: dict[str, bytes] = {}
+        self._data_bytes: dict[str, bytes] = {}
+        #: a serialized result type -> (element type, shape, static) as :func:`shapes._type_of` reads it
+        self._parsed: dict[bytes, tuple | None] = {}
+        self._opset_dict = {o.domain: o.version for o in self.opset_imports}
         self._dims: dict[str, int | str] = {}
         self.gained = 0
         self.computed = 0
@@ -288,6 +294,7 @@ class Forward:
             return False
         self.tensors[name] = new
         self._types.pop(name, None)
+        self._type_bytes.pop(name, None)
         self.gained += 1
         return True
 
@@ -488,6 +495,7 @@ class Forward:
             self.tensors[name] = self.TensorInfo(name, int(cur.elem_type if cur is not None and cur.elem_type
                                                            else elem), tuple(int(d) for d in value.shape))
             self._types.pop(name, None)
+            self._type_bytes.pop(name, None)
             self.gained += 1
 
     def _reference(self, g: GraphIR, node: onnx.NodeProto, op_type: str, in_names, outs) -> None:
@@ -562,31 +570,42 @@ class Forward:
         schema = self._schema(domain, op_type)
         if schema is None:
             return
-        types: dict[str, onnx.TypeProto] = {}
-        data: dict[str, onnx.TensorProto] = {}
+        types: dict[str, bytes] = {}
+        data: dict[str, bytes] = {}
         for x in in_names:
-            if not x:
+            if not x or x in types:
                 continue
-            tp = self._type_proto(x)
-            if tp is None:
-                return
-            types[x] = tp
-            v = self.value(g, x)
-            if v is not None and v.dtype != object:
-                try:
-                    data[x] = onnx.numpy_helper.from_array(v, x)
-                except Exception:
-                    pass
+            tb = self._type_bytes.get(x)
+            if tb is None:
+                tp = self._type_proto(x)
+                if tp is None:
+                    return
+                tb = self._type_bytes[x] = tp.SerializeToString()
+            types[x] = tb
+            db = self._data_bytes.get(x)
+            if db is None:
+                v = self.value(g, x)
+                if v is not None and v.dtype != object:
+                    try:
+                        db = self._data_bytes[x] = onnx.numpy_helper.from_array(v, x).SerializeToString()
+                    except Exception:
+                        db = None
+            if db is not None:
+                data[x] = db
         try:
-            result = onnx.shape_inference.infer_node_outputs(schema, node, types, data,
-                                                             opset_imports=self.opset_imports,
-                                                             ir_version=self.ir_version)
+            # onnx.shape_inference.infer_node_outputs without its per-call re-serialization of
+            # every input type and value (the forward pass keeps them serialized per tensor)
+            result = schema._infer_node_outputs(node.SerializeToString(), types, data, {}, self._opset_dict,
+                                                self.ir_version)
         except Exception:  # ONNX refused the node (a type mismatch, a bad attribute): step 3 may tell
             return
         from .shapes import _type_of
 
-        for name, tp in result.items():
-            parsed = _type_of(tp)
+        parsed_cache = self._parsed
+        for name, tb in result.items():
+            parsed = parsed_cache.get(tb, False)
+            if parsed is False:
+                parsed = parsed_cache[tb] = _type_of(onnx.TypeProto.FromString(tb))
             if parsed is not None:
                 self._better(name, parsed[0], parsed[1])
 
