@@ -573,3 +573,17 @@ def test_a_small_constant_range_still_reaches_onnx_data_propagation(tmp_path, ca
     d = json.loads(capsys.readouterr().out)
     assert d["totals"]["bytes_written"] == 100 * 8 + 100 * 4
     assert not any("Range node" in n for n in d["notes"])
+
+
+def test_hostile_domain_and_op_type_reach_no_terminal_in_text_or_md(tmp_path, capsys):
+    """The opsets line, the coverage list of unsupported op types and the md Opsets row carry names
+    from the model (issue 15, item 6): escaped like every other name."""
+    evil_domain, evil_op = "\x1b]0;pwn\x07dom\u202e", "Op\x1b[2J\u202eX"
+    nodes = [helper.make_node(evil_op, ["x"], ["y"], domain=evil_domain, name="n")]
+    m = model(nodes, [vi("x", [2, 3])], [vi("y", [2, 3])], extra_opsets={evil_domain: 1})
+    p = _save(m, tmp_path / "dom.onnx")
+    for fmt in ("text", "md"):
+        assert cli.main(["summary", str(p), "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        assert not _raw_controls(out), (fmt, _raw_controls(out))
+        assert "\\x1b" in out

@@ -44,7 +44,8 @@ def _row_partial(r) -> bool:
 
 
 def _opsets(opsets) -> str:
-    return ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in opsets)
+    """Domain names come from the model: escaped like every other name (no terminal control)."""
+    return ", ".join(f"{clean(d or 'ai.onnx', 60)} {v}" for d, v in opsets)
 
 
 def render_text(sm: Summary) -> str:
@@ -112,7 +113,7 @@ def render_text(sm: Summary) -> str:
     lines += _memory_text(sm)
     lines += _roofline_text(sm)
     lines.append("")
-    lines.append("Coverage   " + coverage_line(a))
+    lines.append("Coverage   " + clean(coverage_line(a), 1000))
     for w in warnings(a):
         lines.append("Warning    " + clean(w, 700))
     for note in a.notes:
@@ -231,7 +232,7 @@ def render_md(sm: Summary) -> str:
     binds = ", ".join(f"{k}={v}" for k, v in a.dims) or "none"
     out += ["| | |", "|---|---|",
             f"| Producer | {_md_cell(m.producer_name)} {_md_cell(m.producer_version)} |",
-            f"| Opsets | {_opsets(m.opsets)} |",
+            f"| Opsets | {_md_cell(_opsets(m.opsets), 1000)} |",
             f"| Nodes | {m.nodes} |", f"| Bindings | {binds} |",
             f"| Params | {si(t.params)} ({binary_bytes(t.param_bytes)}) |",
             f"| MACs | {lower_bound(si(t.macs), t.macs, part)} |",
