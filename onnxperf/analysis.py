@@ -423,7 +423,7 @@ def _analyze(model, dims, input_shapes, convention: str) -> Analysis:
         param_bytes_by_dtype=tuple(bytes_by_dtype.items()), params_by_dtype=tuple(count_by_dtype.items()),
         complete=not uncosted, uncosted=uncosted, uncosted_by_status=uncosted_by_status,
     )
-    notes = list(sr.notes) + newer_than_onnx_notes(loaded)
+    notes = list(sr.notes) + newer_than_onnx_notes(loaded) + loaded.external_data_problems
     n_bounded = sum(1 for n in main if n.note and BOUNDED_NOTE in n.note)
     if n_bounded:
         notes.append(f"{n_bounded} node(s) follow a data-dependent size (NonZero, NonMaxSuppression, TopK ...): "

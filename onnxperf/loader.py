@@ -154,6 +154,16 @@ class LoadedModel:
     opsets: dict[str, int]
     missing_external_files: list[str]
     inlined_functions: int
+    #: external-data fields of small tensors (shape constants) that could not be read, one line each
+    external_data_problems: list[str] = field(default_factory=list)
+
+
+class _Missing(set):
+    """The external-data locations not found, and the problems met reading small tensors."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.problems: list[str] = []
 
 
 def _normalize_domain(domain: str) -> str:
@@ -395,16 +405,28 @@ def _initializer(t: onnx.TensorProto, base_dir: Path | None, missing: set[str],
                     paths[location] = (target, is_file)
             if not is_file:
                 missing.add(location)
+                if numel <= SMALL_TENSOR_ELEMENTS and t.data_type in _INT_TYPES and target.exists():
+                    _problem(missing, t, location, "is not a regular file")
             elif numel <= SMALL_TENSOR_ELEMENTS and t.data_type in _INT_TYPES:
-                value = _read_small_external(t, target, dims, info)
+                value = _read_small_external(t, target, dims, info, missing)
     elif numel <= SMALL_TENSOR_ELEMENTS and t.data_type != onnx.TensorProto.STRING:
         value = _small_value(t, dims, raw)
     return Initializer(name, int(t.data_type), dims, external, value)
 
 
+def _problem(missing: set[str], t: onnx.TensorProto, location: str, what: str) -> None:
+    problems = getattr(missing, "problems", None)
+    if problems is not None:
+        problems.append(f"tensor {t.name!r}: external data {location!r} {what}: its value stays unknown")
+
+
 def _read_small_external(t: onnx.TensorProto, target: Path, dims: tuple[int, ...],
-                         info: dict[str, str]) -> np.ndarray | None:
+                         info: dict[str, str], missing: set[str]) -> np.ndarray | None:
+    """The value of a small int tensor stored as external data (shape constants need it); None
+    with a problem recorded when its offset or length is not a size, does not match the tensor or
+    lies past the end of the file."""
     np_dtype = np.int64 if t.data_type == onnx.TensorProto.INT64 else np.int32
+    location = info.get("location", "")
     numel = 1
     for d in dims:
         numel *= d
@@ -413,16 +435,24 @@ def _read_small_external(t: onnx.TensorProto, target: Path, dims: tuple[int, ...
         offset = int(info.get("offset", "0") or 0)
         length = int(info.get("length", str(want)) or want)
     except ValueError:
+        _problem(missing, t, location, f"has an offset or length that is not a number "
+                                       f"({info.get('offset')!r}, {info.get('length')!r})")
         return None
-    if length != want or offset < 0:
+    if offset < 0 or offset >= 1 << 63:
+        _problem(missing, t, location, f"has offset {offset}, not a file position")
+        return None
+    if length != want:
+        _problem(missing, t, location, f"has length {length}, the tensor needs {want} bytes")
         return None
     try:
         with open(target, "rb") as fh:
             fh.seek(offset)
             raw = fh.read(want)
-    except OSError:
+    except (OSError, OverflowError, ValueError) as exc:
+        _problem(missing, t, location, f"cannot be read ({getattr(exc, 'strerror', None) or type(exc).__name__})")
         return None
     if len(raw) != want:
+        _problem(missing, t, location, f"ends before offset {offset} + {want} bytes")
         return None
     return np.frombuffer(raw, dtype=np.dtype(np_dtype).newbyteorder("<")).reshape(dims).copy()
 
@@ -703,11 +733,11 @@ def load(model: str | os.PathLike | onnx.ModelProto) -> LoadedModel:
         opsets[_normalize_domain(imp.domain)] = int(imp.version)
     if "" not in opsets and proto.ir_version < 3:
         opsets[""] = 1
-    missing: set[str] = set()
+    missing = _Missing()
     try:
         graph = build_graph(proto.graph, base_dir, missing)
     except InputError as exc:  # name the file: one line must say which model and what is wrong
         raise type(exc)(f"{path or '<ModelProto>'}: {exc}") from None
     except RecursionError:
         raise GraphError(f"{path or '<ModelProto>'}: subgraphs nested too deeply") from None
-    return LoadedModel(proto, graph, path, size, opsets, sorted(missing), inlined)
+    return LoadedModel(proto, graph, path, size, opsets, sorted(missing), inlined, list(missing.problems))

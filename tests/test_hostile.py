@@ -587,3 +587,47 @@ def test_hostile_domain_and_op_type_reach_no_terminal_in_text_or_md(tmp_path, ca
         out = capsys.readouterr().out
         assert not _raw_controls(out), (fmt, _raw_controls(out))
         assert "\\x1b" in out
+
+
+@pytest.mark.parametrize("fields,what", [
+    ({"offset": "64"}, "ends before"),                   # past the end of the file
+    ({"length": "64"}, "has length 64"),                 # longer than the tensor
+    ({"offset": "-8"}, "not a file position"),
+    ({"offset": "abc"}, "not a number"),
+    ({"length": str(2**64)}, "has length"),
+    ({"offset": str(2**64)}, "not a file position"),
+])
+def test_corrupt_external_data_fields_of_a_shape_constant_are_named(tmp_path, capsys, fields, what):
+    """Issue 15, item 5: a shape constant's external-data fields that cannot be right are not
+    accepted silently: the run goes on (the value stays unknown, so the Reshape's output dims do)
+    and a note names the tensor and what is wrong."""
+    (tmp_path / "shape.bin").write_bytes(SHAPE.tobytes())
+    p = _external_shape(tmp_path, "shape.bin")
+    m = onnx.load(str(p), load_external_data=False)
+    t = m.graph.initializer[0]
+    kv = {e.key: e.value for e in t.external_data}
+    kv.update(fields)
+    del t.external_data[:]
+    for k, v in kv.items():
+        t.external_data.add(key=k, value=v)
+    onnx.save(m, str(p))
+    assert cli.main(["summary", str(p), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    notes = [n for n in d["notes"] if "tensor 'shape'" in n]
+    assert len(notes) == 1 and what in notes[0] and "value stays unknown" in notes[0], d["notes"]
+
+
+def test_external_data_that_is_a_directory_is_named(tmp_path, capsys):
+    (tmp_path / "shape.bin").mkdir()
+    p = _external_shape(tmp_path, "shape.bin")
+    assert cli.main(["summary", str(p), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert any("tensor 'shape'" in n and "not a regular file" in n for n in d["notes"]), d["notes"]
+
+
+def test_sound_external_shape_constant_gives_no_note(tmp_path, capsys):
+    (tmp_path / "shape.bin").write_bytes(SHAPE.tobytes())
+    p = _external_shape(tmp_path, "shape.bin")
+    assert cli.main(["summary", str(p), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert not [n for n in d["notes"] if "tensor 'shape'" in n] and d["totals"]["complete"] is True
