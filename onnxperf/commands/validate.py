@@ -33,8 +33,9 @@ def add_validation_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs and weights")
     p.add_argument("--timeout", type=float, default=300, metavar="S", help="time limit of the runtime, seconds")
     p.add_argument("--max-memory", default="4GiB", metavar="SIZE",
-                   help="refuse generated inputs beyond this size, and stop --batch before the first batch whose "
-                        "predicted memory exceeds it (default 4GiB)")
+                   help="refuse generated inputs beyond this size, stop --batch before the first batch whose "
+                        "predicted memory exceeds it, and cap the onnxruntime child's address space at it plus "
+                        "1 GiB for the runtime (CPU provider; default 4GiB)")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

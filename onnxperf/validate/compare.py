@@ -36,7 +36,8 @@ from ..roofline import RooflineResult, roofline
 from ..sweep import KNEE_GAIN, knee_index
 from .inputs import make_inputs
 from .mapping import Mapping, map_groups
-from .runner import DEFAULT_PROVIDERS, LatencyStats, RunResult, check_provider, latency_stats, run_session
+from .runner import (DEFAULT_PROVIDERS, RUNTIME_HEADROOM_BYTES, LatencyStats, RunResult, check_provider, latency_stats,
+                     run_session)
 from .weights import missing_weights, with_random_weights
 
 
@@ -303,7 +304,8 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
         inputs = make_inputs(a, seed=seed, max_bytes=max_memory_bytes)
         rr: RunResult = run_session(run_path, inputs, runs=runs, warmup=warmup, threads=threads, opt=opt,
                                     profile=True, timeout_s=timeout_s, seed=seed, progress=progress,
-                                    providers=providers)
+                                    providers=providers, memory_limit_bytes=child_memory_limit(max_memory_bytes,
+                                                                                               providers))
         notes += list(rr.notes)
         mapping = map_groups(a.loaded, rr.optimized_model, rr.node_timings)
         from ..summary import batch_of
@@ -334,6 +336,14 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
     )
 
 
+def child_memory_limit(max_memory_bytes: int, providers) -> int | None:
+    """The onnxruntime child's address-space cap: ``--max-memory`` plus the runtime's own
+    headroom. CPU only: a GPU provider reserves address space far beyond what it uses."""
+    if providers and any(p != "CPUExecutionProvider" for p in providers):
+        return None
+    return max_memory_bytes + RUNTIME_HEADROOM_BYTES
+
+
 def _batch_sweep(run_path, a, spec, plain_spec, is_cal, batches, batch_dim, dims, runs, warmup, threads,
                  opt, seed, timeout_s, max_memory_bytes, progress, providers):
     """One unprofiled session per batch, in the order given; stops before the first batch whose
@@ -353,7 +363,8 @@ def _batch_sweep(run_path, a, spec, plain_spec, is_cal, batches, batch_dim, dims
             break
         rr = run_session(run_path, make_inputs(ab, seed=seed, max_bytes=max_memory_bytes), runs=runs,
                          warmup=warmup, threads=threads, opt=opt, profile=False, timeout_s=timeout_s, seed=seed,
-                         progress=progress, providers=providers)
+                         progress=progress, providers=providers,
+                         memory_limit_bytes=child_memory_limit(max_memory_bytes, providers))
         points.append(BatchPoint(b, latency_stats(rr.latencies_s, batch=b), roofline(ab, plain_spec).latency_s,
                                  roofline(ab, spec).latency_s if is_cal else None, mem.total_bytes))
     return tuple(points), notes

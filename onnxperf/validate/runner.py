@@ -188,11 +188,30 @@ def _write_job(jobdir: Path, model: Path, inputs: Mapping[str, np.ndarray], job:
     (jobdir / "job.json").write_text(json.dumps(job | {"model": str(model)}), encoding="utf-8")
 
 
-def _run_child(jobdir: Path, timeout_s: float, show_progress: bool, what: str) -> None:
+#: address space the child's interpreter, numpy and onnxruntime take before the model's own
+#: memory (measured ~0.35 GiB on 2 cores; thread stacks grow it with the core count)
+RUNTIME_HEADROOM_BYTES = 1 << 30
+
+_OOM_MARKERS = ("bad_alloc", "MemoryError", "Failed to allocate memory", "Cannot allocate memory", "out of memory")
+
+
+def _limit_address_space(limit: int):
+    """A ``preexec_fn`` that caps the child's address space (POSIX), so a model that allocates
+    more than it was allowed fails in the child instead of taking the machine's memory."""
+    def apply() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return apply
+
+
+def _run_child(jobdir: Path, timeout_s: float, show_progress: bool, what: str,
+               memory_limit: int | None = None) -> None:
     stderr_path = jobdir / "stderr.txt"
+    preexec = _limit_address_space(memory_limit) if memory_limit and os.name == "posix" else None
     with open(stderr_path, "wb") as err:
         # run as a script, not ``-m``: importing the onnxperf package would double the start time
-        proc = subprocess.Popen([sys.executable, str(_CHILD), str(jobdir)],
+        proc = subprocess.Popen([sys.executable, str(_CHILD), str(jobdir)], preexec_fn=preexec,
                                 stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, text=True)
         progress = _Progress(proc.stdout, show_progress)
         try:
@@ -210,10 +229,18 @@ def _run_child(jobdir: Path, timeout_s: float, show_progress: bool, what: str) -
     if rc == 0:
         return
     error_file = jobdir / "error.json"
+    stderr_text = stderr_path.read_text(encoding="utf-8", errors="replace")
+    message = None
     if error_file.is_file():
         info = json.loads(error_file.read_text(encoding="utf-8"))
+        message = f"{info.get('type', '')}: {info.get('error', 'no message')}"
+    if memory_limit and any(m in (message or stderr_text) for m in _OOM_MARKERS):
+        raise RuntimeRunError(
+            f"onnxruntime ran out of the memory it is allowed: {memory_limit:,} bytes of address space "
+            f"(--max-memory plus {RUNTIME_HEADROOM_BYTES >> 20} MiB for the runtime); raise --max-memory to run it")
+    if message is not None:
         raise RuntimeRunError(f"onnxruntime failed: {info.get('error', 'no message')}")
-    detail = _first_error_line(stderr_path.read_text(encoding="utf-8", errors="replace"))
+    detail = _first_error_line(stderr_text)
     if rc < 0:
         try:
             sig = signal.Signals(-rc).name
@@ -227,7 +254,7 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
                 runs: int = 10, warmup: int = 3, threads: int | None = None, opt: str = "all",
                 profile: bool = True, timeout_s: float = 300, providers: Sequence[str] | None = None,
                 seed: int = 0, workdir: str | os.PathLike | None = None,
-                progress: bool | None = None) -> RunResult:
+                progress: bool | None = None, memory_limit_bytes: int | None = None) -> RunResult:
     """Run ``model_path`` ``warmup + runs`` times in a child onnxruntime process.
 
     ``latencies_s`` are always timed with the profiler off (recording its events costs a few µs
@@ -239,7 +266,10 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
     :func:`~onnxperf.validate.inputs.make_inputs` on ``analyze(model_path)`` with ``seed`` (every
     input shape must then be static). ``providers`` defaults to CPU only. ``timeout_s`` bounds the
     whole child: start, session creation (graph optimization) and every run. ``progress``: a
-    ``\\r`` line on stderr; None shows it when stderr is a terminal.
+    ``\\r`` line on stderr; None shows it when stderr is a terminal. ``memory_limit_bytes``
+    caps the child's address space (``RLIMIT_AS``; give the model's budget plus
+    :data:`RUNTIME_HEADROOM_BYTES`): a model that allocates more fails with a
+    :class:`RuntimeRunError` that says so.
     """
     _check_args(runs, warmup, threads, opt, timeout_s)
     model = Path(model_path)
@@ -259,7 +289,7 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
         for stale in ("result.json", "error.json"):
             (jobdir / stale).unlink(missing_ok=True)
         _write_job(jobdir, model.resolve(), inputs, job)
-        _run_child(jobdir, timeout_s, show, f"{warmup} warm-up + {runs} timed run(s)")
+        _run_child(jobdir, timeout_s, show, f"{warmup} warm-up + {runs} timed run(s)", memory_limit_bytes)
         res = json.loads((jobdir / "result.json").read_text(encoding="utf-8"))
         timings, notes = _timings(res["profile_path"], runs, warmup) if res["profile_path"] else ((), ())
         opt_path = res["optimized_model_path"]
@@ -276,5 +306,5 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
             shutil.rmtree(jobdir, ignore_errors=True)
 
 
-__all__ = ["DEFAULT_PROVIDERS", "LatencyStats", "OPT_LEVELS", "RunResult", "RuntimeRunError",
+__all__ = ["DEFAULT_PROVIDERS", "LatencyStats", "OPT_LEVELS", "RUNTIME_HEADROOM_BYTES", "RunResult", "RuntimeRunError",
            "SPREAD_CV_THRESHOLD", "check_provider", "latency_stats", "run_session"]
