@@ -194,6 +194,11 @@ def read_model(path: str | os.PathLike) -> tuple[onnx.ModelProto, Path, int]:
     except MemoryError:
         raise ModelFileError(f"{p}: too large to parse in memory ({size:,} bytes)") from None
     except Exception as exc:  # protobuf DecodeError and friends
+        if "MaxDepth" in str(exc) or "recursion" in str(exc).lower():
+            raise ModelFileError(
+                f"{p}: nested deeper than protobuf can parse (If/Loop/Scan bodies about 33 levels deep reach "
+                "its limit of 100 message levels): the file may be a valid model, but neither onnx nor "
+                "onnxruntime can read it") from None
         what = "a text file" if _looks_like_text(head) else "corrupt or truncated"
         raise ModelFileError(f"{p}: not a readable ONNX model ({what}; {type(exc).__name__}: {_short(exc)})") from None
     _check_model_proto(model, str(p))
