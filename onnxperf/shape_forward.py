@@ -189,6 +189,14 @@ UPPER_BOUNDS = {"NonZero": _bound_nonzero, "NonMaxSuppression": _bound_nms, "Top
                 "Unique": _bound_unique, "Compress": _bound_compress}
 
 
+_MISSING = object()
+
+
+def _attr_key(node: onnx.NodeProto) -> tuple[bytes, ...]:
+    """A node's attributes as bytes: what, with the op and its inputs, decides its value."""
+    return tuple(a.SerializeToString() for a in node.attribute) if len(node.attribute) else ()
+
+
 class Forward:
     """State of one forward pass over a (sub)graph: what it knows and what it computed."""
 
@@ -216,6 +224,10 @@ class Forward:
         self._dims: dict[str, int | str] = {}
         self.gained = 0
         self.computed = 0
+        #: (op, attributes, input values) -> the value computed (values are never written to)
+        self._memo: dict[tuple, np.ndarray | None] = {}
+        #: (op, attributes, input types and values) -> ONNX's output types, by output position
+        self._node_memo: dict[tuple, list[bytes | None]] = {}
         #: tensors whose (static) shape or value is an upper bound: they depend on a data-dependent size
         self.bounded: set[str] = set()
 
@@ -267,6 +279,10 @@ class Forward:
         if v is None and g is not self.loaded.graph:  # a body reading the main graph's constants
             v = self.loaded.graph.const_value(name)
         return v if v is not None and v.size <= MAX_ELEMENTS else None
+
+    def _value_sig(self, g: GraphIR, name: str) -> tuple | None:
+        v = self.value(g, name)
+        return None if v is None else (v.dtype.str, v.shape, v.tobytes())
 
     def static(self, name: str) -> tuple[int, ...] | None:
         ti = self.tensors.get(name)
@@ -469,16 +485,24 @@ class Forward:
 
     def _compute(self, g: GraphIR, node: onnx.NodeProto, op_type: str, in_names, outs) -> bool:
         """Step 1 with the numpy evaluators: True when the node's value (and so its shape) is known."""
+        attrs = _attr_key(node)
         if op_type in ("Shape", "Size"):
             shape = self.static(in_names[0]) if in_names and in_names[0] else None
             if shape is None:
                 return False
-            out = evaluate(node, op_type, [], self.opsets.get("", 1), shape)
+            key = (op_type, attrs, shape)
+            out = self._memo.get(key, _MISSING)
+            if out is _MISSING:
+                out = self._memo[key] = evaluate(node, op_type, [], self.opsets.get("", 1), shape)
         elif op_type in EVALUATORS and len(outs) == 1:
             ins = [self.value(g, x) if x else None for x in in_names]
             if any(v is None for x, v in zip(in_names, ins) if x):
                 return False
-            out = evaluate(node, op_type, ins, self.opsets.get("", 1))
+            # the repeated blocks of a network repeat their shape arithmetic on the same values
+            key = (op_type, attrs, tuple(None if v is None else (v.dtype.str, v.shape, v.tobytes()) for v in ins))
+            out = self._memo.get(key, _MISSING)
+            if out is _MISSING:
+                out = self._memo[key] = evaluate(node, op_type, ins, self.opsets.get("", 1))
         else:
             return False
         if out is None:
@@ -592,17 +616,26 @@ class Forward:
                         db = None
             if db is not None:
                 data[x] = db
-        try:
-            # onnx.shape_inference.infer_node_outputs without its per-call re-serialization of
-            # every input type and value (the forward pass keeps them serialized per tensor)
-            result = schema._infer_node_outputs(node.SerializeToString(), types, data, {}, self._opset_dict,
-                                                self.ir_version)
-        except Exception:  # ONNX refused the node (a type mismatch, a bad attribute): step 3 may tell
-            return
+        # the same op on the same input types and values gives the same output types (repeated
+        # blocks): ONNX is asked once; its answer is kept by output position
+        key = (domain, op_type, _attr_key(node),
+               tuple((types.get(x), self._value_sig(g, x)) if x else None for x in in_names))
+        by_pos = self._node_memo.get(key, _MISSING)
+        if by_pos is _MISSING:
+            try:
+                # onnx.shape_inference.infer_node_outputs without its per-call re-serialization of
+                # every input type and value (the forward pass keeps them serialized per tensor)
+                result = schema._infer_node_outputs(node.SerializeToString(), types, data, {}, self._opset_dict,
+                                                    self.ir_version)
+            except Exception:  # ONNX refused the node (a type mismatch, a bad attribute): step 3 may tell
+                result = {}
+            by_pos = self._node_memo[key] = [result.get(o) if o else None for o in node.output]
         from .shapes import _type_of
 
         parsed_cache = self._parsed
-        for name, tb in result.items():
+        for name, tb in zip(node.output, by_pos):
+            if not name or tb is None:
+                continue
             parsed = parsed_cache.get(tb, False)
             if parsed is False:
                 parsed = parsed_cache[tb] = _type_of(onnx.TypeProto.FromString(tb))

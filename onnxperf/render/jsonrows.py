@@ -11,8 +11,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
-_ROW = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
 _SCALARS = (str, int, float, bool, type(None))
+
+
+def _not_json(o: Any) -> Any:
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+
+def _row_encoder():
+    """One value as compact JSON text (``", "`` and ``": "`` separators, non-ASCII kept): the C
+    encoder made once, not once per row as ``JSONEncoder.encode`` makes it."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator: the standard library's encoder
+        return json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+    enc = make(None, _not_json, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+    return lambda value: "".join(enc(value, 0))
+
+
+_ROW = _row_encoder()
 
 
 def dumps(obj: Any) -> str:
