@@ -224,13 +224,20 @@ def embed_layer_norm(n: NodeView) -> OpCost:
     seg = n.has_input(4) and n.has_input(1)
     ops = _norm_ops(x, tokens, rms=False, bias=True, adds_before=1 + (1 if seg else 0))
     c = arith(ops, y.elem_type)
-    read = sum(n.inp(i).nbytes for i in (0, 1, 5, 6, 7, 8) if n.has_input(i))
-    for i in (2, 3, 4):
+    read = embedding_reads(n, tokens, whole=(0, 1, 5, 6, 7, 8))
+    mask_ops = n.inp(7).numel if n.has_input(7) else 0
+    return OpCost(flops=c.flops, int_ops=c.int_ops + mask_ops, bytes_read=read)
+
+
+def embedding_reads(n: NodeView, tokens: int, whole: tuple[int, ...], tables: tuple[int, ...] = (2, 3, 4)) -> int:
+    """Bytes an embedding layer norm reads: the inputs ``whole`` entirely, and of each table in
+    ``tables`` only the rows its ``tokens`` gather (at most the table)."""
+    read = sum(n.inp(i).nbytes for i in whole if n.has_input(i))
+    for i in tables:
         if n.has_input(i):
             t = n.inp(i)
             read += min(t.nbytes, tokens * (t.nbytes // t.shape[0])) if t.shape[0] else 0
-    mask_ops = n.inp(7).numel if n.has_input(7) else 0
-    return OpCost(flops=c.flops, int_ops=c.int_ops + mask_ops, bytes_read=read)
+    return read
 
 
 register("LayerNormalization", _layer_norm_rule(rms=False), family="norm", domain=MS)

@@ -228,7 +228,7 @@ def qembed_layer_norm(n: NodeView) -> OpCost:
     are dequantized (:func:`dequant_ops` with a zero point per element), then EmbedLayerNormalization's
     arithmetic. FLOPs = dequant·(X·(2 + segment) + 2·H) + (1 + segment)·X + 7·X + 5·B·S,
     X = B·S·H. Bytes read: the ids, mask, scales, zero points, gamma, beta and only the gathered rows."""
-    from .ms_contrib import _norm_ops
+    from .ms_contrib import _norm_ops, embedding_reads
 
     ids, word, y = n.inp(0), n.inp(2), n.out(0)
     tokens = ids.numel
@@ -237,11 +237,7 @@ def qembed_layer_norm(n: NodeView) -> OpCost:
     seg = n.has_input(4) and n.has_input(1)
     ops = _norm_ops(x, tokens, rms=False, bias=True, adds_before=1 + (1 if seg else 0))
     ops += dequant_ops(True) * (x * (2 + (1 if seg else 0)) + 2 * hidden)
-    read = sum(n.inp(i).nbytes for i in (0, 1, 5, 6, 7) + tuple(range(8, 18)) if n.has_input(i))
-    for i in (2, 3, 4):
-        if n.has_input(i):
-            t = n.inp(i)
-            read += min(t.nbytes, tokens * (t.nbytes // t.shape[0])) if t.shape[0] else 0
+    read = embedding_reads(n, tokens, whole=(0, 1, 5, 6, 7) + tuple(range(8, 18)))
     mask_ops = n.inp(7).numel if n.has_input(7) else 0
     return OpCost(flops=ops, int_ops=mask_ops, bytes_read=read)
 
