@@ -214,7 +214,6 @@ class Forward:
         self.opsets = loaded.opsets
         self.ir_version = loaded.proto.ir_version or onnx.IR_VERSION
         self._schemas: dict[tuple[str, str], onnx.defs.OpSchema | None] = {}
-        self._types: dict[str, onnx.TypeProto] = {}
         #: per tensor, its type and its known value serialized as ONNX's per-node inference takes them
         self._type_bytes: dict[str, bytes] = {}
         self._data_bytes: dict[str, bytes] = {}
@@ -309,7 +308,6 @@ class Forward:
         if cur is not None and _knownness(new) <= _knownness(cur):
             return False
         self.tensors[name] = new
-        self._types.pop(name, None)
         self._type_bytes.pop(name, None)
         self.gained += 1
         return True
@@ -518,7 +516,6 @@ class Forward:
         if cur is None or not cur.is_static or cur.shape != value.shape:
             self.tensors[name] = self.TensorInfo(name, int(cur.elem_type if cur is not None and cur.elem_type
                                                            else elem), tuple(int(d) for d in value.shape))
-            self._types.pop(name, None)
             self._type_bytes.pop(name, None)
             self.gained += 1
 
@@ -557,10 +554,11 @@ class Forward:
                 self.values[o] = arr
                 self.computed += 1
 
-    def _type_proto(self, name: str) -> onnx.TypeProto | None:
-        tp = self._types.get(name)
-        if tp is not None:
-            return tp
+    def _type_bytes_of(self, name: str) -> bytes | None:
+        """The tensor's TypeProto, serialized (kept until the tensor is better known)."""
+        tb = self._type_bytes.get(name)
+        if tb is not None:
+            return tb
         ti = self.tensors.get(name)
         if ti is None or not ti.elem_type:
             return None
@@ -576,8 +574,8 @@ class Forward:
                     dim.dim_value = d
                 elif d.__class__ is str:
                     dim.dim_param = d
-        self._types[name] = tp
-        return tp
+        tb = self._type_bytes[name] = tp.SerializeToString()
+        return tb
 
     def _schema(self, domain: str, op_type: str) -> onnx.defs.OpSchema | None:
         key = (domain, op_type)
@@ -599,12 +597,9 @@ class Forward:
         for x in in_names:
             if not x or x in types:
                 continue
-            tb = self._type_bytes.get(x)
+            tb = self._type_bytes_of(x)
             if tb is None:
-                tp = self._type_proto(x)
-                if tp is None:
-                    return
-                tb = self._type_bytes[x] = tp.SerializeToString()
+                return
             types[x] = tb
             db = self._data_bytes.get(x)
             if db is None:
