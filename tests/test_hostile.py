@@ -567,6 +567,43 @@ def test_a_range_of_10_to_the_15_is_shaped_not_built(tmp_path):
     assert not any("bad_alloc" in n for n in d["notes"])
 
 
+def _bomb_cases(tmp_path: Path) -> dict[str, list[str]]:
+    i64 = lambda name, v: onnx.numpy_helper.from_array(np.array(v, dtype=np.int64), name)  # noqa: E731
+    out = {}
+    g = helper.make_graph([helper.make_node("ConstantOfShape", ["shp"], ["y"], name="cos")], "cos", [],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [i64("shp", [50000, 500000])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 9
+    out["constant_of_shape_25G"] = [str(_save(m, tmp_path / "cos.onnx"))]
+    g = helper.make_graph([helper.make_node("Reshape", ["x", "shp"], ["y"], name="r")], "rs",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [i64("shp", [2**63 - 1])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 9
+    out["reshape_int64_max"] = [str(_save(m, tmp_path / "rs.onnx"))]
+    bert = Path(__file__).resolve().parent.parent / "models" / "bert_encoder_torch.onnx"
+    out["bert_1e12_by_2e62"] = [str(bert), "--dim", "batch=1000000000000", "--dim", f"sequence={2**62}"]
+    return out
+
+
+@pytest.mark.parametrize("case", ["constant_of_shape_25G", "reshape_int64_max", "bert_1e12_by_2e62"])
+def test_memory_bombs_run_clean_under_an_address_space_limit(tmp_path, case):
+    """Issue 15, item 1: the other worst cases, each in a child limited to 3 GiB of address space:
+    a clean exit (0, or 2 with one line), never a crash or a kill."""
+    import subprocess
+    import sys
+
+    args = _bomb_cases(tmp_path)[case]
+    proc = subprocess.run([sys.executable, "-c", _BOMB_CHILD, "summary", *args, "--format", "json"],
+                          capture_output=True, text=True, timeout=300)  # a hang guard, not a speed limit
+    assert proc.returncode in (0, 2), proc.stderr[-2000:]
+    if proc.returncode == 0:
+        d = json.loads(proc.stdout)
+        assert not any("bad_alloc" in n for n in d["notes"])
+    else:
+        assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
 def test_a_small_constant_range_still_reaches_onnx_data_propagation(tmp_path, capsys):
     p = _range_bomb(tmp_path / "small.onnx", 100)
     assert cli.main(["summary", str(p), "--format", "json"]) == 0
