@@ -44,7 +44,14 @@
   function color(op) { return V.colors[op] || V.other; }
   function opLabel(r) { return r[C.domain] ? r[C.domain] + '::' + r[C.op_type] : r[C.op_type]; }
   function ops(r) { return r[C.flops] + r[C.int_ops]; }
-  function nodeTitle(r) { return '#' + r[C.key] + ' ' + (r[C.name] || '(unnamed)'); }
+  /* names longer than NAME_MAX are shown cut (a model's names can add up to megabytes: laid out in
+     full they would stall the page); the whole name is one click away (nameText) */
+  var NAME_MAX = 200;
+  function shortName(text) {
+    text = String(text);
+    return text.length <= NAME_MAX ? text : text.slice(0, NAME_MAX) + '\u2026 (' + text.length.toLocaleString('en-US') + ' characters)';
+  }
+  function nodeTitle(r) { return '#' + r[C.key] + ' ' + (r[C.name] ? shortName(r[C.name]) : '(unnamed)'); }
   function shapes(list) {
     var out = [];
     for (var i = 0; i < list.length; i++) {
@@ -78,10 +85,19 @@
       }
     }
   }
+  function nameText(node, text) {
+    text = String(text);
+    if (text.length <= NAME_MAX) { breakable(node, text); return; }
+    breakable(node, text.slice(0, NAME_MAX) + '\u2026 ');
+    var b = el('button', 'more', 'show all ' + text.length.toLocaleString('en-US') + ' characters');
+    b.type = 'button';
+    b.addEventListener('click', function (ev) { ev.stopPropagation(); node.textContent = ''; breakable(node, text); });
+    node.appendChild(b);
+  }
   function shapeCell(td, list) {
     for (var i = 0; i < list.length; i++) {
       var ti = list[i], s = el('span', null, ti === null ? '\u2014' : (T[ti][2] === null ? '?' : T[ti][2]));
-      if (ti !== null) s.title = T[ti][0] + ' ' + T[ti][1];
+      if (ti !== null) s.title = shortName(T[ti][0]) + ' ' + T[ti][1];
       td.appendChild(s);
       if (i < list.length - 1) td.appendChild(document.createTextNode(' '));
     }
@@ -321,7 +337,7 @@
     { id: 'key', label: '#', num: true, sort: function (i) { return i; }, text: function (r) { return String(r[C.key]); } },
     { id: 'op_type', label: 'op type', cls: 'op', sort: function (i) { return opLabel(rows[i]); }, cell: function (r, td) {
       var s = el('span', 'swatch'); s.style.background = color(r[C.op_type]); td.appendChild(s); td.appendChild(document.createTextNode(opLabel(r))); } },
-    { id: 'name', label: 'name', cls: 'name', sort: function (i) { return rows[i][C.name]; }, cell: function (r, td) { breakable(td, r[C.name]); } },
+    { id: 'name', label: 'name', cls: 'name', sort: function (i) { return rows[i][C.name]; }, cell: function (r, td) { nameText(td, r[C.name]); } },
     { id: 'inputs', label: 'input shapes', cls: 'shape', sort: function (i) { return numel(rows[i][C.inputs]); }, cell: function (r, td) { shapeCell(td, r[C.inputs]); } },
     { id: 'outputs', label: 'output shapes', cls: 'shape', sort: function (i) { return numel(rows[i][C.outputs]); }, cell: function (r, td) { shapeCell(td, r[C.outputs]); } },
     { id: 'macs', label: 'MACs', num: true, col: C.macs, fmt: si },
@@ -444,9 +460,10 @@
     function add(k, v) { dl.appendChild(el('dt', null, k)); var dd = el('dd'); if (v instanceof Node) dd.appendChild(v); else dd.textContent = v; dl.appendChild(dd); }
     function tensors(list) {
       var t = el('table', 'io');
-      list.forEach(function (ti) { var tr = el('tr'); if (ti === null) { tr.appendChild(el('td', null, '(absent)')); } else { tr.appendChild(el('td', 'mono', T[ti][0])); tr.appendChild(el('td', null, T[ti][1])); tr.appendChild(el('td', 'mono', T[ti][2] === null ? '?' : T[ti][2])); } t.appendChild(tr); });
+      list.forEach(function (ti) { var tr = el('tr'); if (ti === null) { tr.appendChild(el('td', null, '(absent)')); } else { var name = el('td', 'mono'); nameText(name, T[ti][0]); tr.appendChild(name); tr.appendChild(el('td', null, T[ti][1])); tr.appendChild(el('td', 'mono', T[ti][2] === null ? '?' : T[ti][2])); } t.appendChild(tr); });
       return t;
     }
+    var nm = el('span', 'mono'); nameText(nm, r[C.name] || '(unnamed)'); add('name', nm);
     add('status', r[C.status].replace(/_/g, ' '));
     add('inputs', tensors(r[C.inputs]));
     add('outputs', tensors(r[C.outputs]));

@@ -427,3 +427,40 @@ def test_measured_sections_render_when_validated(browser, tmp_path):
         page.screenshot(path=str(ARTIFACTS / "report-validated.png"), full_page=True)
     finally:
         page.close()
+
+
+def test_megabytes_of_names_are_cut_and_shown_whole_on_demand(browser, tmp_path):
+    """Issue 15, item 10: a model whose names add up to 10 MB. The page lays out only the start of
+    each long name (the loading is bounded by what is shown, not by what the model holds), says how
+    long the name is, and shows the whole name when asked."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    k, size = 10, 1 << 20
+    names = [f"n{i}/" + "x" * (size - 3) for i in range(k)]
+    nodes, prev = [], "x"
+    for i, name in enumerate(names):
+        out = f"t{i}" if i < k - 1 else "y"
+        nodes.append(helper.make_node("Relu", [prev], [out], name=name))
+        prev = out
+    g = helper.make_graph(nodes, "long" * 1000, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 9
+    src = tmp_path / "long.onnx"
+    onnx.save(m, str(src))
+    html = tmp_path / "long.html"
+    html.write_text(render_html(report_model(src)), encoding="utf-8")
+    ld = _open(browser, html)
+    page = ld.page
+    try:
+        assert ld.errors == []
+        shown = page.evaluate("document.body.innerText.length")
+        assert shown < 200_000, shown  # 10 MB of names held, a few kB of them laid out
+        cell = page.locator("#node-table tbody tr:first-child td.name")
+        assert "1,048,576 characters" in cell.inner_text()
+        cell.locator("button.more").click()
+        assert page.evaluate("document.querySelector('#node-table tbody tr:first-child td.name').textContent.length") \
+            == len(names[0])
+    finally:
+        page.close()

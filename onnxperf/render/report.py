@@ -96,6 +96,17 @@ def _filters() -> dict[str, Any]:
     }
 
 
+#: the longest plain text the page lays out as is (names longer than this are cut, with their length)
+TEXT_MAX = 2000
+
+
+def cut_text(text: str, limit: int = TEXT_MAX) -> str:
+    """``text`` within ``limit`` characters: a longer one keeps its start and says how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters)"
+
+
 def _dumps_compact(obj: Any, **_kw: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
@@ -114,8 +125,11 @@ def environment():
     # every {{ value }} that is plain text (model names, producer strings) shows its control and
     # bidi characters as \x.. escapes, as in the text and Markdown outputs: a U+202E in a node name
     # cannot reorder what the page shows. Markup (CSS, |tojson data) passes unchanged.
+    # A hostile model's names can add up to megabytes: laid out in full they would hang the reader's
+    # browser, so plain text is cut at TEXT_MAX characters (the node table shows every name in full
+    # on demand, from the data).
     env = Environment(loader=FunctionLoader(load), autoescape=True, undefined=StrictUndefined,
-                      keep_trailing_newline=True, finalize=lambda v: one_line(v) if type(v) is str else v)
+                      keep_trailing_newline=True, finalize=lambda v: cut_text(one_line(v)) if type(v) is str else v)
     env.filters.update(_filters())
     env.policies["json.dumps_function"] = _dumps_compact
     env.policies["json.dumps_kwargs"] = {}
