@@ -514,10 +514,27 @@ def _bound_names(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[s
     return bound
 
 
+def _all_known(g: GraphIR, tensors: dict[str, TensorInfo], free: set[str]) -> bool:
+    """Every node output of ``g`` has an element type and a shape whose dims are numbers or free
+    (unbound) symbols."""
+    for _, outs in g.io:
+        for o in outs:
+            if not o:
+                continue
+            ti = tensors.get(o)
+            if ti is None or not ti.elem_type or ti.shape is None:
+                return False
+            if not ti.is_static and (None in ti.shape or not ti.symbols() <= free):
+                return False
+    return True
+
+
 def _forward(loaded: LoadedModel, tensors: dict[str, TensorInfo], free: set[str], bound: dict[str, int],
              values: dict[str, np.ndarray], bounded: set[str]) -> bool:
     """The forward pass (:mod:`onnxperf.shape_forward`): True when it gained anything; ``values``
     and ``bounded`` gain what it computed."""
+    if not loaded.graph.subgraphs and _all_known(loaded.graph, tensors, free):
+        return False  # nothing to fill (most CNN exports): the walk would only confirm it
     from .shape_forward import forward
 
     fw = forward(loaded, tensors, free, bound, values, bounded)
