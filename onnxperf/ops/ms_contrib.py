@@ -217,16 +217,21 @@ def embed_layer_norm(n: NodeView) -> OpCost:
     FLOPs = (1 + segment)·X + 7·X + 5·B·S, X = B·S·H.
     Bytes read: the ids, the mask, gamma, beta and only the gathered embedding rows
     (B·S rows of each table, at most the table)."""
-    ids, word, y = n.inp(0), n.inp(2), n.out(0)
-    tokens = ids.numel
-    hidden = word.shape[-1]
-    x = tokens * hidden
-    seg = n.has_input(4) and n.has_input(1)
-    ops = _norm_ops(x, tokens, rms=False, bias=True, adds_before=1 + (1 if seg else 0))
-    c = arith(ops, y.elem_type)
+    tokens, x, seg, ops = embedding_norm_ops(n)
+    c = arith(ops, n.out(0).elem_type)
     read = embedding_reads(n, tokens, whole=(0, 1, 5, 6, 7, 8))
     mask_ops = n.inp(7).numel if n.has_input(7) else 0
     return OpCost(flops=c.flops, int_ops=c.int_ops + mask_ops, bytes_read=read)
+
+
+def embedding_norm_ops(n: NodeView) -> tuple[int, int, bool, int]:
+    """(tokens B·S, elements X = B·S·H, whether a segment embedding is added, the ops of the adds
+    and the LayerNormalization with bias) of an embedding layer norm: input_ids at 0, the word
+    table [V, H] at 2, segment ids and table at 1 and 4."""
+    tokens = n.inp(0).numel
+    x = tokens * n.inp(2).shape[-1]
+    seg = n.has_input(4) and n.has_input(1)
+    return tokens, x, seg, _norm_ops(x, tokens, rms=False, bias=True, adds_before=1 + (1 if seg else 0))
 
 
 def embedding_reads(n: NodeView, tokens: int, whole: tuple[int, ...], tables: tuple[int, ...] = (2, 3, 4)) -> int:

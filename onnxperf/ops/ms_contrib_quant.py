@@ -228,15 +228,10 @@ def qembed_layer_norm(n: NodeView) -> OpCost:
     are dequantized (:func:`dequant_ops` with a zero point per element), then EmbedLayerNormalization's
     arithmetic. FLOPs = dequant·(X·(2 + segment) + 2·H) + (1 + segment)·X + 7·X + 5·B·S,
     X = B·S·H. Bytes read: the ids, mask, scales, zero points, gamma, beta and only the gathered rows."""
-    from .ms_contrib import _norm_ops, embedding_reads
+    from .ms_contrib import embedding_norm_ops, embedding_reads
 
-    ids, word, y = n.inp(0), n.inp(2), n.out(0)
-    tokens = ids.numel
-    hidden = word.shape[-1]
-    x = tokens * hidden
-    seg = n.has_input(4) and n.has_input(1)
-    ops = _norm_ops(x, tokens, rms=False, bias=True, adds_before=1 + (1 if seg else 0))
-    ops += dequant_ops(True) * (x * (2 + (1 if seg else 0)) + 2 * hidden)
+    tokens, x, seg, ops = embedding_norm_ops(n)
+    ops += dequant_ops(True) * (x * (2 + (1 if seg else 0)) + 2 * n.inp(2).shape[-1])
     read = embedding_reads(n, tokens, whole=(0, 1, 5, 6, 7) + tuple(range(8, 18)))
     mask_ops = n.inp(7).numel if n.has_input(7) else 0
     return OpCost(flops=ops, int_ops=mask_ops, bytes_read=read)
