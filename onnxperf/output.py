@@ -7,8 +7,9 @@
 - A symlink is written *through*: the file it points to is replaced, the link stays a link.
 - A character device or a pipe (``/dev/null``, ``/dev/stdout``, ``/dev/full``, a FIFO, ``>(cmd)``)
   is streamed to, never replaced, and its write errors (``ENOSPC`` from ``/dev/full``) are reported;
-  so is anything under ``/dev`` or ``/proc``. Any other kind of file (a block device, a socket) is
-  refused.
+  so are the names of a process's open files (``/proc/...``, ``/dev/fd/N``, ``/dev/stdout``). No new
+  file is created in ``/dev`` itself (a tmpfs below it, ``/dev/shm``, is an ordinary folder). Any
+  other kind of file (a block device, a socket) is refused.
 - Every file the run has read (the models, their external data, a spec or budget file: see
   :func:`note_input`) is refused as an output, so ``-o model.onnx`` can never overwrite the model.
 """
@@ -26,8 +27,9 @@ from .errors import OptionError, OutputError
 #: (device, inode) of every file this run read: an output may never be one of them.
 _INPUTS: dict[tuple[int, int], str] = {}
 
-#: folders whose entries are streamed to, never renamed over (devices, /dev/stdout, /proc/self/fd/N)
-_STREAM_ROOTS = ("/dev/", "/proc/")
+#: names that stand for a process's open files: streamed to, never renamed over (when one points
+#: at a regular file, writing through it truncates that file, as a shell redirection does)
+_STREAM_ROOTS = ("/proc/", "/dev/fd/", "/dev/stdout", "/dev/stderr")
 
 
 def note_input(path: str | os.PathLike) -> None:
@@ -85,10 +87,13 @@ def _kind(path: str, option: str) -> tuple[str, Path]:
             return "stream", Path(path)
         if not stat.S_ISREG(st.st_mode):
             raise OptionError(f"{option} {path}: is not a regular file, a character device or a pipe")
-    if os.path.abspath(path).startswith(_STREAM_ROOTS):
+    absolute = os.path.abspath(path)
+    if absolute.startswith(_STREAM_ROOTS):
         if st is None:
-            raise OptionError(f"{option} {path}: no such device; refusing to create files under /dev or /proc")
+            raise OptionError(f"{option} {path}: no such file; refusing to create files under /proc or /dev/fd")
         return "stream", Path(path)
+    if st is None and os.path.dirname(absolute) == "/dev":
+        raise OptionError(f"{option} {path}: no such device; refusing to create files in /dev")
     target = Path(os.path.realpath(path))  # through every link, also a dangling one
     folder = target.parent
     if not folder.is_dir():

@@ -187,3 +187,14 @@ def test_netron_and_o_naming_one_file_is_refused(tmp_path, capsys):
     assert cli.main(["report", str(p), "--no-progress", "-o", str(tmp_path / "r.html"),
                      "--netron", str(tmp_path / "r.html")]) == 2
     assert "give them two names" in capsys.readouterr().err and not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm") or not os.access("/dev/shm", os.W_OK), reason="no writable /dev/shm")
+def test_o_into_dev_shm_is_an_ordinary_atomic_write(tmp_path, capsys):
+    p = _mlp_path(tmp_path)
+    out = Path("/dev/shm") / f"onnxperf-test-{os.getpid()}.json"
+    try:
+        assert cli.main(["summary", str(p), "--format", "json", "-o", str(out)]) == 0
+        assert stat.S_ISREG(os.stat(out).st_mode) and json.loads(out.read_text())["totals"]["macs"] == 64
+    finally:
+        out.unlink(missing_ok=True)
