@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import numbers
 import os
-from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -161,7 +159,10 @@ class Analysis:
         return to_dict(self)
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        """The JSON contract as text: indented, one node per line (as ``summary --format json``)."""
+        from .render.jsonrows import dumps
+
+        return dumps(self.to_dict())
 
 
 def _tref(t: TensorRef | None) -> dict[str, Any] | None:
@@ -170,31 +171,33 @@ def _tref(t: TensorRef | None) -> dict[str, Any] | None:
     return {"name": t.name, "dtype": t.dtype, "shape": None if t.shape is None else list(t.shape)}
 
 
-def _node_dict(n: NodeCost) -> dict[str, Any]:
-    d = OrderedDict()
-    d["id"] = n.id
-    d["key"] = n.key
-    d["scope"] = n.scope
-    d["name"] = n.name
-    d["op_type"] = n.op_type
-    d["domain"] = n.domain
-    d["family"] = n.family
-    d["rule_since"] = n.rule_since
-    d["status"] = n.status
-    d["exact"] = n.exact
-    d["macs"] = n.macs
-    d["flops"] = n.flops
-    d["int_ops"] = n.int_ops
-    d["bytes_read"] = n.bytes_read
-    d["bytes_written"] = n.bytes_written
-    d["params"] = n.params
+def _node_dict(n: NodeCost, tref=_tref) -> dict[str, Any]:
+    """A node's JSON record. ``tref``: the tensor encoder (a memoizing one when many nodes share
+    their tensors, as every producer shares its output with its consumers)."""
     total = n.bytes_read + n.bytes_written
-    d["intensity_flops_per_byte"] = None if total == 0 else n.flops / total
-    d["inputs"] = [_tref(t) for t in n.inputs]
-    d["outputs"] = [_tref(t) for t in n.outputs]
-    d["blocking"] = list(n.blocking)
-    d["note"] = n.note
-    return d
+    return {
+        "id": n.id, "key": n.key, "scope": n.scope, "name": n.name, "op_type": n.op_type, "domain": n.domain,
+        "family": n.family, "rule_since": n.rule_since, "status": n.status, "exact": n.exact,
+        "macs": n.macs, "flops": n.flops, "int_ops": n.int_ops, "bytes_read": n.bytes_read,
+        "bytes_written": n.bytes_written, "params": n.params,
+        "intensity_flops_per_byte": None if total == 0 else n.flops / total,
+        "inputs": [tref(t) for t in n.inputs], "outputs": [tref(t) for t in n.outputs],
+        "blocking": list(n.blocking), "note": n.note,
+    }
+
+
+def _shared_tref():
+    """A :func:`_tref` that builds each tensor's record once (records are not modified after)."""
+    seen: dict[int, tuple[TensorRef, dict[str, Any]]] = {}
+
+    def tref(t: TensorRef | None) -> dict[str, Any] | None:
+        if t is None:
+            return None
+        hit = seen.get(id(t))
+        if hit is None or hit[0] is not t:
+            hit = seen[id(t)] = (t, _tref(t))
+        return hit[1]
+    return tref
 
 
 def to_dict(a: Analysis) -> dict[str, Any]:
@@ -238,7 +241,7 @@ def to_dict(a: Analysis) -> dict[str, Any]:
             "inputs_to_shape": list(c.inputs_to_shape),
         },
         "by_op_type": [asdict(r) | {"statuses": dict(r.statuses)} for r in a.by_op_type],
-        "nodes": [_node_dict(n) for n in a.nodes],
+        "nodes": [_node_dict(n, tref) for tref in (_shared_tref(),) for n in a.nodes],
         "notes": list(a.notes),
         "shape_engines": list(a.shape_engines),
     }
