@@ -4,11 +4,13 @@ JSON-serializable object that every renderer formats. Computation happens here, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .analysis import Analysis, analyze
 from .memory import LargestFit, MemoryResult, largest_fitting, liveness
-from .roofline import RooflineResult, roofline
+
+if TYPE_CHECKING:
+    from .roofline import RooflineResult
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ def summarize(model, dims: dict[str, int] | None = None, input_shapes=None, conv
     rl = None
     if hw:
         from .hardware import load_spec
+        from .roofline import roofline  # ~10 ms of imports a summary without --hw does not need
 
         spec = load_spec(hw)
         rl = roofline(a, spec)

@@ -21,7 +21,8 @@ MODEL = ROOT / "models" / "resnet50_torch.onnx"
 
 #: never needed by ``summary --format json``: other commands' packages and the heavy optional libraries
 NOT_FOR_SUMMARY = ("jinja2", "onnxruntime", "numba", "onnxperf.compare", "onnxperf.check", "onnxperf.validate",
-                   "onnxperf.hardware.probe", "onnxperf.report", "onnxperf.sweep")
+                   "onnxperf.hardware.probe", "onnxperf.report", "onnxperf.sweep", "onnxperf.roofline",
+                   "onnx.reference")
 
 CHILD = r"""
 import contextlib, io, json, sys
