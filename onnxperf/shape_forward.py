@@ -9,12 +9,14 @@ rank-unknown or holds a dim that is neither a number nor a free (unbound) symbol
 
 1. values: a default-domain node whose inputs are all known small values is computed (numpy
    evaluators of :mod:`onnxperf.shape_values`; any other default-domain op through onnx's reference
-   evaluator, only when ONNX says its outputs are small). ``Shape``/``Size`` of a static tensor too.
-   A computed output has an exact shape, and its value feeds the nodes below;
-2. ONNX's own inference of that node (``onnx.shape_inference.infer_node_outputs``, with the known
-   values of its inputs as data, so a ``Reshape``/``Pad``/``Slice`` by computed amounts is shaped);
-3. own shape functions (:mod:`onnxperf.shape_rules`) for what ONNX has no schema or function for.
-
+   evaluator, only when ONNX says its outputs are small integers). ``Shape``/``Size`` of a static
+   tensor too. A computed output has an exact shape, and its value feeds the nodes below. Values are
+   computed only where a node below can use them (:meth:`Forward._needed`), and once per distinct
+   (op, attributes, input values): repeated blocks repeat their shape arithmetic;
+2. ONNX's own inference of that node (what ``onnx.shape_inference.infer_node_outputs`` runs), with
+   the known values of its inputs as data, so a ``Reshape``/``Pad``/``Slice`` by computed amounts is
+   shaped;
+3. own shape functions (:mod:`onnxperf.shape_rules`) for what ONNX has no schema or function for;
 4. data-dependent sizes (``NonZero``, ``NonMaxSuppression``, ``TopK`` by a computed k, ``Unique``,
    ``Compress``): where nothing above can tell, the largest size the op can produce
    (:data:`UPPER_BOUNDS`). Such a tensor, and every tensor computed from it, is recorded in
@@ -23,7 +25,9 @@ rank-unknown or holds a dim that is neither a number nor a free (unbound) symbol
 Because every node is visited after all its inputs, what one step fills is used by every step
 below it: no second whole-graph pass is needed. Derived dim names (``past + 1``, ``2*s0``), as the
 dynamo exporter writes them, are evaluated from the bound dims (:func:`eval_dim`). Sizes are capped:
-no value beyond :data:`onnxperf.shape_values.MAX_ELEMENTS` elements is built, by any engine.
+no value beyond :data:`onnxperf.shape_values.MAX_ELEMENTS` elements is built here, each size checked
+before anything is built (ONNX's own data propagation is kept from huge Ranges by
+:meth:`onnxperf.shapes._InPlace.hide_large_ranges`).
 """
 
 from __future__ import annotations
