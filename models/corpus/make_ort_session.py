@@ -67,14 +67,14 @@ OPT_LEVEL = "ORT_ENABLE_EXTENDED"
 
 warnings.filterwarnings("ignore")
 
+# helpers shared with the NLP corpus script (same directory; importing it runs nothing)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_nlp import (export_legacy, ids, io_desc, mask, numel, ort_run, seed_everything,  # noqa: E402
+                      torch_macs)
+
+
 
 # ----------------------------------------------------------------------------------------------- helpers
-def seed_everything(seed: int = SEED) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
 def add_noise(model: torch.nn.Module, std: float = NOISE_STD) -> torch.nn.Module:
     g = torch.Generator().manual_seed(SEED + 1)
     with torch.no_grad():
@@ -82,19 +82,6 @@ def add_noise(model: torch.nn.Module, std: float = NOISE_STD) -> torch.nn.Module
             if t.is_floating_point():
                 t.add_(torch.randn(t.shape, generator=g, dtype=t.dtype) * std)
     return model
-
-
-def torch_macs(fn) -> int:
-    """FlopCounterMode FLOPs / 2 of fn() under no_grad."""
-    with torch.no_grad(), FlopCounterMode(display=False) as fc:
-        fn()
-    flops = int(fc.get_total_flops())
-    assert flops % 2 == 0, flops
-    return flops // 2
-
-
-def numel(t: onnx.TensorProto) -> int:
-    return int(np.prod(t.dims)) if len(t.dims) else 1
 
 
 def op_key(n: onnx.NodeProto) -> str:
@@ -110,16 +97,6 @@ def op_list(m: onnx.ModelProto) -> list[str]:
 def op_hist(m: onnx.ModelProto) -> dict[str, int]:
     c = collections.Counter(op_key(n) for n in m.graph.node)
     return dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
-def io_desc(m: onnx.ModelProto) -> str:
-    def one(vi):
-        tt = vi.type.tensor_type
-        dt = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type).name
-        dims = [str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim]
-        return f"{vi.name} {dt}[{', '.join(dims)}]"
-    inits = {t.name for t in m.graph.initializer}
-    return "; ".join(one(vi) for vi in m.graph.input if vi.name not in inits)
 
 
 def strip_doc(m: onnx.ModelProto) -> None:
@@ -162,13 +139,6 @@ def ship(full_path: str, name: str, keep_weights: bool) -> onnx.ModelProto:
     print(f"    shipped {os.path.relpath(path, REPO)}: {len(light.graph.node)} nodes, {len(raw):,} B")
     print(f"    ops: {op_hist(light)}")
     return light
-
-
-def ort_run(path: str, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)
 
 
 def ort_session_optimize(src: str, dst: str) -> onnx.ModelProto:
@@ -223,22 +193,6 @@ def entry(name, light, *, exporter, source, truth, method, covers):
         "ops": op_list(light),
         "opsets": {(d.domain or "ai.onnx"): d.version for d in light.opset_import},
     }
-
-
-def ids(shape, vocab, seed):
-    return torch.randint(0, vocab, shape, generator=torch.Generator().manual_seed(seed), dtype=torch.int64)
-
-
-def mask(shape, pad=0):
-    m = torch.ones(shape, dtype=torch.int64)
-    if pad:
-        m[:, -pad:] = 0
-    return m
-
-
-def export_legacy(model, args, path, input_names, output_names, dynamic_axes, opset=17):
-    torch.onnx.export(model, args, path, dynamo=False, opset_version=opset, input_names=input_names,
-                      output_names=output_names, dynamic_axes=dynamic_axes, do_constant_folding=True)
 
 
 EXPORTER = (f"torch {TORCH_V} legacy (TorchScript) opset 17, then onnxruntime {ort.__version__} "
