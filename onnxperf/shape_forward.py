@@ -39,7 +39,7 @@ from collections.abc import Mapping
 import numpy as np
 import onnx
 
-from . import shape_rules
+from . import shape_rules, shape_static
 from .loader import GraphIR, LoadedModel
 from .shape_values import CONST_TYPES, EVALUATORS, MAX_ELEMENTS, evaluate
 
@@ -205,7 +205,7 @@ class Forward:
     """State of one forward pass over a (sub)graph: what it knows and what it computed."""
 
     def __init__(self, loaded: LoadedModel, tensors: dict, free: set[str], bound: Mapping[str, int],
-                 values: dict[str, np.ndarray]):
+                 values: dict[str, np.ndarray], fast_static: bool = True):
         from .shapes import TensorInfo  # shapes imports this module lazily: no cycle at import
 
         self.TensorInfo = TensorInfo
@@ -233,6 +233,11 @@ class Forward:
         self._node_memo: dict[tuple, list[bytes | None]] = {}
         #: tensors whose (static) shape or value is an upper bound: they depend on a data-dependent size
         self.bounded: set[str] = set()
+        #: the fast path of step 2 (:mod:`onnxperf.shape_static`); tests switch it off to compare
+        self.fast_static = fast_static
+        self._opset = self.opsets.get("", 1)
+        self._static_ops = frozenset(op for op in (*shape_static.RULES, *shape_static.MULTI_OUTPUT)
+                                     if shape_static.rule_for(op, self._opset) is not None)
 
     # -------------------------------------------------------------- knowledge
 
@@ -366,7 +371,9 @@ class Forward:
                 if want_value and self._compute(g, node, op_type, in_names, outs):
                     continue
                 if want_shape:
-                    if domain in ("", "ai.onnx.ml", "ai.onnx.preview.training"):
+                    if domain == "" and self._static(g, node, op_type, in_names, out_names):
+                        pass  # shaped by the fast path: ONNX would say the same, slower
+                    elif domain in ("", "ai.onnx.ml", "ai.onnx.preview.training"):
                         self._onnx_node(g, node, domain, op_type, in_names)
                     if not all(self.complete(tensors.get(o)) for o in outs):
                         self._own(g, node, in_names, out_names)
@@ -591,6 +598,34 @@ class Forward:
                 self._schemas[key] = None
         return self._schemas[key]
 
+    def _static(self, g: GraphIR, node: onnx.NodeProto, op_type: str, in_names, out_names) -> bool:
+        """Step 2's fast path: :mod:`onnxperf.shape_static` where every present input has an element
+        type and a static shape; True when it shaped every output."""
+        if self.fast_static is False or op_type not in self._static_ops:
+            return False
+        tensors = self.tensors
+        shapes, types = [], []
+        for x in in_names:
+            if not x:
+                shapes.append(None)
+                types.append(0)
+                continue
+            ti = tensors.get(x)
+            if ti is None or not ti.elem_type or not ti.is_static or (ti.shape and min(ti.shape) < 0):
+                return False
+            shapes.append(ti.shape)
+            types.append(ti.elem_type)
+        attrs = shape_rules.attributes(node) if len(node.attribute) else {}
+        res = shape_static.shapes_of(op_type, self._opset, tuple(shapes), types, attrs.get,
+                                     lambda i: self.value(g, in_names[i]) if in_names[i] else None,
+                                     len(out_names))
+        if res is None or len(res) != len(out_names):
+            return False
+        for name, (elem, shape) in zip(out_names, res):
+            if name:
+                self._better(name, elem, shape)
+        return True
+
     def _onnx_node(self, g: GraphIR, node: onnx.NodeProto, domain: str, op_type: str, in_names) -> None:
         """Step 2: ONNX's inference of this one node, with known input values as data."""
         schema = self._schema(domain, op_type)
@@ -666,10 +701,12 @@ class Forward:
 
 
 def forward(loaded: LoadedModel, tensors: dict, free: set[str], bound: Mapping[str, int],
-            values: dict[str, np.ndarray] | None = None, bounded: set[str] | None = None) -> Forward:
+            values: dict[str, np.ndarray] | None = None, bounded: set[str] | None = None,
+            fast_static: bool = True) -> Forward:
     """Run the forward pass over the main graph; the returned state says what it gained
-    (``gained``), the values it knows (``values``) and the upper-bound tensors (``bounded``)."""
-    fw = Forward(loaded, tensors, free, bound, dict(values or {}))
+    (``gained``), the values it knows (``values``) and the upper-bound tensors (``bounded``).
+    ``fast_static=False`` asks ONNX for every node the fast path would shape (tests compare)."""
+    fw = Forward(loaded, tensors, free, bound, dict(values or {}), fast_static)
     if bounded:
         fw.bounded.update(bounded)
     fw.resolve_derived()

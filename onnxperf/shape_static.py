@@ -1,0 +1,562 @@
+"""Shapes of common default-domain ops whose input shapes are all static: a fast path in front of
+ONNX's per-node inference.
+
+The forward pass (:mod:`onnxperf.shape_forward`) shapes, node by node, what ONNX's whole-graph
+pass left unknown. On transformer and detection exports that is most of the graph below the first
+shape computed from data (Swin's shifted-window padding, SSD's resize transform), and asking ONNX
+for one node costs ~70 µs of serialized types and values; these functions give the same answer in
+a few µs. Each follows the operator's spec and ONNX's inference function for it, and says ``None``
+for anything it does not fully handle (a symbolic or negative dim, a missing value, an attribute
+form it does not read, inputs the op would refuse): ONNX's inference then runs as before, so a
+``None`` is never wrong, only slower. ``tests/test_shape_static.py`` checks every function against
+ONNX's inference on the same node.
+
+A function takes ``(shapes, types, attr, value, opset)``: per input its static shape (a tuple of
+ints, None when the input is absent) and element type, an attribute reader (``attr(name,
+default)``), a reader of an input's known value (``value(i)``: an ndarray or None) and the node's
+default-domain opset; it returns one ``(element type, shape)`` per output, or None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from math import prod
+
+import numpy as np
+import onnx
+
+from .shape_rules import conv_spatial
+
+BOOL = onnx.TensorProto.BOOL
+INT64 = onnx.TensorProto.INT64
+
+Out = list[tuple[int, tuple[int, ...]]] | None
+StaticRule = Callable[..., Out]
+
+
+def _bcast(shapes) -> tuple[int, ...] | None:
+    """numpy broadcasting of static shapes; None when they do not broadcast."""
+    rank = max(len(s) for s in shapes)
+    out = []
+    for i in range(rank):
+        d = 1
+        for s in shapes:
+            j = len(s) - rank + i
+            if j < 0:
+                continue
+            x = s[j]
+            if x == d or x == 1:
+                continue
+            if d != 1:
+                return None
+            d = x
+        out.append(d)
+    return tuple(out)
+
+
+def _present(shapes):
+    return [s for s in shapes if s is not None]
+
+
+def _same_types(types) -> bool:
+    t = [x for x in types if x]
+    return bool(t) and all(x == t[0] for x in t)
+
+
+def _arith(shapes, types, attr, value, opset) -> Out:
+    """Broadcasting arithmetic (Add, Sub, Mul, Div, Mod, Max, Min, Sum, Mean): the broadcast shape,
+    the inputs' common element type."""
+    s = _present(shapes)
+    if len(s) != len(shapes) or not s or not _same_types(types):
+        return None
+    out = _bcast(s)
+    return None if out is None else [(types[0], out)]
+
+
+def _pow(shapes, types, attr, value, opset) -> Out:
+    """Pow: the broadcast shape, the base's element type (the exponent's may differ)."""
+    if len(shapes) != 2 or None in shapes or not types[0]:
+        return None
+    out = _bcast(shapes)
+    return None if out is None else [(types[0], out)]
+
+
+def _compare(shapes, types, attr, value, opset) -> Out:
+    """Comparisons and logic (Equal, Less, Greater, ..., And, Or, Xor): the broadcast shape, bool."""
+    if len(shapes) != 2 or None in shapes or not _same_types(types):
+        return None
+    out = _bcast(shapes)
+    return None if out is None else [(BOOL, out)]
+
+
+def _where(shapes, types, attr, value, opset) -> Out:
+    """Where(cond, X, Y): the broadcast shape of all three, X's element type."""
+    if len(shapes) != 3 or None in shapes or types[0] != BOOL or not types[1] or types[1] != types[2]:
+        return None
+    out = _bcast(shapes)
+    return None if out is None else [(types[1], out)]
+
+
+def _unary(shapes, types, attr, value, opset) -> Out:
+    """Elementwise ops of one tensor (activations, Softmax, Clip, Identity, ...): the input's shape
+    and element type."""
+    if not shapes or shapes[0] is None or not types[0]:
+        return None
+    return [(types[0], shapes[0])]
+
+
+def _to_bool(shapes, types, attr, value, opset) -> Out:
+    """Not, IsNaN, IsInf: the input's shape, bool."""
+    if not shapes or shapes[0] is None or not types[0]:
+        return None
+    return [(BOOL, shapes[0])]
+
+
+def _cast(shapes, types, attr, value, opset) -> Out:
+    """Cast: the input's shape, the element type ``to``."""
+    to = attr("to", 0)
+    if not shapes or shapes[0] is None or not to:
+        return None
+    return [(int(to), shapes[0])]
+
+
+def _dropout(shapes, types, attr, value, opset, n_out=1) -> Out:
+    """Dropout: output the input's shape and type; the optional mask the same shape, bool."""
+    if not shapes or shapes[0] is None or not types[0] or opset < 7:
+        return None
+    return [(types[0], shapes[0]), (BOOL, shapes[0])][:n_out]
+
+
+def _matmul(shapes, types, attr, value, opset) -> Out:
+    """MatMul: numpy ``matmul`` (1-D operands promoted, their dim dropped; batch dims broadcast)."""
+    if len(shapes) != 2 or None in shapes or not _same_types(types):
+        return None
+    a, b = shapes
+    if not a or not b:
+        return None
+    a2 = (1,) + a if len(a) == 1 else a
+    b2 = b + (1,) if len(b) == 1 else b
+    if a2[-1] != b2[-2]:
+        return None
+    batch = _bcast([a2[:-2], b2[:-2]]) if len(a2) > 2 or len(b2) > 2 else ()
+    if batch is None:
+        return None
+    out = batch + (a2[-2], b2[-1])
+    if len(a) == 1:
+        out = out[:-2] + out[-1:]
+    if len(b) == 1:
+        out = out[:-1]
+    return [(types[0], out)]
+
+
+def _gemm(shapes, types, attr, value, opset) -> Out:
+    """Gemm: (M, N) from A (M, K) or its transpose and B (K, N) or its transpose; C must broadcast."""
+    if len(shapes) < 2 or shapes[0] is None or shapes[1] is None or len(shapes[0]) != 2 or len(shapes[1]) != 2:
+        return None
+    if not _same_types(types) or opset < 7:
+        return None
+    a, b = shapes[0], shapes[1]
+    m, k = (a[1], a[0]) if attr("transA", 0) else a
+    k2, n = (b[1], b[0]) if attr("transB", 0) else b
+    if k != k2:
+        return None
+    if len(shapes) > 2 and shapes[2] is not None and _bcast([shapes[2], (m, n)]) != (m, n):
+        return None
+    return [(types[0], (m, n))]
+
+
+def _transpose(shapes, types, attr, value, opset) -> Out:
+    """Transpose: dims permuted by ``perm`` (default: reversed)."""
+    if not shapes or shapes[0] is None or not types[0]:
+        return None
+    x = shapes[0]
+    perm = attr("perm", None)
+    if perm is None:
+        return [(types[0], x[::-1])]
+    perm = [int(p) for p in perm]
+    if sorted(perm) != list(range(len(x))):
+        return None
+    return [(types[0], tuple(x[p] for p in perm))]
+
+
+def _ints(v) -> list[int] | None:
+    if v is None or v.dtype.kind not in "iu" or v.ndim > 1:
+        return None
+    return [int(x) for x in v.reshape(-1)]
+
+
+def _reshape(shapes, types, attr, value, opset) -> Out:
+    """Reshape: the ``shape`` input's value, a 0 copying the input's dim (unless ``allowzero``), one
+    -1 taking what is left."""
+    if len(shapes) != 2 or shapes[0] is None or not types[0] or opset < 5:
+        return None
+    target = _ints(value(1))
+    if target is None:
+        return None
+    x = shapes[0]
+    allowzero = attr("allowzero", 0) if opset >= 14 else 0
+    out: list[int] = []
+    minus = -1
+    for i, d in enumerate(target):
+        if d == -1:
+            if minus >= 0:
+                return None
+            minus = i
+            out.append(1)
+        elif d == 0 and not allowzero:
+            if i >= len(x):
+                return None
+            out.append(x[i])
+        elif d < 0:
+            return None
+        else:
+            out.append(d)
+    total = prod(x)
+    if minus >= 0:
+        rest = prod(out)
+        if rest == 0 or total % rest:
+            return None
+        out[minus] = total // rest
+    elif prod(out) != total:
+        return None
+    return [(types[0], tuple(out))]
+
+
+def _flatten(shapes, types, attr, value, opset) -> Out:
+    """Flatten: (prod of dims before ``axis``, prod of the rest); ``axis`` defaults to 1."""
+    if not shapes or shapes[0] is None or not types[0] or opset < 9:
+        return None
+    x = shapes[0]
+    axis = int(attr("axis", 1))
+    if axis < 0:
+        axis += len(x)
+    if not 0 <= axis <= len(x):
+        return None
+    return [(types[0], (prod(x[:axis]), prod(x[axis:])))]
+
+
+def _axes(shapes, attr, value, opset, since: int, i: int = 1) -> tuple[bool, list[int] | None]:
+    """The ``axes`` of an op that took them as an attribute before opset ``since`` and as input
+    ``i`` from it: (readable, the axes or None when not given)."""
+    if opset < since:
+        a = attr("axes", None)
+        return True, None if a is None else [int(x) for x in a]
+    if len(shapes) <= i or shapes[i] is None:
+        return True, None
+    axes = _ints(value(i))
+    return axes is not None, axes
+
+
+def _unsqueeze(shapes, types, attr, value, opset) -> Out:
+    """Unsqueeze: a 1 inserted at each of ``axes`` (counted in the output's rank)."""
+    if not shapes or shapes[0] is None or not types[0]:
+        return None
+    ok, axes = _axes(shapes, attr, value, opset, 13)
+    if not ok or not axes:
+        return None
+    x = shapes[0]
+    r = len(x) + len(axes)
+    norm = sorted(a + r if a < 0 else a for a in axes)
+    if len(set(norm)) != len(norm) or any(not 0 <= a < r for a in norm):
+        return None
+    out = list(x)
+    for a in norm:
+        out.insert(a, 1)
+    return [(types[0], tuple(out))]
+
+
+def _squeeze(shapes, types, attr, value, opset) -> Out:
+    """Squeeze: the dims at ``axes`` removed (each must be 1); without axes every 1 is removed."""
+    if not shapes or shapes[0] is None or not types[0]:
+        return None
+    ok, axes = _axes(shapes, attr, value, opset, 13)
+    if not ok:
+        return None
+    x = shapes[0]
+    if axes is None:
+        return [(types[0], tuple(d for d in x if d != 1))]
+    norm = {a + len(x) if a < 0 else a for a in axes}
+    if any(not 0 <= a < len(x) or x[a] != 1 for a in norm):
+        return None
+    return [(types[0], tuple(d for i, d in enumerate(x) if i not in norm))]
+
+
+def _concat(shapes, types, attr, value, opset) -> Out:
+    """Concat: the inputs' dims, summed along ``axis``; every other dim must agree."""
+    if not shapes or None in shapes or not _same_types(types) or opset < 4:
+        return None
+    axis = attr("axis", None)
+    if axis is None:
+        return None
+    r = len(shapes[0])
+    a = int(axis) + r if int(axis) < 0 else int(axis)
+    if not 0 <= a < r or any(len(s) != r for s in shapes):
+        return None
+    for i in range(r):
+        if i != a and any(s[i] != shapes[0][i] for s in shapes):
+            return None
+    out = list(shapes[0])
+    out[a] = sum(s[a] for s in shapes)
+    return [(types[0], tuple(out))]
+
+
+def _gather(shapes, types, attr, value, opset) -> Out:
+    """Gather: data dims before ``axis``, the indices' dims, data dims after ``axis``."""
+    if len(shapes) != 2 or None in shapes or not types[0] or types[1] not in (onnx.TensorProto.INT32, INT64):
+        return None
+    x, ind = shapes
+    axis = int(attr("axis", 0))
+    a = axis + len(x) if axis < 0 else axis
+    if not 0 <= a < len(x):
+        return None
+    return [(types[0], x[:a] + ind + x[a + 1:])]
+
+
+def _slice_len(dim: int, start: int, end: int, step: int) -> int | None:
+    """Elements Slice keeps of one axis, as ONNX computes it: a negative start or end counts from
+    the end; then, for a positive step, both are clamped to [0, dim]; for a negative step the start
+    to [0, dim - 1] and the end to [-1, dim - 1] (unlike Python's slice, a start before the first
+    element still keeps it). None for an empty axis."""
+    if dim <= 0:
+        return None
+    if start < 0:
+        start += dim
+    if end < 0:
+        end += dim
+    if step > 0:
+        start, end = min(max(start, 0), dim), min(max(end, 0), dim)
+        return max(0, -(-(end - start) // step))
+    start, end = min(max(start, 0), dim - 1), min(max(end, -1), dim - 1)
+    return max(0, -(-(start - end) // -step))
+
+
+def _slice(shapes, types, attr, value, opset) -> Out:
+    """Slice: per sliced axis, :func:`_slice_len` of its start, end and step."""
+    if not shapes or shapes[0] is None or not types[0]:
+        return None
+    x = shapes[0]
+    if opset < 10:
+        starts, ends, axes = attr("starts", None), attr("ends", None), attr("axes", None)
+        if starts is None or ends is None:
+            return None
+        starts, ends = [int(v) for v in starts], [int(v) for v in ends]
+        axes = None if axes is None else [int(v) for v in axes]
+        steps = None
+    else:
+        if len(shapes) < 3:
+            return None
+        starts, ends = _ints(value(1)), _ints(value(2))
+        if starts is None or ends is None:
+            return None
+        axes = steps = None
+        if len(shapes) > 3 and shapes[3] is not None:
+            axes = _ints(value(3))
+            if axes is None:
+                return None
+        if len(shapes) > 4 and shapes[4] is not None:
+            steps = _ints(value(4))
+            if steps is None:
+                return None
+    n = len(starts)
+    if axes is None:
+        axes = list(range(n))
+    if steps is None:
+        steps = [1] * n
+    if len(ends) != n or len(axes) != n or len(steps) != n:
+        return None
+    out = list(x)
+    seen = set()
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        a = a + len(x) if a < 0 else a
+        if not 0 <= a < len(x) or a in seen or st == 0:
+            return None
+        seen.add(a)
+        out[a] = _slice_len(x[a], s, e, st)
+        if out[a] is None:
+            return None
+    return [(types[0], tuple(out))]
+
+
+def _expand(shapes, types, attr, value, opset) -> Out:
+    """Expand: the input's shape broadcast with the ``shape`` input's value (both ways)."""
+    if len(shapes) != 2 or None in shapes or not types[0]:
+        return None
+    target = _ints(value(1))
+    if target is None or any(d < 0 for d in target):
+        return None
+    out = _bcast([shapes[0], tuple(target)])
+    return None if out is None else [(types[0], out)]
+
+
+def _pad(shapes, types, attr, value, opset) -> Out:
+    """Pad: each dim grown by its begin and end pads (negative pads crop); from opset 18 the pads
+    may name only some ``axes``."""
+    if not shapes or shapes[0] is None or not types[0] or opset < 2:
+        return None
+    x = shapes[0]
+    r = len(x)
+    if opset < 11:
+        pads = attr("pads", None)
+        pads = None if pads is None else [int(p) for p in pads]
+        axes = None
+    else:
+        pads = _ints(value(1)) if len(shapes) > 1 else None
+        axes = None
+        if len(shapes) > 3 and shapes[3] is not None:
+            axes = _ints(value(3))
+            if axes is None:
+                return None
+    if pads is None:
+        return None
+    if axes is None:
+        axes = list(range(r))
+    k = len(axes)
+    if len(pads) != 2 * k:
+        return None
+    out = list(x)
+    for j, a in enumerate(axes):
+        a = a + r if a < 0 else a
+        if not 0 <= a < r:
+            return None
+        out[a] = x[a] + pads[j] + pads[j + k]
+    if any(d < 0 for d in out):
+        return None
+    return [(types[0], tuple(out))]
+
+
+def _conv(shapes, types, attr, value, opset) -> Out:
+    """Conv: (N, M, *spatial) with M the weight's first dim and each spatial dim from ONNX's window
+    formula (:func:`onnxperf.shape_rules.conv_spatial`)."""
+    if len(shapes) < 2 or shapes[0] is None or shapes[1] is None or not _same_types(types[:2]):
+        return None
+    x, w = shapes[0], shapes[1]
+    if len(x) < 3 or len(w) != len(x):
+        return None
+    group = int(attr("group", 1))
+    if group <= 0 or x[1] != w[1] * group or w[0] % group:
+        return None
+    n = len(x) - 2
+    kernel = attr("kernel_shape", None)
+    kernel = list(w[2:]) if kernel is None else [int(k) for k in kernel]
+    if kernel != list(w[2:]):
+        return None
+    attrs = {k: attr(k, None) for k in ("strides", "dilations", "pads", "auto_pad")}
+    for key, size in (("strides", n), ("dilations", n), ("pads", 2 * n)):
+        if attrs[key] is not None and len(attrs[key]) != size:
+            return None
+    attrs = {k: v for k, v in attrs.items() if v is not None}
+    if isinstance(attrs.get("auto_pad"), bytes):
+        attrs["auto_pad"] = attrs["auto_pad"].decode()
+    if attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+        return None
+    if len(shapes) > 2 and shapes[2] is not None and shapes[2] != (w[0],):
+        return None
+    spatial = conv_spatial(x[2:], kernel, attrs)
+    if any(not isinstance(d, int) or d < 1 for d in spatial):
+        return None
+    return [(types[0], (x[0], w[0], *spatial))]
+
+
+#: ops whose ``axes`` became an input: ReduceSum in opset 13, the others in opset 18
+_REDUCE_AXES_INPUT = {"ReduceSum": 13}
+
+
+def _reduce(op: str) -> StaticRule:
+    since = _REDUCE_AXES_INPUT.get(op, 18)
+
+    def rule(shapes, types, attr, value, opset) -> Out:
+        """Reduce*: the ``axes`` dims dropped (``keepdims=0``) or kept as 1; no axes: all of them,
+        or none when ``noop_with_empty_axes`` is set."""
+        if not shapes or shapes[0] is None or not types[0]:
+            return None
+        x = shapes[0]
+        ok, axes = _axes(shapes, attr, value, opset, since)
+        if not ok:
+            return None
+        keep = int(attr("keepdims", 1))
+        if not axes:
+            if opset >= since and int(attr("noop_with_empty_axes", 0)):
+                return [(types[0], x)]
+            axes = list(range(len(x)))
+        norm = {a + len(x) if a < 0 else a for a in axes}
+        if any(not 0 <= a < len(x) for a in norm):
+            return None
+        out = tuple(1 if i in norm else d for i, d in enumerate(x) if keep or i not in norm)
+        return [(types[0], out)]
+    rule.__doc__ = f"{op}: {rule.__doc__}"
+    return rule
+
+
+def _layer_norm(shapes, types, attr, value, opset, n_out=1) -> Out:
+    """LayerNormalization, its first output only: the input's shape and element type."""
+    if n_out != 1 or not shapes or shapes[0] is None or not types[0]:
+        return None
+    return [(types[0], shapes[0])]
+
+
+def _global_pool(shapes, types, attr, value, opset) -> Out:
+    """GlobalAveragePool / GlobalMaxPool / GlobalLpPool: (N, C, 1, ...)."""
+    if not shapes or shapes[0] is None or len(shapes[0]) < 2 or not types[0]:
+        return None
+    x = shapes[0]
+    return [(types[0], x[:2] + (1,) * (len(x) - 2))]
+
+
+_UNARY = ("Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Celu", "Clip", "Cos", "Cosh",
+          "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid", "HardSwish", "Hardmax", "Identity",
+          "LeakyRelu", "Log", "LogSoftmax", "Mish", "Neg", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid",
+          "Sign", "Sin", "Sinh", "Softmax", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu")
+
+#: the ops this module shapes; multi-output ops take the node's output count as ``n_out``
+RULES: dict[str, StaticRule] = {
+    **{op: _arith for op in ("Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Sum", "Mean")},
+    "Pow": _pow,
+    **{op: _compare for op in ("Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor")},
+    "Where": _where,
+    **{op: _unary for op in _UNARY},
+    **{op: _to_bool for op in ("Not", "IsNaN", "IsInf")},
+    "Cast": _cast, "MatMul": _matmul, "Gemm": _gemm, "Transpose": _transpose, "Reshape": _reshape,
+    "Flatten": _flatten, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze, "Concat": _concat, "Gather": _gather,
+    "Slice": _slice, "Expand": _expand, "Pad": _pad, "Conv": _conv,
+    **{op: _reduce(op) for op in ("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+                                  "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")},
+    "GlobalAveragePool": _global_pool, "GlobalMaxPool": _global_pool,
+}
+#: ops whose rule takes the number of outputs the node asks for
+MULTI_OUTPUT = {"Dropout": _dropout, "LayerNormalization": _layer_norm}
+
+#: Clip before opset 6 and Softmax-style ops are the same shape in every version; the few ops
+#: whose early versions took other inputs or attributes are served from these opsets on
+_MIN_OPSET = {"Clip": 6, "Reshape": 5, "Unsqueeze": 1, "Squeeze": 1, "Concat": 4, "Pad": 2, "Gather": 1,
+              "Dropout": 7, "Cast": 6, "Where": 9, "Expand": 8, "Erf": 9, "Mod": 10, "Gelu": 20,
+              "Mish": 18, "Celu": 12, "HardSwish": 14, "Acosh": 9, "Asinh": 9, "Atanh": 9, "Sinh": 9, "Cosh": 9,
+              "Sign": 9, "IsNaN": 9, "IsInf": 10, "Max": 8, "Min": 8, "Sum": 8, "Mean": 8, "Less": 9,
+              "Greater": 9, "Equal": 11, "LessOrEqual": 12, "GreaterOrEqual": 12, "And": 7, "Or": 7, "Xor": 7,
+              "Add": 7, "Sub": 7, "Mul": 7, "Div": 7, "Pow": 7, "Flatten": 9, "Gemm": 7, "Conv": 1,
+              "LayerNormalization": 17, "Transpose": 1}
+
+
+def rule_for(op_type: str, opset: int) -> StaticRule | None:
+    """The fast shape function of a default-domain op at ``opset``, or None."""
+    if opset < _MIN_OPSET.get(op_type, 1):
+        return None
+    return RULES.get(op_type) or MULTI_OUTPUT.get(op_type)
+
+
+def shapes_of(op_type: str, opset: int, shapes, types, attr, value, n_out: int) -> Out:
+    """The output (element type, shape) pairs of a node whose present inputs are all static, or
+    None where ONNX's inference should answer."""
+    rule = rule_for(op_type, opset)
+    if rule is None:
+        return None
+    try:
+        if op_type in MULTI_OUTPUT:
+            return rule(shapes, types, attr, value, opset, n_out)
+        if n_out != 1:
+            return None
+        return rule(shapes, types, attr, value, opset)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+__all__ = ["MULTI_OUTPUT", "RULES", "rule_for", "shapes_of"]
