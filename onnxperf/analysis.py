@@ -162,7 +162,7 @@ class Analysis:
         """The JSON contract as text: indented, one node per line (as ``summary --format json``)."""
         from .render.jsonrows import dumps
 
-        return dumps(self.to_dict())
+        return dumps(to_dict(self, encoded_rows=True))
 
 
 def _tref(t: TensorRef | None) -> dict[str, Any] | None:
@@ -200,8 +200,17 @@ def _shared_tref():
     return tref
 
 
-def to_dict(a: Analysis) -> dict[str, Any]:
-    """The JSON contract (schema ``onnxperf.analysis/1``): plain types, stable key order."""
+def _encoded_nodes(nodes):
+    from .render.jsonrows import node_rows
+
+    tref = _shared_tref()
+    return node_rows(nodes, lambda n: _node_dict(n, tref))
+
+
+def to_dict(a: Analysis, encoded_rows: bool = False) -> dict[str, Any]:
+    """The JSON contract (schema ``onnxperf.analysis/1``): plain types, stable key order.
+    ``encoded_rows``: the node records as JSON text already (:func:`onnxperf.render.jsonrows.node_rows`,
+    for writing JSON; the text is what the dicts would give)."""
     m = a.model
     t = a.totals
     c = a.coverage
@@ -241,7 +250,8 @@ def to_dict(a: Analysis) -> dict[str, Any]:
             "inputs_to_shape": list(c.inputs_to_shape),
         },
         "by_op_type": [asdict(r) | {"statuses": dict(r.statuses)} for r in a.by_op_type],
-        "nodes": [_node_dict(n, tref) for tref in (_shared_tref(),) for n in a.nodes],
+        "nodes": _encoded_nodes(a.nodes) if encoded_rows else [
+            _node_dict(n, tref) for tref in (_shared_tref(),) for n in a.nodes],
         "notes": list(a.notes),
         "shape_engines": list(a.shape_engines),
     }

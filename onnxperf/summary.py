@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .analysis import Analysis, analyze
+from .analysis import to_dict as analysis_dict
 from .memory import LargestFit, MemoryResult, largest_fitting, liveness
 
 if TYPE_CHECKING:
@@ -23,8 +24,9 @@ class Summary:
     #: items per inference for throughput (the bound batch dim, else 1)
     batch: int = 1
 
-    def to_dict(self) -> dict[str, Any]:
-        d = self.analysis.to_dict()
+    def to_dict(self, encoded_rows: bool = False) -> dict[str, Any]:
+        """The JSON contract; ``encoded_rows``: node records as JSON text (see :func:`analysis.to_dict`)."""
+        d = analysis_dict(self.analysis, encoded_rows)
         m = self.memory
         d["memory"] = {
             "weight_bytes": m.weight_bytes, "weight_bytes_if_fp16": m.weight_bytes_fp16,

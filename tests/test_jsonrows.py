@@ -3,6 +3,7 @@ encoder, deterministic, with one table row per line."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,7 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onnxperf.render.jsonrows import dumps
+from onnxperf.analysis import _node_dict, to_dict
+from onnxperf.cost import NodeCost, TensorRef
+from onnxperf.render.jsonrows import _ROW, dumps, node_rows
 from onnxperf.render.summary import RENDERERS
 from onnxperf.summary import summarize
 
@@ -38,3 +41,31 @@ def test_summary_json_rows_one_per_line_and_parse_back(name, dims):
     assert len(node_lines) == len(d["nodes"]) > 0
     assert [json.loads(ln.strip().rstrip(",")) for ln in node_lines] == d["nodes"]
     assert text == RENDERERS["json"](summarize(MODELS / f"{name}.onnx", dims=dims))  # deterministic
+
+
+_names = st.text(max_size=12)
+_dims = st.lists(st.one_of(st.integers(0, 2**62), st.text(max_size=4), st.none()), max_size=4)
+_refs = st.one_of(st.none(), st.builds(TensorRef, _names, st.sampled_from(["float32", "int64", "undefined"]),
+                                       st.one_of(st.none(), _dims.map(tuple))))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.builds(
+    NodeCost, st.integers(0, 10**6), st.sampled_from(["", "3/body", "3/body/7/then_branch"]), _names,
+    _names, st.sampled_from(["", "com.microsoft"]), st.sampled_from(["conv", "misc"]),
+    st.one_of(st.none(), st.integers(1, 23)), st.sampled_from(["counted", "zero", "unknown_shape"]),
+    st.lists(_refs, max_size=3).map(tuple), st.lists(_refs, max_size=3).map(tuple),
+    *[st.integers(0, 2**70)] * 6, st.booleans(), st.lists(_names, max_size=2).map(tuple), _names), max_size=5))
+def test_node_rows_are_the_encoders_text_of_the_node_records(nodes):
+    """The fast node writer gives, byte for byte, the C encoder's text of each node's dict: names
+    with quotes, control characters and non-ASCII, symbolic and unknown dims, unknown shapes,
+    absent inputs, tensors shared between nodes."""
+    if len(nodes) > 1 and nodes[0].outputs:  # a tensor record shared with the next node
+        nodes[1] = dataclasses.replace(nodes[1], inputs=nodes[0].outputs)
+    assert list(node_rows(nodes, _node_dict)) == [_ROW(_node_dict(n)) for n in nodes]
+
+
+@pytest.mark.parametrize("name", ["corpus/swin_t_torch", "corpus/gru_greedy_loop_legacy", "bert_encoder_torch"])
+def test_summary_json_is_the_same_with_and_without_the_fast_rows(name):
+    a = summarize(MODELS / f"{name}.onnx", dims={"batch": 1} if "swin" in name else None).analysis
+    assert dumps(to_dict(a, encoded_rows=True)) == dumps(to_dict(a))

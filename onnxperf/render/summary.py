@@ -189,7 +189,7 @@ def render_json(sm: Summary) -> str:
     """Schema ``onnxperf.analysis/1``: indented, one node (or op type, tensor) per line."""
     from .jsonrows import dumps
 
-    return dumps(sm.to_dict())
+    return dumps(sm.to_dict(encoded_rows=True))
 
 
 CSV_COLUMNS = ("key", "id", "scope", "name", "op_type", "domain", "family", "status", "exact", "macs", "flops",
