@@ -60,6 +60,8 @@ def eval_dim(expr: str, bound: Mapping[str, int]) -> int | None:
     size. Parsed with :mod:`ast`, never executed."""
     if expr in bound:
         return bound[expr]
+    if expr.isidentifier():  # a lone unbound name (``unk__3``, ``batch``): nothing to evaluate
+        return None
     try:
         tree = ast.parse(expr.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
