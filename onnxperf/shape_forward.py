@@ -203,11 +203,16 @@ def _attr_key(node: onnx.NodeProto) -> tuple[bytes, ...]:
     return tuple(a.SerializeToString() for a in node.attribute) if len(node.attribute) else ()
 
 
+class Unshaped(Exception):
+    """Raised by a pass that may not ask ONNX (``Forward(..., static_only=True)``) at the first
+    node it cannot shape: the caller falls back to the whole-graph pipeline."""
+
+
 class Forward:
     """State of one forward pass over a (sub)graph: what it knows and what it computed."""
 
     def __init__(self, loaded: LoadedModel, tensors: dict, free: set[str], bound: Mapping[str, int],
-                 values: dict[str, np.ndarray], fast_static: bool = True):
+                 values: dict[str, np.ndarray], fast_static: bool = True, static_only: bool = False):
         from .shapes import TensorInfo  # shapes imports this module lazily: no cycle at import
 
         self.TensorInfo = TensorInfo
@@ -237,6 +242,8 @@ class Forward:
         self.bounded: set[str] = set()
         #: the fast path of step 2 (:mod:`onnxperf.shape_static`); tests switch it off to compare
         self.fast_static = fast_static
+        #: never ask ONNX; raise :class:`Unshaped` at the first node left unshaped
+        self.static_only = static_only
         self._opset = self.opsets.get("", 1)
         self._static_ops = frozenset(op for op in (*shape_static.RULES, *shape_static.MULTI_OUTPUT)
                                      if shape_static.rule_for(op, self._opset) is not None)
@@ -372,10 +379,12 @@ class Forward:
                 node = nodes[idx]
                 if want_value and self._compute(g, node, op_type, in_names, outs):
                     continue
-                if want_shape:
-                    if domain == "" and self._static(g, node, op_type, in_names, out_names):
-                        pass  # shaped by the fast path: ONNX would say the same, slower
-                    elif domain in ("", "ai.onnx.ml", "ai.onnx.preview.training"):
+                if want_shape and domain == "" and self._static(g, node, op_type, in_names, out_names):
+                    pass  # shaped by the fast path: ONNX would say the same, slower
+                elif want_shape:
+                    if self.static_only:
+                        raise Unshaped(idx)
+                    if domain in ("", "ai.onnx.ml", "ai.onnx.preview.training"):
                         self._onnx_node(g, node, domain, op_type, in_names)
                     if not all(self.complete(tensors.get(o)) for o in outs):
                         self._own(g, node, in_names, out_names)

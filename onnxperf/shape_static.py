@@ -29,6 +29,7 @@ from .shape_rules import conv_spatial
 
 BOOL = onnx.TensorProto.BOOL
 INT64 = onnx.TensorProto.INT64
+INT64_MAX = (1 << 63) - 1
 
 Out = list[tuple[int, tuple[int, ...]]] | None
 StaticRule = Callable[..., Out]
@@ -494,12 +495,256 @@ def _layer_norm(shapes, types, attr, value, opset, n_out=1) -> Out:
     return [(types[0], shapes[0])]
 
 
+def _batch_norm(shapes, types, attr, value, opset, n_out=1) -> Out:
+    """BatchNormalization in inference (one output): the input's shape and element type."""
+    if n_out != 1 or not shapes or shapes[0] is None or not types[0]:
+        return None
+    return [(types[0], shapes[0])]
+
+
 def _global_pool(shapes, types, attr, value, opset) -> Out:
     """GlobalAveragePool / GlobalMaxPool / GlobalLpPool: (N, C, 1, ...)."""
     if not shapes or shapes[0] is None or len(shapes[0]) < 2 or not types[0]:
         return None
     x = shapes[0]
     return [(types[0], x[:2] + (1,) * (len(x) - 2))]
+
+
+def _first_input(shapes, types, attr, value, opset) -> Out:
+    """ScatterND, ScatterElements, CumSum, Trilu, BatchNormalization (inference), InstanceNormalization,
+    LRN: the first input's shape and element type (what the others read does not change them)."""
+    return _unary(shapes, types, attr, value, opset)
+
+
+def _gather_elements(shapes, types, attr, value, opset) -> Out:
+    """GatherElements: the indices' shape, the data's element type (ranks must agree)."""
+    if len(shapes) != 2 or None in shapes or not types[0] or len(shapes[0]) != len(shapes[1]) or not shapes[0]:
+        return None
+    axis = int(attr("axis", 0))
+    if not -len(shapes[0]) <= axis < len(shapes[0]):
+        return None
+    return [(types[0], shapes[1])]
+
+
+def _pool(shapes, types, attr, value, opset, n_out=1) -> Out:
+    """MaxPool / AveragePool / LpPool: (N, C, *spatial), each spatial dim from ONNX's window formula
+    with ``kernel_shape``, ``strides``, ``pads``, ``dilations``, ``auto_pad`` and ``ceil_mode``
+    (:func:`onnxperf.shape_rules.conv_spatial`); MaxPool's optional indices: the same shape, int64."""
+    if not shapes or shapes[0] is None or len(shapes[0]) < 3 or not types[0] or n_out > 2:
+        return None
+    x = shapes[0]
+    n = len(x) - 2
+    kernel = attr("kernel_shape", None)
+    if kernel is None or len(kernel) != n:
+        return None
+    attrs = {k: attr(k, None) for k in ("strides", "dilations", "pads", "auto_pad", "ceil_mode")}
+    for key, size in (("strides", n), ("dilations", n), ("pads", 2 * n)):
+        if attrs[key] is not None and len(attrs[key]) != size:
+            return None
+    attrs = {k: v for k, v in attrs.items() if v is not None}
+    if isinstance(attrs.get("auto_pad"), bytes):
+        attrs["auto_pad"] = attrs["auto_pad"].decode()
+    if attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID") or (
+            attrs.get("ceil_mode") and attrs.get("auto_pad", "NOTSET") != "NOTSET"):
+        return None
+    if attrs.get("ceil_mode"):
+        return _ceil_pool(x, [int(k) for k in kernel], attrs, types[0], n_out)
+    spatial = conv_spatial(x[2:], [int(k) for k in kernel], attrs)
+    if any(not isinstance(d, int) or d < 1 for d in spatial):
+        return None
+    out = x[:2] + tuple(spatial)
+    return [(types[0], out), (INT64, out)][:n_out]
+
+
+def _ceil_pool(x, kernel, attrs, elem, n_out) -> Out:
+    """Pooling with ``ceil_mode``: ``ceil((in + pads - effective kernel) / stride) + 1``. ONNX's
+    inference keeps a last window that starts in the end padding (PyTorch drops it); ONNX's answer
+    is the one this function must give, and tests compare."""
+    n = len(kernel)
+    strides = list(attrs.get("strides") or [1] * n)
+    dil = list(attrs.get("dilations") or [1] * n)
+    pads = list(attrs.get("pads") or [0] * (2 * n))
+    out = list(x[:2])
+    for i in range(n):
+        eff = (kernel[i] - 1) * dil[i] + 1
+        span = x[2 + i] + pads[i] + pads[i + n] - eff
+        if span < 0:
+            return None
+        out.append(-(-span // strides[i]) + 1)
+    return [(elem, tuple(out)), (INT64, tuple(out))][:n_out]
+
+
+def _split(shapes, types, attr, value, opset, n_out=1) -> Out:
+    """Split: the input cut along ``axis`` by ``split`` (an attribute before opset 13, an input from
+    it), by ``num_outputs`` (opset 18), or into equal parts, one per output."""
+    if not shapes or shapes[0] is None or not types[0] or n_out < 1:
+        return None
+    x = shapes[0]
+    axis = int(attr("axis", 0))
+    a = axis + len(x) if axis < 0 else axis
+    if not 0 <= a < len(x):
+        return None
+    if opset < 13:
+        split = attr("split", None)
+        split = None if split is None else [int(v) for v in split]
+    elif len(shapes) > 1 and shapes[1] is not None:
+        split = _ints(value(1))
+        if split is None:
+            return None
+    else:
+        split = None
+    d = x[a]
+    if split is None:
+        parts = int(attr("num_outputs", n_out)) if opset >= 18 else n_out
+        if parts != n_out:
+            return None
+        if opset >= 18 and attr("num_outputs", None) is not None:
+            size = -(-d // parts)
+            split = [size] * (parts - 1) + [d - size * (parts - 1)]
+            if split[-1] < 0:
+                return None
+        else:
+            if d % parts:
+                return None
+            split = [d // parts] * parts
+    if len(split) != n_out or sum(split) != d or any(v < 0 for v in split):
+        return None
+    return [(types[0], x[:a] + (v,) + x[a + 1:]) for v in split]
+
+
+def _tile(shapes, types, attr, value, opset) -> Out:
+    """Tile: each dim times its ``repeats`` value."""
+    if len(shapes) != 2 or None in shapes or not types[0] or opset < 6:
+        return None
+    reps = _ints(value(1))
+    if reps is None or len(reps) != len(shapes[0]) or any(r < 0 for r in reps):
+        return None
+    return [(types[0], tuple(d * r for d, r in zip(shapes[0], reps)))]
+
+
+def _constant_of_shape(shapes, types, attr, value, opset) -> Out:
+    """ConstantOfShape: the shape input's value; the element type of ``value`` (float32 without it)."""
+    if len(shapes) != 1 or shapes[0] is None:
+        return None
+    dims = _ints(value(0))
+    if dims is None or any(d < 0 for d in dims):
+        return None
+    t = attr("value", None)
+    elem = onnx.TensorProto.FLOAT if t is None else int(t.data_type)
+    return [(elem, tuple(dims))]
+
+
+def _topk(shapes, types, attr, value, opset, n_out=2) -> Out:
+    """TopK: the input with ``axis`` cut to k (from the K input since opset 10), values in the
+    input's type, indices int64."""
+    if not shapes or shapes[0] is None or not types[0] or n_out != 2:
+        return None
+    x = shapes[0]
+    if opset < 10:
+        k = attr("k", None)
+    else:
+        kv = _ints(value(1)) if len(shapes) > 1 else None
+        k = None if kv is None or len(kv) != 1 else kv[0]
+    axis = int(attr("axis", -1))
+    a = axis + len(x) if axis < 0 else axis
+    if k is None or not 0 <= a < len(x) or not 0 <= int(k) <= x[a]:
+        return None
+    out = x[:a] + (int(k),) + x[a + 1:]
+    return [(types[0], out), (INT64, out)]
+
+
+def _arg_reduce(shapes, types, attr, value, opset) -> Out:
+    """ArgMax / ArgMin: ``axis`` dropped (``keepdims=0``) or kept as 1; int64."""
+    if not shapes or shapes[0] is None or not types[0]:
+        return None
+    x = shapes[0]
+    axis = int(attr("axis", 0))
+    a = axis + len(x) if axis < 0 else axis
+    if not 0 <= a < len(x):
+        return None
+    keep = int(attr("keepdims", 1))
+    return [(INT64, x[:a] + ((1,) if keep else ()) + x[a + 1:])]
+
+
+def _depth_to_space(shapes, types, attr, value, opset) -> Out:
+    """DepthToSpace: (N, C / b², H·b, W·b)."""
+    b = int(attr("blocksize", 0))
+    if not shapes or shapes[0] is None or len(shapes[0]) != 4 or not types[0] or b <= 0:
+        return None
+    n, c, h, w = shapes[0]
+    if c % (b * b):
+        return None
+    return [(types[0], (n, c // (b * b), h * b, w * b))]
+
+
+def _space_to_depth(shapes, types, attr, value, opset) -> Out:
+    """SpaceToDepth: (N, C·b², H / b, W / b)."""
+    b = int(attr("blocksize", 0))
+    if not shapes or shapes[0] is None or len(shapes[0]) != 4 or not types[0] or b <= 0:
+        return None
+    n, c, h, w = shapes[0]
+    if h % b or w % b:
+        return None
+    return [(types[0], (n, c * b * b, h // b, w // b))]
+
+
+def _einsum(shapes, types, attr, value, opset) -> Out:
+    """Einsum with an explicit output (``...->...``) and no ellipsis: each output label's dim, from
+    the operands (a label's dims must agree)."""
+    eq = attr("equation", None)
+    if eq is None or None in shapes or not shapes or not _same_types(types):
+        return None
+    eq = (eq.decode() if isinstance(eq, bytes) else str(eq)).replace(" ", "")
+    if "->" not in eq or "." in eq:
+        return None
+    lhs, rhs = eq.split("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        return None
+    size: dict[str, int] = {}
+    for term, shape in zip(terms, shapes):
+        if len(term) != len(shape) or not term.isalpha():
+            return None
+        for label, d in zip(term, shape):
+            if size.setdefault(label, d) != d:
+                return None
+    if len(set(rhs)) != len(rhs) or any(c not in size for c in rhs):
+        return None
+    return [(types[0], tuple(size[c] for c in rhs))]
+
+
+def _quantize(shapes, types, attr, value, opset) -> Out:
+    """QuantizeLinear: the input's shape; the zero point's element type, else ``output_dtype``
+    (opset 21), else uint8."""
+    if len(shapes) < 2 or shapes[0] is None or shapes[1] is None or not types[0]:
+        return None
+    if len(shapes) > 2 and shapes[2] is not None:
+        elem = types[2]
+    else:
+        elem = int(attr("output_dtype", 0)) if opset >= 21 else 0
+        elem = elem or onnx.TensorProto.UINT8
+    return [(elem, shapes[0])] if elem else None
+
+
+def _dequantize(shapes, types, attr, value, opset) -> Out:
+    """DequantizeLinear: the input's shape, the scale's element type."""
+    if len(shapes) < 2 or shapes[0] is None or shapes[1] is None or not types[1]:
+        return None
+    return [(types[1], shapes[0])]
+
+
+def _gather_nd(shapes, types, attr, value, opset) -> Out:
+    """GatherND: ``indices.shape[:-1] + data.shape[batch_dims + indices.shape[-1]:]``."""
+    if len(shapes) != 2 or None in shapes or not types[0] or types[1] != INT64:
+        return None
+    data, ind = shapes
+    b = int(attr("batch_dims", 0))
+    if not ind or b < 0 or b >= min(len(data), len(ind)) or data[:b] != ind[:b]:
+        return None
+    last = ind[-1]
+    if not 1 <= last <= len(data) - b:
+        return None
+    return [(types[0], ind[:-1] + data[b + last:])]
 
 
 _UNARY = ("Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Celu", "Clip", "Cos", "Cosh",
@@ -521,9 +766,16 @@ RULES: dict[str, StaticRule] = {
     **{op: _reduce(op) for op in ("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
                                   "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")},
     "GlobalAveragePool": _global_pool, "GlobalMaxPool": _global_pool,
+    **{op: _first_input for op in ("ScatterND", "ScatterElements", "CumSum", "Trilu", "InstanceNormalization",
+                                   "LRN")},
+    "GatherElements": _gather_elements, "AveragePool": _pool, "LpPool": _pool, "Tile": _tile,
+    "ConstantOfShape": _constant_of_shape, "ArgMax": _arg_reduce, "ArgMin": _arg_reduce,
+    "DepthToSpace": _depth_to_space, "SpaceToDepth": _space_to_depth, "Einsum": _einsum,
+    "QuantizeLinear": _quantize, "DequantizeLinear": _dequantize, "GatherND": _gather_nd,
 }
 #: ops whose rule takes the number of outputs the node asks for
-MULTI_OUTPUT = {"Dropout": _dropout, "LayerNormalization": _layer_norm}
+MULTI_OUTPUT = {"Dropout": _dropout, "LayerNormalization": _layer_norm, "MaxPool": _pool, "Split": _split,
+                "TopK": _topk, "BatchNormalization": _batch_norm}
 
 #: Clip before opset 6 and Softmax-style ops are the same shape in every version; the few ops
 #: whose early versions took other inputs or attributes are served from these opsets on
@@ -533,7 +785,11 @@ _MIN_OPSET = {"Clip": 6, "Reshape": 5, "Unsqueeze": 1, "Squeeze": 1, "Concat": 4
               "Sign": 9, "IsNaN": 9, "IsInf": 10, "Max": 8, "Min": 8, "Sum": 8, "Mean": 8, "Less": 9,
               "Greater": 9, "Equal": 11, "LessOrEqual": 12, "GreaterOrEqual": 12, "And": 7, "Or": 7, "Xor": 7,
               "Add": 7, "Sub": 7, "Mul": 7, "Div": 7, "Pow": 7, "Flatten": 9, "Gemm": 7, "Conv": 1,
-              "LayerNormalization": 17, "Transpose": 1}
+              "LayerNormalization": 17, "Transpose": 1, "ScatterND": 11, "ScatterElements": 11, "CumSum": 11,
+              "Trilu": 14, "InstanceNormalization": 6, "LRN": 1, "GatherElements": 11, "AveragePool": 7,
+              "LpPool": 11, "MaxPool": 8, "Split": 2, "Tile": 6, "ConstantOfShape": 9, "TopK": 1, "ArgMax": 1,
+              "ArgMin": 1, "DepthToSpace": 1, "SpaceToDepth": 1, "BatchNormalization": 14, "Einsum": 12,
+              "QuantizeLinear": 13, "DequantizeLinear": 13, "GatherND": 12}
 
 
 def rule_for(op_type: str, opset: int) -> StaticRule | None:
@@ -551,12 +807,16 @@ def shapes_of(op_type: str, opset: int, shapes, types, attr, value, n_out: int) 
         return None
     try:
         if op_type in MULTI_OUTPUT:
-            return rule(shapes, types, attr, value, opset, n_out)
-        if n_out != 1:
+            out = rule(shapes, types, attr, value, opset, n_out)
+        elif n_out != 1:
             return None
-        return rule(shapes, types, attr, value, opset)
+        else:
+            out = rule(shapes, types, attr, value, opset)
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
+    if out is not None and any(not 0 <= d <= INT64_MAX for _, shape in out for d in shape):
+        return None  # beyond what an ONNX dim (int64) holds: ONNX's own arithmetic would wrap
+    return out
 
 
 __all__ = ["MULTI_OUTPUT", "RULES", "rule_for", "shapes_of"]

@@ -454,10 +454,18 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
     notes: list[str] = []
     engines: list[str] = []
     tensors: dict[str, TensorInfo] = {}
+    values: dict[str, np.ndarray] = {}
+    bounded: set[str] = set()
+    bound = _bound_names(loaded, dims, input_shapes)
     with _InPlace(loaded) as work:
         free = _bind(work.proto, loaded, dims, input_shapes)
         free_set = set(free)
         notes.extend(work.hide_large_ranges())
+        if not free and not notes and not loaded.graph.subgraphs:
+            quick = _static_first(loaded, work.proto.graph, bound)
+            if quick is not None:
+                return ShapeResult(quick.tensors, dims, input_shapes, free, notes, ["onnxperf"],
+                                   frozenset(quick.bounded), quick.values)
         inferred = None
         try:
             inferred = onnx.shape_inference.infer_shapes(work.proto, check_type=False, strict_mode=False,
@@ -472,9 +480,6 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
         for name, rec in loaded.graph.initializers.items():
             tensors[name] = TensorInfo.of(name, rec.elem_type, rec.dims, True)
         _add_constants(loaded.graph, tensors)
-    values: dict[str, np.ndarray] = {}
-    bound = _bound_names(loaded, dims, input_shapes)
-    bounded: set[str] = set()
     if _forward(loaded, tensors, free_set, bound, values, bounded):
         engines.append("onnxperf")
     gaps = _gaps(loaded.graph, tensors, free_set)
@@ -496,6 +501,40 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
                     tensors[name] = ti
             _forward(loaded, tensors, free_set, bound, values, bounded)
     return ShapeResult(tensors, dims, input_shapes, free, notes, engines, frozenset(bounded), values)
+
+
+def _static_first(loaded: LoadedModel, g: onnx.GraphProto, bound: dict[str, int]):
+    """The forward pass alone, before (and instead of) ONNX's whole-graph pass, for a graph
+    without subgraphs whose inputs are all static once bound: every node shaped by the fast static
+    shape functions (:mod:`onnxperf.shape_static`) or by its computed value. Those give what ONNX's
+    inference of each node gives (tests compare them), so the result is the whole-graph
+    pipeline's, at a fraction of the cost on transformer graphs, where ONNX's pass stops early and
+    the pass below would shape most nodes one by one anyway. Returns the forward state, or None
+    at the first node that needs ONNX (an op without a fast function, a symbolic dim), and
+    :func:`infer` goes the usual way."""
+    from .shape_forward import Forward, Unshaped
+
+    tensors: dict[str, TensorInfo] = {}
+    cache: dict = {}
+    inits = loaded.graph.initializers
+    for vi in g.input:
+        if vi.name in inits:
+            continue
+        ti = _info_of(vi, cache)
+        if ti is None or not ti.elem_type or not ti.is_static:
+            return None
+        tensors[vi.name] = ti
+    for name, rec in inits.items():
+        tensors[name] = TensorInfo.of(name, rec.elem_type, rec.dims, True)
+    _add_constants(loaded.graph, tensors)
+    fw = Forward(loaded, tensors, set(), bound, {}, static_only=True)
+    try:
+        fw.run(loaded.graph)
+    except Unshaped:
+        return None
+    if not _all_known(loaded.graph, tensors, set()):
+        return None
+    return fw
 
 
 def _bound_names(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[str, tuple[int, ...]]
