@@ -175,3 +175,46 @@ def test_log_softmax_and_hardmax_rows_follow_the_opset():
     r = cost(single("Hardmax", {"x": [N, C, H]}, opset=11))
     assert r.flops == N * (C * H - 1)
     assert r.family == "activation"
+
+
+# noop_with_empty_axes = 1 and no axes: the spec (ReduceSum-13, the others 18) says "reduction
+# over an empty set of axes means that the reduction step behaves like a no-op (identity
+# function), but composite-reduction operators will still perform the non-reduction steps as
+# needed. Thus, ReduceLogSum returns the Log of input tensor, and ReduceSumSquare returns the
+# Square of the input tensor". Ops per element of the steps that remain, written out here:
+NOOP_STEPS = {
+    "ReduceSum": 0, "ReduceMean": 0, "ReduceMax": 0, "ReduceMin": 0, "ReduceProd": 0,  # identity
+    "ReduceL1": 1,         # |x|
+    "ReduceL2": 2,         # sqrt(x·x): square, sqrt
+    "ReduceLogSum": 1,     # log(x)
+    "ReduceSumSquare": 1,  # x·x
+    "ReduceLogSumExp": 4,  # stable form without its max and sum: x − m, exp, log, + m
+}
+
+
+@pytest.mark.parametrize("op", sorted(NOOP_STEPS))
+@pytest.mark.parametrize("axes", ["absent", "empty"])
+def test_reduce_noop_with_empty_axes_keeps_only_the_non_reduction_steps(op, axes):
+    opset = 13 if op == "ReduceSum" else 18
+    if axes == "absent":
+        m = single(op, {"x": [N, C, H], "axes": None}, opset=opset, noop_with_empty_axes=1)
+    else:
+        m = single(op, {"x": [N, C, H], "axes": [0]}, inits=[const("axes", [0], I64, [])], opset=opset,
+                   noop_with_empty_axes=1)
+    r = cost(m)
+    assert r.status == "counted"
+    assert r.outputs[0].shape == (N, C, H)  # the output is the input's shape
+    assert r.flops == NOOP_STEPS[op] * IN
+
+
+def test_reduce_noop_matches_the_reference_implementation():
+    # onnx's reference ReduceMean and ReduceL2 with noop_with_empty_axes return the input and
+    # |input|: a mean of one value is that value (0 ops), an L2 norm of one value is sqrt(x²)
+    import numpy as np
+    from onnx.reference import ReferenceEvaluator
+
+    x = np.arange(-3, 3, dtype=np.float32).reshape(2, 3)
+    for op, expected in (("ReduceMean", x), ("ReduceL2", np.abs(x)), ("ReduceSumSquare", x * x)):
+        m = single(op, {"x": [2, 3]}, opset=18, noop_with_empty_axes=1)
+        m.graph.output[0].type.tensor_type.elem_type = TensorProto.FLOAT
+        np.testing.assert_allclose(ReferenceEvaluator(m).run(None, {"x": x})[0], expected)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from .quant import REQUANT_OPS
 from .registry import NodeView, OpCost, arith, prod, rule
 
@@ -100,28 +101,55 @@ def _einsum_labels(equation: str, shapes: list[tuple[int, ...]]
     return labelled, out_labels, sizes
 
 
-def einsum_cost(equation: str, shapes: list[tuple[int, ...]]) -> tuple[int, int]:
-    """(MACs, other ops) of an einsum evaluated pairwise, left to right (as onnxruntime does).
+def einsum_output_shape(equation: str, shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """The output shape of an einsum: explicit mode follows the right-hand side; implicit mode
+    (no ``->``) puts the broadcast ellipsis dims first, then the labels that appear once, in
+    alphabetical order (the ONNX spec, as numpy)."""
+    labelled, out_labels, sizes = _einsum_labels(equation, shapes)
+    n_ell = max((sum(lab.startswith("…") for lab in labels) for labels in labelled), default=0)
+    ell = [sizes[f"…{n_ell - i}"] for i in range(n_ell)]
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    if arrow:
+        pre, _, post = rhs.partition("...") if "..." in rhs else (rhs, "", "")
+        return (*(sizes[c] for c in pre), *(ell if "..." in rhs else ()), *(sizes[c] for c in post))
+    return (*ell, *(sizes[c] for c in sorted(lab for lab in out_labels if not lab.startswith("…"))))
 
+
+def einsum_cost(equation: str, shapes: list[tuple[int, ...]]) -> tuple[int, int]:
+    """(MACs, other ops) of an einsum: labels only one operand has are summed out first, then
+    the operands are multiplied pairwise, left to right (as onnxruntime and torch.einsum do).
+
+    Summing out: a label that one operand holds and neither the output nor any other operand
+    has is not a contraction, it is a sum over that operand alone: ops = prod(sizes of the
+    operand's distinct labels) − prod(sizes of those it keeps) adds (``ij,k->i``: I·J − I adds
+    for j, K − 1 for k). Diagonals (``ii->i``) are gathers (0 ops); a lone operand costs only
+    this step (``ij->`` = I·J − 1; a transpose ``ij->ji`` = 0).
     A pairwise step that contracts a label (one that neither the output nor a later operand
     has) is matmul work: MACs = the product of the sizes of every label of either operand.
     A step that contracts nothing (an outer product ``i,j->ij``, a Hadamard product
-    ``ij,ij->ij``) is elementwise: 1 multiply per product element, no MACs.
-    A single operand costs no MACs: its diagonals (``ii->i``) are gathers (0 ops) and each
-    summed-out label costs adds: ops = prod(sizes of its distinct labels) − prod(sizes of
-    the output labels) (``ij->`` = I·J − 1; a transpose ``ij->ji`` = 0).
+    ``ij,ij->ij``, the ``i`` by scalar product left of ``ij,k->i``) is elementwise: 1 multiply
+    per product element, no MACs.
     """
     labelled, out_labels, sizes = _einsum_labels(equation, shapes)
     if not labelled:
         return 0, 0
-    if len(labelled) == 1:
-        distinct = set(labelled[0])
-        return 0, max(prod(sizes[lab] for lab in distinct) - prod(sizes[lab] for lab in distinct & out_labels), 0)
+    owners: dict[str, int] = {}
+    for labels in labelled:
+        for lab in set(labels):
+            owners[lab] = owners.get(lab, 0) + 1
     macs = ops = 0
-    acc = labelled[0]
-    for i, nxt in enumerate(labelled[1:], start=1):
+    reduced = []
+    for labels in labelled:
+        distinct = list(dict.fromkeys(labels))
+        kept = [lab for lab in distinct if lab in out_labels or owners[lab] > 1]
+        if len(kept) < len(distinct):
+            ops += max(prod(sizes[lab] for lab in distinct) - prod(sizes[lab] for lab in kept), 0)
+        reduced.append(kept)
+    acc = reduced[0]
+    for i, nxt in enumerate(reduced[1:], start=1):
         union = list(dict.fromkeys(acc + nxt))
-        later = {lab for labels in labelled[i + 1:] for lab in labels}
+        later = {lab for labels in reduced[i + 1:] for lab in labels}
         kept = [lab for lab in union if lab in out_labels or lab in later]
         products = prod(sizes[lab] for lab in union)
         if len(kept) < len(union):
@@ -137,14 +165,21 @@ def einsum_macs(equation: str, shapes: list[tuple[int, ...]]) -> int:
     return einsum_cost(equation, shapes)[0]
 
 
-@rule("Einsum", family="matmul")
+@rule("Einsum", family="matmul", outputs_may_be_unknown=True)
 def einsum(n: NodeView) -> OpCost:
-    """Einsum: pairwise, left to right (:func:`einsum_cost`): MACs of the contracting steps,
-    FLOPs = 2·MACs + 1 per product element of the steps that contract nothing (outer and
-    Hadamard products); a single operand: one add per element summed out, diagonals free."""
+    """Einsum: labels only one operand has summed out first (1 add per element summed out,
+    diagonals free), then pairwise, left to right (:func:`einsum_cost`): MACs of the contracting
+    steps, FLOPs = 2·MACs + the adds of the sums + 1 per product element of the steps that
+    contract nothing (outer and Hadamard products). Needs only the input shapes: when shape
+    inference left the output unknown (an implicit output with an ellipsis), bytes written are
+    those of :func:`einsum_output_shape`."""
     shapes = [t.shape for t in n.present_inputs]
-    macs, ops = einsum_cost(n.attr("equation", ""), shapes)
-    return arith(2 * macs + ops, n.inp(0).elem_type, macs=macs)
+    equation = n.attr("equation", "")
+    macs, ops = einsum_cost(equation, shapes)
+    written = None
+    if not n.has_output(0):
+        written = dtypes.nbytes(n.inp(0).elem_type, prod(einsum_output_shape(equation, shapes)))
+    return arith(2 * macs + ops, n.inp(0).elem_type, macs=macs, bytes_written=written)
 
 
 def det_ops(m: int) -> tuple[int, int]:

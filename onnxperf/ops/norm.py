@@ -12,6 +12,8 @@ Notation: N batch, C channels, G groups, S = prod(spatial dims), L = row length.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .registry import NodeView, OpCost, arith, axis_of, prod, rule
 
 #: (ops per element, ops per row / group / channel). docs/rules.md reproduces it.
@@ -60,22 +62,33 @@ def _cost(n: NodeView, per_elem: int, per_row: int, rows: int) -> OpCost:
 def _batch_norm(n: NodeView, training: bool) -> OpCost:
     """ops = e·X + r·C with (e, r) = NORM["BatchNormalization"] (inference, constants
     folded per channel), plus BATCH_NORM_TRAINING when training. C = elements of ``scale``
-    (C, or C·S with spatial=0 at opsets 7–9)."""
+    (C, or C·S with spatial=0 at opsets 7–9).
+
+    The rule needs only the inputs, so outputs whose shapes inference left unknown (ONNX infers
+    none of BatchNormalization-9's four statistics outputs) do not block it: it writes them
+    itself, Y as X and each statistic as ``mean`` (every output slot of the node is taken as
+    named: a rule cannot tell an unknown output from an empty name)."""
     e, r = NORM["BatchNormalization"]
     if training:
         e, r = e + BATCH_NORM_TRAINING[0], r + BATCH_NORM_TRAINING[1]
-    return _cost(n, e, r, n.inp(1).numel)
+    cost = _cost(n, e, r, n.inp(1).numel)
+    if all(t is not None for t in n.outputs):
+        return cost
+    x, mean = n.inp(0), n.inp(3)
+    written = sum(t.nbytes if t is not None else (x.nbytes if i == 0 else mean.nbytes)
+                  for i, t in enumerate(n.outputs))
+    return replace(cost, bytes_written=written)
 
 
-@rule("BatchNormalization", family="norm", since=1)
+@rule("BatchNormalization", family="norm", since=1, outputs_may_be_unknown=True)
 def batch_norm_1(n: NodeView) -> OpCost:
     """BatchNormalization before opset 14: inference form y = x·a + b, a and b folded per
-    channel (2 ops per element, 5 per channel); training when the mean/var outputs are
-    present (+4 per element, +8 per channel)."""
-    return _batch_norm(n, training=len(n.present_outputs) > 1)
+    channel (2 ops per element, 5 per channel); training when the node has the mean/var
+    outputs (+4 per element, +8 per channel)."""
+    return _batch_norm(n, training=len(n.outputs) > 1)
 
 
-@rule("BatchNormalization", family="norm", since=14)
+@rule("BatchNormalization", family="norm", since=14, outputs_may_be_unknown=True)
 def batch_norm_14(n: NodeView) -> OpCost:
     """BatchNormalization from opset 14: as before, training when ``training_mode`` = 1."""
     return _batch_norm(n, training=bool(n.attr("training_mode", 0)))

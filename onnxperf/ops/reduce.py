@@ -44,6 +44,21 @@ REDUCE: dict[str, tuple[int, int, int]] = {
     "ArgMin": (0, 1, 0),
 }
 
+#: ``noop_with_empty_axes`` = 1 with no axes (ReduceSum from opset 13, the others from 18):
+#: the spec makes the reduction step an identity over an empty set of axes, "but composite-
+#: reduction operators will still perform the non-reduction steps" (ReduceSumSquare returns the
+#: square of the input, ReduceLogSum its log): ops per element of those steps. A mean of one
+#: value is that value (the reference implementation returns the input); LogSumExp keeps the
+#: subtract, exp, log and add of its stable form (its max and sum are the reduction steps).
+REDUCE_NOOP: dict[str, int] = {
+    "ReduceSum": 0, "ReduceMean": 0, "ReduceMax": 0, "ReduceMin": 0, "ReduceProd": 0,
+    "ReduceL1": 1,          # |x|
+    "ReduceL2": 2,          # x·x, sqrt
+    "ReduceLogSum": 1,      # log
+    "ReduceLogSumExp": 4,   # x − max, exp, log, + max
+    "ReduceSumSquare": 1,   # x·x
+}
+
 #: scans: ops per step along the axis (inclusive scan of L values: L − 1 steps per line;
 #: exclusive: L − 2, the first two outputs being 0/1 and x[0]).
 SCAN: dict[str, int] = {"CumSum": 1, "CumProd": 1}
@@ -58,11 +73,24 @@ ROW_WISE: dict[str, tuple[int, int]] = {
 }
 
 
-def _reduce_rule(a: int, b: int, c: int) -> Callable[[NodeView], OpCost]:
+def reduces_nothing(n: NodeView) -> bool:
+    """``noop_with_empty_axes`` = 1 and no axes: the axes input is absent or empty (its shape
+    is [0]). The attribute exists only where axes are an input (ReduceSum-13, the rest 18)."""
+    if not n.attr("noop_with_empty_axes", 0):
+        return False
+    return not n.has_input(1) or n.inp(1).numel == 0
+
+
+def _reduce_rule(op: str, a: int, b: int, c: int) -> Callable[[NodeView], OpCost]:
     def reduce_rule(n: NodeView) -> OpCost:
         """Reduce*/ArgMax/ArgMin: ops = a·In + b·(In − Out) + c·Out with (a, b, c) from
-        :data:`REDUCE`; In, Out from the shapes (axes never read)."""
-        x, y = n.inp(0), n.out(0)
+        :data:`REDUCE`; In, Out from the shapes (axes never read). The Reduce* ops with
+        ``noop_with_empty_axes`` = 1 and no axes reduce nothing: only the non-reduction steps
+        remain, ops = REDUCE_NOOP[op]·In."""
+        x = n.inp(0)
+        if op in REDUCE_NOOP and reduces_nothing(n):
+            return arith(REDUCE_NOOP[op] * x.numel, x.elem_type)
+        y = n.out(0)
         return arith(a * x.numel + b * max(x.numel - y.numel, 0) + c * y.numel, x.elem_type)
 
     return reduce_rule
@@ -141,7 +169,7 @@ def _row_rule(per_elem: int, per_row: int,
 
 
 for _op, (_a, _b, _c) in REDUCE.items():
-    register(_op, _reduce_rule(_a, _b, _c), family="reduce")
+    register(_op, _reduce_rule(_op, _a, _b, _c), family="reduce")
 for _op, _k in SCAN.items():
     register(_op, _scan_rule(_k), family="reduce")
 for _op, (_e, _r) in ROW_WISE.items():
