@@ -6,7 +6,7 @@ from onnx import TensorProto
 
 from onnxperf.ops.norm import BATCH_NORM_TRAINING, LP_NORM, LP_NORM_OTHER, NORM
 
-from .util import cost, single
+from .util import const, cost, single
 
 N, C, H, W = 2, 4, 3, 5
 S = H * W
@@ -124,3 +124,44 @@ def test_lrn(size):
     r = cost(single("LRN", {"x": [N, C, H, W]}, size=size))
     # x², size − 1 window adds, ·alpha/size, + bias, ^beta, divide
     assert r.flops == (1 + (size - 1) + 4) * X
+
+
+def test_batch_norm_9_with_unshaped_statistics_outputs_is_costed():
+    # BatchNormalization-9 in training writes Y and four statistics (mean, var, saved mean, saved
+    # var); ONNX infers none of the four shapes. The rule needs only the inputs, so it runs, and
+    # writes Y as X and each statistic as the C-element mean.
+    m = _bn(9, ("y", "rm", "rv", "sm", "sv"))
+    for o in list(m.graph.output)[1:]:
+        m.graph.output.remove(o)  # statistics left unshaped and unused, as the model
+    r = cost(m)
+    assert r.status == "counted" and r.exact
+    assert r.flops == (2 + 4) * X + (5 + 8) * C
+    assert r.bytes_written == 4 * (X + 4 * C)
+
+
+def _bn_const(opset, scale, **attrs):
+    return single("BatchNormalization", {"x": [N, C, H, W], "s": [C], "b": [C], "m": [C], "v": [C]},
+                  inits=[const("s", [C], values=scale)], opset=opset, **attrs)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_under_fvcore(affine):
+    # fvcore's batchnorm_flop_jit: inference 2 per element with an affine weight, 1 without; in
+    # training its norm counter: 5 with, 4 without. The exporters write weight=None as ones.
+    scale = [0.5 + c for c in range(C)] if affine else [1.0] * C
+    assert cost(_bn_const(15, scale), convention="fvcore").flops == (2 if affine else 1) * X
+    train = cost(_bn_const(15, scale, training_mode=1), convention="fvcore")
+    assert train.flops == (5 if affine else 4) * X
+    # torch's FlopCounterMode has no formula for batch norm
+    assert cost(_bn_const(15, scale, training_mode=1), convention="torch").flops == 0
+
+
+@pytest.mark.parametrize("op", ["LayerNormalization", "InstanceNormalization"])
+@pytest.mark.parametrize("affine", [True, False])
+def test_norms_under_fvcore(op, affine):
+    # fvcore's norm_flop_counter: 5 per element with an affine weight, 4 without
+    width = W if op == "LayerNormalization" else C
+    scale = [0.5 + k for k in range(width)] if affine else [1.0] * width
+    m = single(op, {"x": [N, C, H, W], "s": [width], "b": [width]}, inits=[const("s", [width], values=scale)],
+               opset=17)
+    assert cost(m, convention="fvcore").flops == (5 if affine else 4) * X

@@ -1,6 +1,8 @@
 """Rules of the pool family, with expected values derived from named dimensions:
 Y output elements, K window elements, full windows charged (padding not subtracted)."""
 
+import math
+
 import pytest
 from onnx import TensorProto
 
@@ -108,3 +110,12 @@ def test_max_roi_pool_dynamic_rois_is_an_upper_bound():
     r = cost(single("MaxRoiPool", {"x": [1, c, h, w], "r": [rois, 5]}, pooled_shape=[ph, ph]))
     assert r.status == "counted" and not r.exact
     assert r.flops == rois * c * (h * w - ph * ph)
+
+
+@pytest.mark.parametrize("spatial", [(H,), (H, W), (2, H, W)])
+def test_global_average_pool_under_fvcore(spatial):
+    # fvcore counts adaptive_avg_pool2d only (1 per input element); adaptive_avg_pool1d/3d have
+    # no handler
+    x = N * C * math.prod(spatial)
+    r = cost(single("GlobalAveragePool", {"x": [N, C, *spatial]}), convention="fvcore")
+    assert r.flops == (x if len(spatial) == 2 else 0)

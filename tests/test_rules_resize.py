@@ -168,3 +168,22 @@ def test_equal_shapes_different_attributes_are_costed_apart():
     assert (near.macs, near.flops, near.bytes_read, near.bytes_written) == \
         (near2.macs, near2.flops, near2.bytes_read, near2.bytes_written)
     assert (near.name, near2.name) == ("near", "near2")
+
+
+@pytest.mark.parametrize("mode,per_output", [("nearest", 1), ("linear", 4), ("cubic", 0)])
+def test_resize_2d_under_fvcore(mode, per_output):
+    # fvcore: upsample_nearest2d 1 and upsample_bilinear2d 4 per output element; no bicubic handler
+    r = cost(_resize(mode, [1, 1, 2, 2]), convention="fvcore")
+    assert r.flops == N * C * 2 * H * 2 * W * per_output
+    assert cost(_resize(mode, [1, 1, 2, 2]), convention="torch").flops == 0
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("spatial", [(W,), (2, 3, 4)])
+def test_resize_1d_and_3d_under_fvcore_are_not_counted(mode, spatial):
+    # fvcore has handlers only for upsample_nearest2d and upsample_bilinear2d: the 1-d and 3-d
+    # forms (upsample_linear1d, upsample_trilinear3d, ...) count 0
+    rank = 2 + len(spatial)
+    m = single("Resize", {"x": [N, C, *spatial], "roi": None, "sc": [rank]},
+               inits=[const("sc", [rank], F32, [1, 1] + [2] * len(spatial))], mode=mode, opset=19)
+    assert cost(m, convention="fvcore").flops == 0
