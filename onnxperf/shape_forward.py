@@ -381,9 +381,15 @@ class Forward:
                     continue
                 if want_shape and domain == "" and self._static(g, node, op_type, in_names, out_names):
                     pass  # shaped by the fast path: ONNX would say the same, slower
-                elif want_shape:
-                    if self.static_only:
+                elif want_shape and self.static_only:
+                    # a data-dependent size (NonZero ...) gets the bound the usual way would give it
+                    # (ONNX knows no more of it); anything else needs ONNX
+                    if not (domain == "" and op_type in UPPER_BOUNDS
+                            and self._own(g, node, in_names, out_names, UPPER_BOUNDS[op_type])
+                            and all(self.complete(tensors.get(o)) for o in outs)):
                         raise Unshaped(idx)
+                    self.bounded.update(outs)
+                elif want_shape:
                     if domain in ("", "ai.onnx.ml", "ai.onnx.preview.training"):
                         self._onnx_node(g, node, domain, op_type, in_names)
                     if not all(self.complete(tensors.get(o)) for o in outs):

@@ -747,6 +747,30 @@ def _gather_nd(shapes, types, attr, value, opset) -> Out:
     return [(types[0], ind[:-1] + data[b + last:])]
 
 
+def _resize(shapes, types, attr, value, opset) -> Out:
+    """Resize by ``sizes`` (opset 11 on; no ``axes``, the default ``stretch`` aspect policy): the
+    sizes' value. Resize by ``scales`` is left to ONNX (its float rounding is ONNX's to give)."""
+    if len(shapes) < 4 or shapes[0] is None or shapes[3] is None or not types[0]:
+        return None
+    if attr("axes", None) is not None or attr("keep_aspect_ratio_policy", b"stretch") not in (b"stretch", "stretch"):
+        return None
+    sizes = _ints(value(3))
+    if sizes is None or len(sizes) != len(shapes[0]) or any(d < 0 for d in sizes):
+        return None
+    if len(shapes) > 2 and shapes[2] is not None and shapes[2] != (0,):
+        return None  # scales and sizes both given: ONNX refuses
+    return [(types[0], tuple(sizes))]
+
+
+def _roi_align(shapes, types, attr, value, opset) -> Out:
+    """RoiAlign(X [N, C, H, W], rois [R, 4], batch_indices [R]): (R, C, output_height, output_width)."""
+    if len(shapes) != 3 or None in shapes or len(shapes[0]) != 4 or len(shapes[1]) != 2 or len(shapes[2]) != 1:
+        return None
+    if shapes[1][0] != shapes[2][0] or shapes[1][1] != 4 or not types[0] or types[1] != types[0]:
+        return None
+    return [(types[0], (shapes[1][0], shapes[0][1], int(attr("output_height", 1)), int(attr("output_width", 1))))]
+
+
 _UNARY = ("Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Celu", "Clip", "Cos", "Cosh",
           "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid", "HardSwish", "Hardmax", "Identity",
           "LeakyRelu", "Log", "LogSoftmax", "Mish", "Neg", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid",
@@ -771,7 +795,8 @@ RULES: dict[str, StaticRule] = {
     "GatherElements": _gather_elements, "AveragePool": _pool, "LpPool": _pool, "Tile": _tile,
     "ConstantOfShape": _constant_of_shape, "ArgMax": _arg_reduce, "ArgMin": _arg_reduce,
     "DepthToSpace": _depth_to_space, "SpaceToDepth": _space_to_depth, "Einsum": _einsum,
-    "QuantizeLinear": _quantize, "DequantizeLinear": _dequantize, "GatherND": _gather_nd,
+    "QuantizeLinear": _quantize, "DequantizeLinear": _dequantize, "GatherND": _gather_nd, "Resize": _resize,
+    "RoiAlign": _roi_align,
 }
 #: ops whose rule takes the number of outputs the node asks for
 MULTI_OUTPUT = {"Dropout": _dropout, "LayerNormalization": _layer_norm, "MaxPool": _pool, "Split": _split,
@@ -789,7 +814,7 @@ _MIN_OPSET = {"Clip": 6, "Reshape": 5, "Unsqueeze": 1, "Squeeze": 1, "Concat": 4
               "Trilu": 14, "InstanceNormalization": 6, "LRN": 1, "GatherElements": 11, "AveragePool": 7,
               "LpPool": 11, "MaxPool": 8, "Split": 2, "Tile": 6, "ConstantOfShape": 9, "TopK": 1, "ArgMax": 1,
               "ArgMin": 1, "DepthToSpace": 1, "SpaceToDepth": 1, "BatchNormalization": 14, "Einsum": 12,
-              "QuantizeLinear": 13, "DequantizeLinear": 13, "GatherND": 12}
+              "QuantizeLinear": 13, "DequantizeLinear": 13, "GatherND": 12, "Resize": 11, "RoiAlign": 10}
 
 
 def rule_for(op_type: str, opset: int) -> StaticRule | None:

@@ -461,7 +461,7 @@ def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
         free = _bind(work.proto, loaded, dims, input_shapes)
         free_set = set(free)
         notes.extend(work.hide_large_ranges())
-        if not free and not notes and not loaded.graph.subgraphs:
+        if not free and not notes:
             quick = _static_first(loaded, work.proto.graph, bound)
             if quick is not None:
                 return ShapeResult(quick.tensors, dims, input_shapes, free, notes, ["onnxperf"],

@@ -270,29 +270,38 @@ def test_random_cases_agree_with_onnx():
     assert answered > 0.6 * total, f"fast path answered only {answered} of {total}"
 
 
-def _node_outputs(loaded, tensors):
-    return {o: tensors.get(o) for _, outs in loaded.graph.io for o in outs if o}
+def _node_outputs(graph, tensors):
+    out = {o: tensors.get(o) for _, outs in graph.io for o in outs if o}
+    for sub in graph.subgraphs.values():
+        out.update(_node_outputs(sub, tensors))
+    return out
 
 
-def test_swin_shaped_by_the_static_first_pass_as_onnx_shapes_it():
-    """The Swin-T export (shifted-window padding: ONNX's whole-graph pass stops at the first Pad)
-    is shaped by the static-first pass alone, and every node output gets the type and shape that
-    the whole-graph pipeline gives with ONNX shaping every node (no fast path at all)."""
+@pytest.mark.parametrize("name,dims,n_bounded", [
+    ("swin_t_torch", {"batch": 1}, 0),  # shifted windows: ONNX's whole-graph pass stops at the first Pad
+    ("fasterrcnn_mobilenet_v3_large_320_fpn_torch", {}, 1),  # If, Loop, NonZero, NonMaxSuppression, RoiAlign
+    ("gru_greedy_loop_legacy", {"batch": 1, "sequence": 128}, 0),  # a scripted Loop of GPT-2 steps
+])
+def test_static_first_pass_shapes_as_onnx_shapes(name, dims, n_bounded):
+    """These exports are shaped by the static-first pass alone, and every node output (main graph
+    and bodies) gets the type and shape that the whole-graph pipeline gives with ONNX shaping every
+    node (no fast path at all), with the same data-dependent (upper-bound) tensors."""
     from onnxperf import shape_forward, shapes
 
-    loaded = load("models/corpus/swin_t_torch.onnx")
-    fast = shapes.infer(loaded, {"batch": 1}, {})
+    loaded = load(f"models/corpus/{name}.onnx")
+    fast = shapes.infer(loaded, dims, {})
     assert fast.engines == ["onnxperf"]
     first, original = shapes._static_first, shape_forward.forward
     try:
         shapes._static_first = lambda *a: None
         shape_forward.forward = lambda *a, **k: original(*a, **k, fast_static=False)
-        slow = shapes.infer(loaded, {"batch": 1}, {})
+        slow = shapes.infer(loaded, dims, {})
     finally:
         shapes._static_first, shape_forward.forward = first, original
     assert slow.engines == ["onnx", "onnxperf"]
-    assert _node_outputs(loaded, fast.tensors) == _node_outputs(loaded, slow.tensors)
-    assert fast.bounded == slow.bounded == frozenset()
+    assert _node_outputs(loaded.graph, fast.tensors) == _node_outputs(loaded.graph, slow.tensors)
+    assert fast.bounded == slow.bounded
+    assert (len(fast.bounded) > 0) == (n_bounded > 0)
     assert set(slow.values) <= set(fast.values)  # the static pass computes all shape arithmetic
     assert all(np.array_equal(fast.values[k], v) for k, v in slow.values.items())
 
@@ -389,3 +398,16 @@ def test_a_dim_beyond_int64_is_left_to_onnx():
     got = _ours("Tile", 13, ((4,), (1,)), [F, I64], {1: np.array([2**62], np.int64)},
                 helper.make_node("Tile", ["x", "r"], ["y"]), 1)
     assert got is None
+
+
+def test_resize_by_sizes():
+    check("Resize", 13, [(1, 3, 5, 7), None, None, None], values={3: np.array([1, 3, 10, 3], np.int64)})
+    check("Resize", 19, [(1, 3, 5, 7), None, None, None], values={3: np.array([1, 3, 10, 3], np.int64)},
+          attrs={"mode": "linear"})
+    check("Resize", 13, [(1, 3, 5, 7), None, None], values={2: np.array([1, 1, 2, 2], np.float32)}, handled=False)
+
+
+def test_roi_align():
+    check("RoiAlign", 16, [(1, 8, 10, 10), (5, 4), (5,)], types=[F, F, I64],
+          attrs={"output_height": 7, "output_width": 3})
+    check("RoiAlign", 16, [(1, 8, 10, 10), (5, 4), (5,)], types=[F, F, I64])
