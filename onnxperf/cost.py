@@ -160,6 +160,8 @@ class CostWalker:
         self._sigs: dict[str, Any] = {"": ("",)}
         self._entries: dict[tuple[str, str], RuleEntry | None] = {}
         self._const_dicts: dict[int, dict[str, Initializer]] = {}
+        #: id(array) -> (array, its signature part): see :meth:`_value_sig`
+        self._vsigs: dict[int, tuple[np.ndarray, tuple]] = {}
         #: node signature -> what the rule gave (see :meth:`_signature`)
         self._memo: dict[tuple, tuple[str, OpCost, frozenset[str], str, int, int]] = {}
 
@@ -180,11 +182,14 @@ class CostWalker:
     def walk(self, g: GraphIR, scope: str = "", param_names: set[str] | None = None) -> list[NodeCost]:
         """Cost every node of ``g`` (and, recursively, its subgraphs); returns ``g``'s own records."""
         params = param_names if param_names is not None else set()
+        consts = self._consts_of(g)
+        with_graphs = {k[0] for k in g.subgraphs} if g.subgraphs else ()
+        node, records = self._node, self.records
         own: list[NodeCost] = []
-        for idx in g.order:
-            rec = self._node(g, idx, scope, params)
+        for idx in g.order:  # a node's subgraph records go before it (appended while it is costed)
+            rec = node(g, idx, scope, params, consts, with_graphs)
             own.append(rec)
-            self.records.append(rec)
+            records.append(rec)
         return own
 
     def _subgraph_costs(self, g: GraphIR, idx: int, scope: str, params: set[str]) -> dict[str, SubgraphCost]:
@@ -223,9 +228,13 @@ class CostWalker:
             d = self._const_dicts[id(g)] = {**g.constants, **g.initializers}
         return d
 
-    def _node(self, g: GraphIR, idx: int, scope: str, params: set[str]) -> NodeCost:
+    def _node(self, g: GraphIR, idx: int, scope: str, params: set[str], consts: dict[str, Initializer],
+              with_graphs) -> NodeCost:
         op_type, domain, name = g.heads[idx]
-        entry = self._entry(domain, op_type)
+        try:
+            entry = self._entries[(domain, op_type)]
+        except KeyError:
+            entry = self._entry(domain, op_type)
         family = entry.family if entry is not None else "misc"
         in_names, out_names = g.io[idx]
         refs, ref = self._refs, self._ref
@@ -236,7 +245,7 @@ class CostWalker:
         outs = tuple([ref(x) for x in out_names])
         node_params = 0
         values = []  # (input index, constant) pairs whose values rules may read
-        consts = self._consts_of(g)
+        computed = self.values
         for i, x in enumerate(in_names):
             rec = consts.get(x)
             if rec is not None:
@@ -245,10 +254,9 @@ class CostWalker:
                     params.add(x)
                 if rec.value is not None and x:
                     values.append((i, rec))
-            elif self.values and x in self.values:  # computed by shape inference (a trip count ...)
-                values.append((i, self.values[x]))
-        subcosts = self._subgraph_costs(g, idx, scope, params) if g.subgraphs and any(
-            k[0] == idx for k in g.subgraphs) else {}
+            elif computed and x in computed:  # computed by shape inference (a trip count ...)
+                values.append((i, computed[x]))
+        subcosts = self._subgraph_costs(g, idx, scope, params) if idx in with_graphs else {}
 
         if entry is None:
             opset = self.opsets.get(domain)
@@ -283,11 +291,18 @@ class CostWalker:
         rule's result once."""
         sigs = self._sigs  # filled by _ref for every name of this node
         tensor_sig = tuple([sigs[x] for x in in_names]), tuple([sigs[x] for x in out_names])
-        values = tuple([(i, v.dtype.str, v.shape, v.tobytes())
-                        for i, v in ((i, getattr(rec, "value", rec)) for i, rec in consts)]) if consts else ()
+        values = tuple([(i, self._value_sig(getattr(rec, "value", rec))) for i, rec in consts]) if consts else ()
         akey = tuple([a.SerializeToString(deterministic=True) for a in g.nodes[idx].attribute]) \
             if idx in g.with_attrs else ()
         return (id(entry), opset, tensor_sig, values, akey)
+
+    def _value_sig(self, v: np.ndarray) -> tuple:
+        """A value's part of a signature (dtype, shape, bytes), made once per array: computed
+        values are shared by the tensors of repeated blocks, and arrays are never written to."""
+        hit = self._vsigs.get(id(v))
+        if hit is None or hit[0] is not v:
+            hit = self._vsigs[id(v)] = (v, (v.dtype.str, v.shape, v.tobytes()))
+        return hit[1]
 
     def _cost(self, g: GraphIR, idx: int, entry: RuleEntry, domain: str, opset: int | None,
               subcosts: dict[str, SubgraphCost]) -> tuple[str, OpCost, frozenset[str], str, int, int]:
