@@ -256,6 +256,35 @@ def _batch_norm(c: ShapeCtx) -> list[Out]:
     return outs
 
 
+def _einsum(c: ShapeCtx) -> list[Out]:
+    """Einsum where ONNX's inference refuses: ellipses standing for different numbers of dims
+    (``...ij,...jk`` on [3, 4] and [2, 4, 5] -> [2, 3, 5]), broadcast right-aligned as numpy does
+    (:func:`onnxperf.ops.matmul.einsum_output_shape`). Static shapes only; a label or ellipsis
+    dim that does not broadcast (sizes other than equal or 1) gives nothing."""
+    from .ops.matmul import _einsum_labels, einsum_output_shape
+
+    eq = c.attr("equation")
+    eq = eq.decode() if isinstance(eq, bytes) else eq
+    shapes = [c.shape(i) for i in range(len(c.node.input))]
+    if not isinstance(eq, str) or not shapes or any(
+            s is None or any(not isinstance(d, int) for d in s) for s in shapes):
+        return [None]
+    try:
+        labelled, _, _ = _einsum_labels(eq, shapes)
+        seen: dict[str, set[int]] = {}
+        for labels, shape in zip(labelled, shapes):
+            if len(labels) != len(shape):
+                return [None]
+            for lab, d in zip(labels, shape):
+                seen.setdefault(lab, set()).add(int(d))
+        for lab, dims in seen.items():
+            if len(dims - {1}) > 1 or (not lab.startswith("…") and len(dims) > 1):
+                return [None]
+        return [(c.type(0), tuple(int(d) for d in einsum_output_shape(eq, shapes)))]
+    except (KeyError, ValueError, IndexError):
+        return [None]
+
+
 RULES: dict[tuple[str, str], Rule] = {
     (ML, "LinearRegressor"): _regressor("targets", 1),
     (ML, "SVMRegressor"): _regressor(None, 1),
@@ -273,6 +302,7 @@ RULES: dict[tuple[str, str], Rule] = {
     ("", "GroupNormalization"): _same_as_input(),
     ("", "MeanVarianceNormalization"): _same_as_input(),
     ("", "BatchNormalization"): _batch_norm,
+    ("", "Einsum"): _einsum,
 }
 
 #: ops that are maps or sequences, not tensors: no tensor shape to give (their cost rules say so)

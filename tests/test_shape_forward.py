@@ -394,3 +394,23 @@ def test_a_value_op_without_numpy_evaluator_goes_through_the_onnx_reference():
     a = onnxperf.analyze(m)
     assert _out(a, "y").shape == (3, 8)
     assert a.main_nodes[-1].macs == 3 * 8 * 5
+
+
+@pytest.mark.parametrize("a,b,eq", [((3, 4), (2, 4, 5), "...ij,...jk"), ((2, 1, 3, 4), (5, 4, 6), "...ij,...jk"),
+                                    ((3, 4), (2, 4, 5), "...ij,...jk->...ik"), ((7, 2, 3), (3,), "...j,j")])
+def test_einsum_with_ellipses_of_different_ranks_is_shaped_as_numpy_shapes_it(a, b, eq):
+    """ONNX's inference refuses ellipses that stand for different numbers of dims, and
+    onnxruntime's symbolic inference got them wrong ((3, 5) for the first case): the engine's own
+    Einsum shape function broadcasts them right-aligned, as numpy.einsum does."""
+    from onnx import helper
+
+    node = helper.make_node("Einsum", ["a", "b"], ["y"], equation=eq)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("a", 1, list(a)),
+                                        helper.make_tensor_value_info("b", 1, list(b))],
+                          [helper.make_tensor_value_info("y", 1, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    an = onnxperf.analyze(m)
+    want = np.einsum(eq, np.zeros(a, np.float32), np.zeros(b, np.float32)).shape
+    assert an.nodes[0].outputs[0].shape == want
+    assert "onnxruntime-symbolic" not in an.shape_engines
