@@ -20,6 +20,7 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from .errors import OptionError, OutputError
@@ -56,10 +57,13 @@ def check_output(path: str | None, option: str = "-o") -> None:
     _kind(path, option)
 
 
-def write_output(text: str, path: str | None, option: str = "-o") -> None:
-    """Write ``text`` to ``path`` (see the module docstring), or to stdout when ``path`` is None or ``-``."""
+def write_output(text: str | Iterable[str], path: str | None, option: str = "-o") -> None:
+    """Write ``text`` to ``path`` (see the module docstring), or to stdout when ``path`` is None or
+    ``-``. ``text`` may come in pieces (an iterable of strings, made while they are written): a
+    file is still replaced only once every piece is written, so an error while making one leaves
+    no half-written file."""
     if path is None or path == "-":
-        sys.stdout.write(text)
+        _write_all(sys.stdout, text)
         sys.stdout.flush()
         return
     kind, target = _kind(path, option)
@@ -102,17 +106,17 @@ def _kind(path: str, option: str) -> tuple[str, Path]:
     return "file", target
 
 
-def _stream(text: str, path: str, option: str) -> None:
+def _stream(text: str | Iterable[str], path: str, option: str) -> None:
     """Write into a device or pipe in place; errors at write, flush or close are reported."""
     try:
         with open(path, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+            _write_all(fh, text)
             fh.flush()
     except OSError as exc:
         raise OutputError(f"{option} {path}: cannot write: {_reason(exc)}") from exc
 
 
-def _atomic(text: str, target: Path, path: str, option: str) -> None:
+def _atomic(text: str | Iterable[str], target: Path, path: str, option: str) -> None:
     """Replace the regular file ``target`` (or create it) by a rename from a sibling temporary file."""
     try:
         old_mode = stat.S_IMODE(os.stat(target).st_mode)
@@ -124,7 +128,7 @@ def _atomic(text: str, target: Path, path: str, option: str) -> None:
         raise OutputError(f"{option} {path}: cannot write: {_reason(exc)}") from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+            _write_all(fh, text)
         if old_mode is None:  # mkstemp makes a private (0600) file: give it what a plain open() would
             umask = os.umask(0)
             os.umask(umask)
@@ -139,6 +143,14 @@ def _atomic(text: str, target: Path, path: str, option: str) -> None:
         if isinstance(exc, OSError):
             raise OutputError(f"{option} {path}: cannot write: {_reason(exc)}") from exc
         raise
+
+
+def _write_all(fh, text: str | Iterable[str]) -> None:
+    if isinstance(text, str):
+        fh.write(text)
+    else:
+        for piece in text:
+            fh.write(piece)
 
 
 def _reason(exc: BaseException) -> str:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from onnxperf.analysis import _node_dict, to_dict
 from onnxperf.cost import NodeCost, TensorRef
-from onnxperf.render.jsonrows import _ROW, dumps, node_rows
+from onnxperf.render.jsonrows import _ROW, dumps, iter_dumps, node_rows
 from onnxperf.render.summary import RENDERERS
 from onnxperf.summary import summarize
 
@@ -68,4 +68,8 @@ def test_node_rows_are_the_encoders_text_of_the_node_records(nodes):
 @pytest.mark.parametrize("name", ["corpus/swin_t_torch", "corpus/gru_greedy_loop_legacy", "bert_encoder_torch"])
 def test_summary_json_is_the_same_with_and_without_the_fast_rows(name):
     a = summarize(MODELS / f"{name}.onnx", dims={"batch": 1} if "swin" in name else None).analysis
-    assert dumps(to_dict(a, encoded_rows=True)) == dumps(to_dict(a))
+    text = dumps(to_dict(a))
+    assert dumps(to_dict(a, encoded_rows=True)) == text
+    # written in pieces (as summary -o writes it): the same text, whatever the batch of rows
+    assert "".join(iter_dumps(to_dict(a, encoded_rows=True), batch=7)) == text
+    assert "".join(iter_dumps(to_dict(a, encoded_rows=True))) == text

@@ -198,3 +198,25 @@ def test_o_into_dev_shm_is_an_ordinary_atomic_write(tmp_path, capsys):
         assert stat.S_ISREG(os.stat(out).st_mode) and json.loads(out.read_text())["totals"]["macs"] == 64
     finally:
         out.unlink(missing_ok=True)
+
+
+def test_output_written_in_pieces_is_all_or_nothing(tmp_path):
+    """summary --format json writes its text as it is made: an error while making a piece leaves
+    the earlier file as it was (no half-written output), and a complete write replaces it."""
+    from onnxperf.output import write_output
+
+    out = tmp_path / "out.json"
+    out.write_text("old\n")
+
+    def pieces(fail: bool):
+        yield "first piece\n"
+        if fail:
+            raise RuntimeError("a renderer bug")
+        yield "second piece\n"
+
+    with pytest.raises(RuntimeError):
+        write_output(pieces(True), str(out))
+    assert out.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary left behind
+    write_output(pieces(False), str(out))
+    assert out.read_text() == "first piece\nsecond piece\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..output import write_output
-from ..render.summary import RENDERERS
+from ..render.summary import RENDERERS, STREAMS
 from ..summary import summarize
 from ..units import parse_bytes
 from .common import add_bindings, add_output, add_strict, parse_dims, parse_input_shapes, strict_exit
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     budget = parse_bytes(args.memory) if args.memory else None
     sm = summarize(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
                    convention=args.convention, hw=args.hw, memory_budget=budget, memory_dim=args.memory_dim)
-    write_output(RENDERERS[args.format](sm), args.output)
+    write_output(STREAMS.get(args.format, RENDERERS[args.format])(sm), args.output)
     from ..partial import reasons
 
     return strict_exit(args.strict, reasons(sm))

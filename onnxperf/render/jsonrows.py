@@ -9,6 +9,7 @@ Same data, key order and determinism as before; only the whitespace differs."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from typing import Any
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -36,6 +37,39 @@ def dumps(obj: Any) -> str:
     return _dump(obj, "") + "\n"
 
 
+def iter_dumps(obj: Any, batch: int = 2048) -> Iterator[str]:
+    """The text of :func:`dumps` in pieces, for writing without holding it whole: an
+    :class:`Encoded` table is produced and laid out ``batch`` rows at a time (a million-node
+    analysis is some hundreds of MB of JSON text)."""
+    yield from _iter_dump(obj, "", batch)
+    yield "\n"
+
+
+def _iter_dump(x: Any, pad: str, batch: int) -> Iterator[str]:
+    if isinstance(x, dict) and x:
+        inner = pad + "  "
+        sep = "{\n"
+        for k, v in x.items():
+            yield f"{sep}{inner}{_ROW(str(k) if not isinstance(k, str) else k)}: "
+            yield from _iter_dump(v, inner, batch)
+            sep = ",\n"
+        yield "\n" + pad + "}"
+    elif x.__class__ is Encoded and len(x):
+        inner = pad + "  "
+        lead = "[\n"
+        rows: list[str] = []
+        for row in x:
+            rows.append(inner + row)
+            if len(rows) == batch:
+                yield lead + ",\n".join(rows)
+                lead, rows = ",\n", []
+        if rows:
+            yield lead + ",\n".join(rows)
+        yield "\n" + pad + "]"
+    else:
+        yield _dump(x, pad)
+
+
 def _dump(x: Any, pad: str) -> str:
     if isinstance(x, dict):
         if not x:
@@ -43,12 +77,14 @@ def _dump(x: Any, pad: str) -> str:
         inner = pad + "  "
         return "{\n" + ",\n".join(f"{inner}{_ROW(str(k) if not isinstance(k, str) else k)}: {_dump(v, inner)}"
                                   for k, v in x.items()) + "\n" + pad + "}"
+    if x.__class__ is Encoded:
+        if not len(x):
+            return "[]"
+        inner = pad + "  "
+        return "[\n" + ",\n".join(inner + row for row in x) + "\n" + pad + "]"
     if isinstance(x, (list, tuple)):
         if not x:
             return "[]"
-        if x.__class__ is Encoded:
-            inner = pad + "  "
-            return "[\n" + ",\n".join(inner + row for row in x) + "\n" + pad + "]"
         if all(isinstance(v, _SCALARS) for v in x):
             return _ROW(x)
         inner = pad + "  "
@@ -57,9 +93,19 @@ def _dump(x: Any, pad: str) -> str:
     return _ROW(x)
 
 
-class Encoded(list):
-    """A table whose rows are already JSON text (one per line, as :func:`dumps` writes rows):
-    :func:`dumps` lays them out without encoding them again."""
+class Encoded:
+    """A table whose rows are JSON text already (one per line, as :func:`dumps` writes rows), made
+    when iterated: :func:`dumps` and :func:`iter_dumps` lay them out without encoding them again."""
+
+    def __init__(self, n: int, rows: Callable[[], Iterator[str]]):
+        self._n = n
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[str]:
+        return self._rows()
 
 
 def _num(x: Any) -> str:
@@ -71,12 +117,17 @@ def _num(x: Any) -> str:
     return _ROW(x)
 
 
+#: tensor records kept for reuse by the node writer before it starts afresh (bounded memory)
+_TENSOR_CACHE = 1 << 16
+
+
 def node_rows(nodes, node_dict) -> Encoded:
     """The JSON text of each node record, equal to ``_ROW(node_dict(n))``, written straight from
-    the :class:`~onnxperf.cost.NodeCost` fields: no dict per node, and each tensor's record encoded
-    once though a producer and its consumers all list it (about 3x faster than the dicts through
-    the C encoder on a 6,000-node Swin). ``node_dict`` serves any node whose fields are not the
-    plain types this writer expects, and defines the key order (tests compare the two)."""
+    the :class:`~onnxperf.cost.NodeCost` fields when the table is iterated: no dict per node, and a
+    tensor's record encoded once for its producer and its (nearby) consumers (about 3x faster than
+    the dicts through the C encoder on a 6,000-node Swin). ``node_dict`` serves any node whose
+    fields are not the plain types this writer expects, and defines the key order (tests compare
+    the two). ``nodes``: a sequence (its length is the table's)."""
     s = json.encoder.encode_basestring
     seen: dict[int, tuple[Any, str]] = {}
 
@@ -93,22 +144,26 @@ def node_rows(nodes, node_dict) -> Encoded:
             hit = seen[id(t)] = (t, f'{{"name": {s(t.name)}, "dtype": {s(t.dtype)}, "shape": {shape}}}')
         return hit[1]
 
-    out = Encoded()
-    for n in nodes:
-        ints = (n.id, n.macs, n.flops, n.int_ops, n.bytes_read, n.bytes_written, n.params)
-        if any(v.__class__ is not int for v in ints) or n.exact.__class__ is not bool or (
-                n.rule_since is not None and n.rule_since.__class__ is not int) or n.note.__class__ is not str:
-            out.append(_ROW(node_dict(n)))
-            continue
-        total = n.bytes_read + n.bytes_written
-        out.append(
-            f'{{"id": {n.id}, "key": {s(n.key)}, "scope": {s(n.scope)}, "name": {s(n.name)}, '
-            f'"op_type": {s(n.op_type)}, "domain": {s(n.domain)}, "family": {s(n.family)}, '
-            f'"rule_since": {_num(n.rule_since)}, "status": {s(n.status)}, "exact": {"true" if n.exact else "false"}, '
-            f'"macs": {n.macs}, "flops": {n.flops}, "int_ops": {n.int_ops}, "bytes_read": {n.bytes_read}, '
-            f'"bytes_written": {n.bytes_written}, "params": {n.params}, '
-            f'"intensity_flops_per_byte": {"null" if total == 0 else _ROW(n.flops / total)}, '
-            f'"inputs": [{", ".join([tensor(t) for t in n.inputs])}], '
-            f'"outputs": [{", ".join([tensor(t) for t in n.outputs])}], '
-            f'"blocking": [{", ".join([s(b) for b in n.blocking])}], "note": {s(n.note)}}}')
-    return out
+    def rows() -> Iterator[str]:
+        for n in nodes:
+            if len(seen) > _TENSOR_CACHE:  # the records a producer shares with its nearby consumers
+                seen.clear()
+            ints = (n.id, n.macs, n.flops, n.int_ops, n.bytes_read, n.bytes_written, n.params)
+            if any(v.__class__ is not int for v in ints) or n.exact.__class__ is not bool or (
+                    n.rule_since is not None and n.rule_since.__class__ is not int) or n.note.__class__ is not str:
+                yield _ROW(node_dict(n))
+                continue
+            total = n.bytes_read + n.bytes_written
+            yield (
+                f'{{"id": {n.id}, "key": {s(n.key)}, "scope": {s(n.scope)}, "name": {s(n.name)}, '
+                f'"op_type": {s(n.op_type)}, "domain": {s(n.domain)}, "family": {s(n.family)}, '
+                f'"rule_since": {_num(n.rule_since)}, "status": {s(n.status)}, '
+                f'"exact": {"true" if n.exact else "false"}, '
+                f'"macs": {n.macs}, "flops": {n.flops}, "int_ops": {n.int_ops}, "bytes_read": {n.bytes_read}, '
+                f'"bytes_written": {n.bytes_written}, "params": {n.params}, '
+                f'"intensity_flops_per_byte": {"null" if total == 0 else _ROW(n.flops / total)}, '
+                f'"inputs": [{", ".join([tensor(t) for t in n.inputs])}], '
+                f'"outputs": [{", ".join([tensor(t) for t in n.outputs])}], '
+                f'"blocking": [{", ".join([s(b) for b in n.blocking])}], "note": {s(n.note)}}}')
+
+    return Encoded(len(nodes), rows)

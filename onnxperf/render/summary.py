@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from ..analysis import Analysis
 from ..cost import COUNTED, ZERO
@@ -192,6 +192,13 @@ def render_json(sm: Summary) -> str:
     return dumps(sm.to_dict(encoded_rows=True))
 
 
+def stream_json(sm: Summary) -> Iterator[str]:
+    """:func:`render_json`'s text in pieces, made while it is written (no whole copy in memory)."""
+    from .jsonrows import iter_dumps
+
+    return iter_dumps(sm.to_dict(encoded_rows=True))
+
+
 CSV_COLUMNS = ("key", "id", "scope", "name", "op_type", "domain", "family", "status", "exact", "macs", "flops",
                "int_ops", "bytes_read", "bytes_written", "params", "intensity_flops_per_byte", "inputs", "outputs", "note")
 
@@ -265,3 +272,5 @@ def render_md(sm: Summary) -> str:
 RENDERERS: dict[str, Callable[[Summary], str]] = {
     "text": render_text, "json": render_json, "csv": render_csv, "md": render_md,
 }
+#: formats written in pieces as they are made (see :func:`stream_json`)
+STREAMS: dict[str, Callable[[Summary], Iterator[str]]] = {"json": stream_json}
