@@ -96,29 +96,38 @@ def liveness(a: Analysis) -> MemoryResult:
         size[ref.name] = tensor_bytes(ref.name)
         first[ref.name] = 0
         last[ref.name] = 0
+    # steps only grow, so a tensor's last use is the latest step that reads it
     for step, n in enumerate(nodes):
         for ref in n.inputs:
-            if ref is None or ref.name in weights:
+            if ref is None:
                 continue
-            b = root(ref.name)
+            name = ref.name
+            b = buffer_of.get(name)
+            if b is None:  # a weight, or a tensor nothing produced (it has no buffer)
+                continue
+            if b != name:
+                b = root(b)
             if b in first:
-                last[b] = max(last[b], step)
+                last[b] = step
         # a view: zero by design, or (Dropout at inference from opset 12) a rule that moves no byte
         is_view = n.status == ZERO or (n.status == COUNTED and n.bytes_read == 0 and n.flops == 0 and n.int_ops == 0)
         alias = is_view and n.op_type in ALIAS_OPS and n.inputs and n.inputs[0] is not None \
             and n.inputs[0].name not in weights
+        if n.op_type == "Constant" and not alias:
+            continue
         for j, ref in enumerate(n.outputs):
             if ref is None or ref.name in weights:
                 continue
+            name = ref.name
             if alias and j == 0:
-                buffer_of[ref.name] = root(n.inputs[0].name)  # type: ignore[union-attr]
+                buffer_of[name] = root(n.inputs[0].name)  # type: ignore[union-attr]
                 continue
             if n.op_type == "Constant":
                 continue
-            buffer_of[ref.name] = ref.name
-            size[ref.name] = tensor_bytes(ref.name)
-            first[ref.name] = step
-            last[ref.name] = max(last.get(ref.name, step), step)
+            buffer_of[name] = name
+            size[name] = tensor_bytes(name)
+            first[name] = step
+            last[name] = step
     for ref in a.model.outputs:
         b = root(ref.name)
         if b in first:

@@ -213,9 +213,10 @@ class Forward:
 
     def __init__(self, loaded: LoadedModel, tensors: dict, free: set[str], bound: Mapping[str, int],
                  values: dict[str, np.ndarray], fast_static: bool = True, static_only: bool = False):
-        from .shapes import TensorInfo  # shapes imports this module lazily: no cycle at import
+        from .shapes import TensorInfo, _knownness  # shapes imports this module lazily: no cycle at import
 
         self.TensorInfo = TensorInfo
+        self._knownness = _knownness
         self.loaded = loaded
         self.tensors = tensors
         self.free = free
@@ -245,8 +246,9 @@ class Forward:
         #: never ask ONNX; raise :class:`Unshaped` at the first node left unshaped
         self.static_only = static_only
         self._opset = self.opsets.get("", 1)
-        self._static_ops = frozenset(op for op in (*shape_static.RULES, *shape_static.MULTI_OUTPUT)
-                                     if shape_static.rule_for(op, self._opset) is not None)
+        self._static_rules = {} if not fast_static else {
+            op: rule for op in (*shape_static.RULES, *shape_static.MULTI_OUTPUT)
+            if (rule := shape_static.rule_for(op, self._opset)) is not None}
 
     # -------------------------------------------------------------- knowledge
 
@@ -309,9 +311,14 @@ class Forward:
 
     def _better(self, name: str, elem: int, shape) -> bool:
         """Record (elem, shape) for ``name`` where it is better known than what is there."""
-        from .shapes import _knownness
-
         cur = self.tensors.get(name)
+        if cur is None and elem and shape is not None and all(d.__class__ is int for d in shape):
+            # nothing known yet, a static shape: nothing to merge or compare (most nodes of the
+            # static-first pass)
+            self.tensors[name] = self.TensorInfo.of(name, int(elem), tuple(shape), True)
+            self.gained += 1
+            return True
+        _knownness = self._knownness
         if shape is not None:
             shape = tuple(self.dim(d) for d in shape)
         if cur is not None:
@@ -355,7 +362,9 @@ class Forward:
         heads, io, nodes = g.heads, g.io, g.nodes
         with_graphs = {k[0] for k in g.subgraphs}
         tensors = self.tensors
-        needed = self._needed(g, with_graphs)
+        # the static-first pass starts from nothing: every node but a Constant wants its shape,
+        # so which values are needed below does not change what it computes
+        needed = set() if self.static_only else self._needed(g, with_graphs)
         with np.errstate(all="raise"):
             for idx in g.order:
                 in_names, out_names = io[idx]
@@ -618,7 +627,8 @@ class Forward:
     def _static(self, g: GraphIR, node: onnx.NodeProto, op_type: str, in_names, out_names) -> bool:
         """Step 2's fast path: :mod:`onnxperf.shape_static` where every present input has an element
         type and a static shape; True when it shaped every output."""
-        if self.fast_static is False or op_type not in self._static_ops:
+        rule = self._static_rules.get(op_type)
+        if rule is None:
             return False
         tensors = self.tensors
         shapes, types = [], []
@@ -628,19 +638,23 @@ class Forward:
                 types.append(0)
                 continue
             ti = tensors.get(x)
-            if ti is None or not ti.elem_type or not ti.is_static or (ti.shape and min(ti.shape) < 0):
+            if ti is None or not ti.elem_type:
                 return False
-            shapes.append(ti.shape)
+            shape = ti.shape
+            if shape is None or not ti.is_static or (shape and min(shape) < 0):
+                return False
+            shapes.append(shape)
             types.append(ti.elem_type)
         attrs = shape_rules.attributes(node) if len(node.attribute) else {}
-        res = shape_static.shapes_of(op_type, self._opset, tuple(shapes), types, attrs.get,
-                                     lambda i: self.value(g, in_names[i]) if in_names[i] else None,
-                                     len(out_names))
+        res = shape_static.apply(rule, op_type, self._opset, tuple(shapes), types, attrs.get,
+                                 lambda i: self.value(g, in_names[i]) if in_names[i] else None,
+                                 len(out_names))
         if res is None or len(res) != len(out_names):
             return False
+        better = self._better
         for name, (elem, shape) in zip(out_names, res):
             if name:
-                self._better(name, elem, shape)
+                better(name, elem, shape)
         return True
 
     def _onnx_node(self, g: GraphIR, node: onnx.NodeProto, domain: str, op_type: str, in_names) -> None:

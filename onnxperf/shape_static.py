@@ -830,6 +830,11 @@ def shapes_of(op_type: str, opset: int, shapes, types, attr, value, n_out: int) 
     rule = rule_for(op_type, opset)
     if rule is None:
         return None
+    return apply(rule, op_type, opset, shapes, types, attr, value, n_out)
+
+
+def apply(rule: StaticRule, op_type: str, opset: int, shapes, types, attr, value, n_out: int) -> Out:
+    """:func:`shapes_of` with the rule already looked up (:func:`rule_for`)."""
     try:
         if op_type in MULTI_OUTPUT:
             out = rule(shapes, types, attr, value, opset, n_out)
@@ -844,4 +849,4 @@ def shapes_of(op_type: str, opset: int, shapes, types, attr, value, n_out: int) 
     return out
 
 
-__all__ = ["MULTI_OUTPUT", "RULES", "rule_for", "shapes_of"]
+__all__ = ["MULTI_OUTPUT", "RULES", "apply", "rule_for", "shapes_of"]
