@@ -47,29 +47,12 @@ from .. import dtypes
 from ..errors import OptionError
 from ..output import note_input
 from ..units import parse_bytes
+from .lints import LINT_LEVELS, LINTS, LintConfig
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
-
-SEVERITIES = ("error", "warning", "info")
-LINT_LEVELS = SEVERITIES + ("off",)
-
-
-@dataclass(frozen=True)
-class LintConfig:
-    """Severity overrides (``off`` disables a lint) and the thresholds some lints use."""
-
-    levels: tuple[tuple[str, str], ...] = ()
-    min_opset: int = 13
-    large_constant_bytes: int = 1 << 20
-    fp32_weights_min_bytes: int = 1 << 20
-    duplicate_min_bytes: int = 1 << 10
-
-    def level(self, lint_id: str, default: str) -> str:
-        return dict(self.levels).get(lint_id, default)
-
 
 @dataclass(frozen=True)
 class Budget:
@@ -283,8 +266,6 @@ _LINT_ID = re.compile(r"OP\d{3}")
 
 
 def _lint_config(table: object, where: str) -> LintConfig:
-    from .lints import LINTS
-
     if not isinstance(table, dict):
         raise OptionError(f"{where}: 'lints' must be a table")
     levels: dict[str, str] = {}
@@ -398,5 +379,5 @@ def budget_keys() -> list[str]:
     return list(_KEYS) + ["lints"]
 
 
-__all__ = ["Budget", "LintConfig", "SEVERITIES", "budget_from_mapping", "budget_keys", "discover_budget",
+__all__ = ["Budget", "budget_from_mapping", "budget_keys", "discover_budget",
            "find_pyproject", "parse_count", "parse_rate", "parse_seconds", "parse_size", "read_budget"]

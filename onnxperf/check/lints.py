@@ -24,7 +24,23 @@ from ..folding import foldable_nodes
 from ..loader import GraphIR
 from ..memory import MemoryResult
 from ..render.numbers import binary_bytes
-from .budget import LintConfig
+
+SEVERITIES = ("error", "warning", "info")
+LINT_LEVELS = SEVERITIES + ("off",)
+
+
+@dataclass(frozen=True)
+class LintConfig:
+    """Severity overrides (``off`` disables a lint) and the thresholds some lints use."""
+
+    levels: tuple[tuple[str, str], ...] = ()
+    min_opset: int = 13
+    large_constant_bytes: int = 1 << 20
+    fp32_weights_min_bytes: int = 1 << 20
+    duplicate_min_bytes: int = 1 << 10
+
+    def level(self, lint_id: str, default: str) -> str:
+        return dict(self.levels).get(lint_id, default)
 
 
 @dataclass(frozen=True)
@@ -106,7 +122,7 @@ def lint(lint_id: str, name: str, *, severity: str, summary: str, fix: str) -> C
     def deco(fn: LintFn) -> LintFn:
         if lint_id in LINTS:
             raise ValueError(f"lint {lint_id} registered twice")
-        if severity not in ("error", "warning", "info"):
+        if severity not in SEVERITIES:
             raise ValueError(f"lint {lint_id}: bad severity {severity!r}")
         LINTS[lint_id] = LintInfo(lint_id, name, severity, summary, fix, fn)
         return fn
@@ -403,4 +419,5 @@ def missing_external(ctx: LintContext) -> Iterator[Hit]:
                   + (f" (+{len(missing) - 10} more)" if len(missing) > 10 else ""))
 
 
-__all__ = ["Finding", "Hit", "LINTS", "LintContext", "LintInfo", "NodeRef", "lint", "node_ref", "run_lints"]
+__all__ = ["Finding", "Hit", "LINTS", "LINT_LEVELS", "LintConfig", "LintContext", "LintInfo", "NodeRef", "SEVERITIES",
+           "lint", "node_ref", "run_lints"]
