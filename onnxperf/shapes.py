@@ -113,15 +113,6 @@ class ShapeResult:
 _KNOWN_TYPES = frozenset(onnx.TensorProto.DataType.values())
 
 
-def _dim_of(d: onnx.TensorShapeProto.Dimension) -> Dim:
-    if d.HasField("dim_value"):
-        # a negative declared dim (some converters write -1 for "dynamic") is not a size: unknown
-        return int(d.dim_value) if d.dim_value >= 0 else None
-    if d.HasField("dim_param") and d.dim_param:
-        return d.dim_param
-    return None
-
-
 def _info_of(vi: onnx.ValueInfoProto, cache: dict[bytes, tuple[int, tuple[Dim, ...] | None, bool] | None] | None = None
              ) -> TensorInfo | None:
     """What a ValueInfoProto says of its tensor (None for non-tensor types). ``cache`` maps a
