@@ -29,7 +29,7 @@ class Progress:
         self.interval_s = interval_s
         self._i = -1
         self._name = ""
-        self._t_stage = self._t0 = time.monotonic()
+        self._t_stage = time.monotonic()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

@@ -487,13 +487,4 @@ def _conventions(sm: Summary) -> list[str]:
     return out
 
 
-__all__ = ["SCHEMA", "NODE_COLUMNS", "TENSOR_COLUMNS", "build_report", "measured_section", "render_html",
-           "render_md", "render_netron", "render_json"]
-
-
-def __getattr__(name: str):  # renderers live in onnxperf.render.report (formatting apart from computation)
-    if name in ("render_html", "render_md", "render_netron", "render_json"):
-        from .render import report as _rr
-
-        return getattr(_rr, name)
-    raise AttributeError(name)
+__all__ = ["SCHEMA", "NODE_COLUMNS", "TENSOR_COLUMNS", "build_report", "measured_section"]

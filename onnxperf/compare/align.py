@@ -322,10 +322,6 @@ class Alignment:
     def count(self, kind: str) -> int:
         return sum(1 for p in self.pairs if p.kind == kind)
 
-    def partner_b(self) -> dict[int, int]:
-        """Baseline node id -> paired node id of the other side (same or changed pairs)."""
-        return {p.a: p.b for p in self.pairs if p.a is not None and p.b is not None}
-
 
 def _fused_into(side: Side, nid: int, partner: dict[int, int]) -> int | None:
     """If norm ``nid`` reads the output of a paired node, that node's partner (it absorbed the norm)."""

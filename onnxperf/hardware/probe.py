@@ -105,18 +105,6 @@ def _cpuinfo_fields() -> dict[str, str]:
     return out
 
 
-def _cpu_list(text: str) -> set[int]:
-    cpus: set[int] = set()
-    for part in text.split(","):
-        part = part.strip()
-        if "-" in part:
-            lo, hi = part.split("-", 1)
-            cpus.update(range(int(lo), int(hi) + 1))
-        elif part:
-            cpus.add(int(part))
-    return cpus
-
-
 def _size_bytes(text: str) -> int | None:
     m = re.fullmatch(r"(\d+)\s*([KMG]?)i?B?", text.strip(), re.IGNORECASE)
     if not m:
@@ -460,12 +448,6 @@ def run_probe(*, short: bool = False, repeats: int | None = None,
     spec = _spec(cpu, measurements, when, threads, repeats, short, notes)
     return ProbeResult(cpu=cpu, measurements=measurements, spec=spec, short=short, when=when, threads=threads,
                        notes=tuple(notes))
-
-
-def probe(*, short: bool = False, repeats: int | None = None,
-          progress: Callable[[str], None] | None = None) -> HardwareSpec:
-    """Measure this machine and return its spec (see :func:`run_probe` for the details)."""
-    return run_probe(short=short, repeats=repeats, progress=progress).spec
 
 
 def _blas_name() -> str:

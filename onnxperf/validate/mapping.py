@@ -92,11 +92,6 @@ class Mapping:
         """All measured node time per run: groups plus unmapped."""
         return sum(g.measured_s_per_run for g in self.groups) + self.unmapped_s_per_run
 
-    @property
-    def unmapped_share(self) -> float:
-        total = self.measured_s_per_run
-        return 0.0 if total == 0 else self.unmapped_s_per_run / total
-
     def group_of(self, node_id: int) -> Group:
         """The group holding original main-graph node ``node_id``."""
         for g in self.groups:
