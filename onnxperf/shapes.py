@@ -2,14 +2,18 @@
 
 Order of trust:
 
+0. when every graph-input dim is bound: the forward pass alone (:func:`_static_first`), each node
+   shaped by a fast shape function (:mod:`onnxperf.shape_static`, which gives what ONNX's inference
+   of that node gives) or by its computed value; at the first node it cannot shape, it gives way to
+   the steps below and its result is dropped;
 1. ``onnx.shape_inference.infer_shapes(..., data_prop=True)`` on the loaded model, prepared in
    place (weights never read or copied) with graph inputs that carry the user's bindings
    (``--dim``, ``--input-shape``);
 2. the forward pass (:mod:`onnxperf.shape_forward`): one walk in topological order that gives
-   every node ONNX left unshaped its computed value (:mod:`onnxperf.shape_values`), ONNX's
-   inference of that node with the known values of its inputs, or the engine's own shape function
-   (:mod:`onnxperf.shape_rules`), so a gap never spreads downstream; derived dim names are
-   evaluated and data-dependent sizes get upper bounds;
+   every node ONNX left unshaped its computed value (:mod:`onnxperf.shape_values`), a fast shape
+   function or ONNX's inference of that node with the known values of its inputs, or the engine's
+   own shape function (:mod:`onnxperf.shape_rules`), so a gap never spreads downstream; derived dim
+   names are evaluated and data-dependent sizes get upper bounds;
 3. only where gaps remain, onnxruntime's symbolic shape inference on a weight-free skeleton (it
    crashes on some graphs: the crash is caught, recorded as a note, and analysis goes on), then
    the forward pass again. A shape nothing resolves stays unknown and the nodes that need it are
