@@ -237,11 +237,9 @@ class CostWalker:
             entry = self._entry(domain, op_type)
         family = entry.family if entry is not None else "misc"
         in_names, out_names = g.io[idx]
-        refs, ref = self._refs, self._ref
-        try:  # inputs were mostly seen before, as some node's output
-            ins = tuple([refs[x] for x in in_names])
-        except KeyError:
-            ins = tuple([ref(x) for x in in_names])
+        get, ref = self._refs.get, self._ref
+        # inputs were mostly seen before, as some node's output (a weight is seen first here)
+        ins = tuple([get(x) or ref(x) for x in in_names])
         outs = tuple([ref(x) for x in out_names])
         node_params = 0
         values = []  # (input index, constant) pairs whose values rules may read
