@@ -4,7 +4,8 @@ import onnx
 import pytest
 
 import onnxperf
-from onnxperf.calibrate import Sample, fit_efficiency, suite
+from onnxperf.calibration.fit import Sample, fit_efficiency
+from onnxperf.calibration.suite import suite
 
 
 def test_suite_models_are_valid_and_fully_costed():
@@ -48,7 +49,7 @@ def test_fit_finds_the_overlap_of_compute_and_memory_per_family():
     eff = fit_efficiency(samples)
     assert eff["conv.overlap"] == 1.0 and eff["conv.compute"] == pytest.approx(0.8)
     assert "matmul.overlap" not in eff and eff["matmul.compute"] == pytest.approx(0.9)
-    from onnxperf.calibrate import predict
+    from onnxperf.calibration.fit import predict
     for s in samples[1:5]:
         assert predict(s, eff, 1.0, o) == pytest.approx(s.measured_s)
 

@@ -15,7 +15,7 @@ from onnxperf.hardware import load_spec, to_toml
 from onnxperf.memory import liveness
 from onnxperf.render.numbers import binary_bytes, seconds
 from onnxperf.roofline import roofline
-from onnxperf.validate.calibration import run_calibration
+from onnxperf.calibration.run import run_calibration
 from onnxperf.validate.compare import KNEE_GAIN, BatchPoint, batch_knees, knee, validate
 from onnxperf.validate.runner import DEFAULT_PROVIDERS, latency_stats
 

@@ -15,6 +15,24 @@ def add_output(p: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
                    help="write to FILE (atomically) instead of standard output")
 
 
+def add_output_with_toml(p: argparse.ArgumentParser) -> None:
+    """--format text|json|toml and -o; the format defaults to the file's suffix (:func:`format_with_toml`)."""
+    add_output(p, ("text", "json", "toml"))
+    p.set_defaults(format=None)
+    for action in p._actions:
+        if action.dest == "format":
+            action.help = "output format (default: toml when -o FILE ends in .toml, else text)"
+
+
+def format_with_toml(args: argparse.Namespace) -> str:
+    """--format as given, else toml when -o FILE ends in .toml, else text."""
+    fmt = getattr(args, "format", None)
+    if fmt:
+        return fmt
+    out = getattr(args, "output", None)
+    return "toml" if out and str(out).lower().endswith(".toml") else "text"
+
+
 def add_bindings(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                    help="bind a symbolic input dim, e.g. --dim batch=8 (repeatable)")

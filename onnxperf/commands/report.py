@@ -69,11 +69,11 @@ def run_validation(args: argparse.Namespace, sm: Any) -> Any:
         raise OptionError("--validate needs --hw: the spec of this machine (`onnxperf hw probe -o local.toml`, "
                           "or `onnxperf hw calibrate -o local.toml`)")
     from ..roofline import roofline
-    from ..validate.compare import _plain
+    from ..calibration.fit import uncalibrated
     from .validate import validation_from_args
 
     v = validation_from_args(args, sm.spec)
-    plain = roofline(sm.analysis, _plain(sm.spec))
+    plain = roofline(sm.analysis, uncalibrated(sm.spec))
     figures = v.calibrated_figures or v.plain
     return {
         # the mean, as `onnxperf validate` uses for the end-to-end error

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..accuracy import ErrorFigures, error_figures
 from ..analysis import Analysis, analyze
+from ..calibration.fit import uncalibrated
 from ..errors import OptionError
 from ..memory import liveness
 from ..render.numbers import binary_bytes
@@ -216,10 +217,6 @@ def _key_order(key: str) -> tuple[int, ...]:
     return tuple(int(p) if p.isdigit() else -1 for p in key.split("/"))
 
 
-def _plain(spec):
-    return dataclasses.replace(spec, efficiency={}) if getattr(spec, "efficiency", None) else spec
-
-
 def _group_results(a: Analysis, mapping: Mapping, plain: RooflineResult,
                    cal: RooflineResult | None) -> tuple[GroupResult, ...]:
     t_plain = {int(n.key): (n.time_s or 0.0) for n in plain.nodes}
@@ -295,7 +292,7 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
     if a.coverage.unknown_shape:
         raise OptionError(f"{path}: {a.coverage.unknown_shape} nodes have unknown shapes; bind "
                           + ", ".join(a.coverage.dims_to_bind or a.coverage.unresolved_symbols) + " with --dim")
-    plain_spec = _plain(spec)
+    plain_spec = uncalibrated(spec)
     is_cal = bool(getattr(spec, "efficiency", None))
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="onnxperf-validate-") as tmp:
