@@ -70,8 +70,8 @@ def qlinear_matmul(n: NodeView) -> OpCost:
     return OpCost(macs=macs, int_ops=2 * macs + a.numel + b.numel, flops=REQUANT_OPS * y.numel)
 
 
-def _einsum_labels(equation: str, shapes: list[tuple[int, ...]]
-                   ) -> tuple[list[list[str]], set[str], dict[str, int]]:
+def einsum_labels(equation: str, shapes: list[tuple[int, ...]]
+                  ) -> tuple[list[list[str]], set[str], dict[str, int]]:
     """(labels of each operand, output labels, size of each label). Ellipsis dims are named
     by position and broadcast; implicit mode (no ``->``) keeps the labels that appear once."""
     eq = equation.replace(" ", "")
@@ -101,11 +101,15 @@ def _einsum_labels(equation: str, shapes: list[tuple[int, ...]]
     return labelled, out_labels, sizes
 
 
+#: the old private name, still imported by shape_rules.py (owned elsewhere); goes once it imports einsum_labels
+_einsum_labels = einsum_labels
+
+
 def einsum_output_shape(equation: str, shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
     """The output shape of an einsum: explicit mode follows the right-hand side; implicit mode
     (no ``->``) puts the broadcast ellipsis dims first, then the labels that appear once, in
     alphabetical order (the ONNX spec, as numpy)."""
-    labelled, out_labels, sizes = _einsum_labels(equation, shapes)
+    labelled, out_labels, sizes = einsum_labels(equation, shapes)
     n_ell = max((sum(lab.startswith("…") for lab in labels) for labels in labelled), default=0)
     ell = [sizes[f"…{n_ell - i}"] for i in range(n_ell)]
     eq = equation.replace(" ", "")
@@ -131,7 +135,7 @@ def einsum_cost(equation: str, shapes: list[tuple[int, ...]]) -> tuple[int, int]
     ``ij,ij->ij``, the ``i`` by scalar product left of ``ij,k->i``) is elementwise: 1 multiply
     per product element, no MACs.
     """
-    labelled, out_labels, sizes = _einsum_labels(equation, shapes)
+    labelled, out_labels, sizes = einsum_labels(equation, shapes)
     if not labelled:
         return 0, 0
     owners: dict[str, int] = {}
