@@ -462,8 +462,29 @@ def _read_small_external(t: onnx.TensorProto, target: Path, dims: tuple[int, ...
     return np.frombuffer(raw, dtype=np.dtype(np_dtype).newbyteorder("<")).reshape(dims).copy()
 
 
-def _constant_record(node: onnx.NodeProto) -> Initializer | None:
-    """The tensor a ``Constant`` node produces, from whichever value attribute it uses."""
+def _constant_record(node: onnx.NodeProto, cache: dict[bytes, tuple] | None = None) -> Initializer | None:
+    """The tensor a ``Constant`` node produces, from whichever value attribute it uses.
+
+    ``cache``: serialized attribute -> (element type, dims, external, value) of records already
+    made. A network repeats a few constants many times (Swin-V2-T: 2,750 Constant nodes, 52
+    distinct), and serializing the attribute costs a tenth of decoding it again; the value array is
+    shared between the records then, and made read-only."""
+    attrs = node.attribute
+    key = None
+    if cache is not None and len(attrs) == 1:
+        key = attrs[0].SerializeToString()
+        hit = cache.get(key)
+        if hit is not None:
+            return Initializer(node.output[0], *hit)
+    rec = _constant_record_of(node)
+    if key is not None and rec is not None:
+        if rec.value is not None:
+            rec.value.setflags(write=False)
+        cache[key] = (rec.elem_type, rec.dims, rec.external, rec.value)  # type: ignore[index]
+    return rec
+
+
+def _constant_record_of(node: onnx.NodeProto) -> Initializer | None:
     for a in node.attribute:
         if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
             t = a.t
@@ -628,6 +649,7 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
 
     nodes = list(g.node)
     constants: dict[str, Initializer] = {}
+    const_cache: dict[bytes, tuple] = {}
     for i, (op, domain, name) in enumerate(heads):
         for out in io[i][1]:
             if not out:
@@ -638,7 +660,7 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
                                  f"{first if isinstance(first, int) else f'{first}:{out}'!r})")
             producer[out] = i
         if op == "Constant" and domain == "" and io[i][1]:
-            rec = _constant_record(nodes[i])
+            rec = _constant_record(nodes[i], const_cache)
             if rec is not None:
                 constants[io[i][1][0]] = rec
 
