@@ -144,6 +144,8 @@ def node_rows(nodes, node_dict) -> Encoded:
             hit = seen[id(t)] = (t, f'{{"name": {s(t.name)}, "dtype": {s(t.dtype)}, "shape": {shape}}}')
         return hit[1]
 
+    kinds: dict[tuple, str] = {}
+
     def rows() -> Iterator[str]:
         for n in nodes:
             if len(seen) > _TENSOR_CACHE:  # the records a producer shares with its nearby consumers
@@ -154,11 +156,16 @@ def node_rows(nodes, node_dict) -> Encoded:
                 yield _ROW(node_dict(n))
                 continue
             total = n.bytes_read + n.bytes_written
+            kind = (n.op_type, n.domain, n.family, n.rule_since, n.status, n.exact)
+            mid = kinds.get(kind)
+            if mid is None:  # the few (op, domain, family, rule, status, exactness) of a graph
+                mid = kinds[kind] = (
+                    f'"op_type": {s(n.op_type)}, "domain": {s(n.domain)}, "family": {s(n.family)}, '
+                    f'"rule_since": {_num(n.rule_since)}, "status": {s(n.status)}, '
+                    f'"exact": {"true" if n.exact else "false"}, ')
             yield (
-                f'{{"id": {n.id}, "key": {s(n.key)}, "scope": {s(n.scope)}, "name": {s(n.name)}, '
-                f'"op_type": {s(n.op_type)}, "domain": {s(n.domain)}, "family": {s(n.family)}, '
-                f'"rule_since": {_num(n.rule_since)}, "status": {s(n.status)}, '
-                f'"exact": {"true" if n.exact else "false"}, '
+                f'{{"id": {n.id}, "key": {s(n.key) if n.scope else f"{chr(34)}{n.id}{chr(34)}"}, '
+                f'"scope": {s(n.scope)}, "name": {s(n.name)}, {mid}'
                 f'"macs": {n.macs}, "flops": {n.flops}, "int_ops": {n.int_ops}, "bytes_read": {n.bytes_read}, '
                 f'"bytes_written": {n.bytes_written}, "params": {n.params}, '
                 f'"intensity_flops_per_byte": {"null" if total == 0 else _ROW(n.flops / total)}, '
