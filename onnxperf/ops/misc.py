@@ -64,7 +64,7 @@ def non_max_suppression(n: NodeView) -> OpCost:
         return OpCost(bytes_written=0, note="max_output_boxes_per_class is 0: nothing selected")
     sort = s * math.ceil(math.log2(s)) if s > 1 else 0
     thresh = s if n.has_input(4) else 0
-    center = NMS_CENTER_TO_CORNER_OPS if n.attr("center_point_box", 0) else 0
+    center = NMS_CENTER_TO_CORNER_OPS if n.attr("center_point_box") else 0
     ops = b * c * (NMS_IOU_PAIR_OPS * nms_compared_pairs(s, m) + sort + thresh) \
         + b * s * (NMS_BOX_AREA_OPS + center)
     kept = b * c * (s if m is None else min(s, m))
@@ -81,13 +81,13 @@ def roi_align(n: NodeView) -> OpCost:
     min(X bytes, 4 values per sample per channel) + rois + batch_indices."""
     x, rois, y = n.inp(0), n.inp(1), n.out(0)
     r, c, oh, ow = y.shape
-    sr = int(n.attr("sampling_ratio", 0))
+    sr = int(n.attr("sampling_ratio"))
     exact = sr > 0
     per_side = sr if sr > 0 else ROI_ALIGN_ADAPTIVE_GUESS
     samples = per_side * per_side
     bins = r * oh * ow
     ops = bins * samples * (ROI_ALIGN_WEIGHT_OPS + ROI_ALIGN_SAMPLE_OPS * c)
-    if n.attr("mode", "avg") == "avg":
+    if n.attr("mode") == "avg":
         ops += bins * c
     touched = min(x.nbytes, dtypes.nbytes(x.elem_type, 4 * bins * samples * c))
     read = touched + rois.nbytes + n.inp(2).nbytes
@@ -116,7 +116,7 @@ def negative_log_likelihood_loss(n: NodeView) -> OpCost:
     x, target = n.inp(0), n.inp(1)
     t = target.numel
     weighted = n.has_input(2)
-    ops = _nll_ops(t, weighted, n.attr("ignore_index") is not None, n.attr("reduction", "mean"))
+    ops = _nll_ops(t, weighted, n.attr("ignore_index") is not None, n.attr("reduction"))
     read = dtypes.nbytes(x.elem_type, t) + target.nbytes + (n.inp(2).nbytes if weighted else 0)
     return arith(ops, x.elem_type, bytes_read=read)
 
@@ -131,7 +131,7 @@ def softmax_cross_entropy_loss(n: NodeView) -> OpCost:
     t, k = labels.numel, x.shape[1]
     per_score, per_row = ROW_WISE["LogSoftmax"]
     ops = t * (per_score * k + per_row) + _nll_ops(t, n.has_input(2), n.attr("ignore_index") is not None,
-                                                   n.attr("reduction", "mean"))
+                                                   n.attr("reduction"))
     return arith(ops, x.elem_type)
 
 

@@ -151,7 +151,7 @@ def linear_regressor(n: NodeView) -> OpCost:
     """LinearRegressor: E = ``targets``. MACs = N·E·F; FLOPs = 2·MACs + N·E (intercepts, when
     given) + N·E·post_transform. bytes_read = X + coefficients and intercepts."""
     samples, f = rows_features(n.inp(0).shape)
-    e = int(n.attr("targets", 1))
+    e = int(n.attr("targets"))
     macs = samples * e * f
     flops = 2 * macs + (samples * e if n.attr("intercepts") else 0) + samples * e * post_transform_ops(n)
     return model_cost(n, macs=macs, flops=flops, bytes_written=written(n, [(F32, samples * e)]))
@@ -161,7 +161,7 @@ def linear_regressor(n: NodeView) -> OpCost:
 
 def _svm_kernel(n: NodeView, samples: int, v: int, f: int) -> tuple[int, int]:
     """(MACs, extra FLOPs) of evaluating the kernel of N samples against V support vectors."""
-    kernel = n.attr("kernel_type", "LINEAR")
+    kernel = n.attr("kernel_type")
     macs = samples * v * f
     extra = samples * v * SVM_KERNEL_OPS[kernel] + (samples * v * f if kernel == "RBF" else 0)
     return macs, extra
@@ -205,13 +205,13 @@ def svm_regressor(n: NodeView) -> OpCost:
     of N·F MACs. FLOPs = 2·MACs + kernel ops + N (rho) + N·[one_class compare] +
     N·post_transform."""
     samples, f = rows_features(n.inp(0).shape)
-    v = int(n.attr("n_supports", 0))
+    v = int(n.attr("n_supports"))
     if v:
         kmacs, extra = _svm_kernel(n, samples, v, f)
         macs = kmacs + samples * v
     else:
         macs, extra = samples * f, 0
-    flops = 2 * macs + extra + samples * (1 + int(bool(n.attr("one_class", 0))) + post_transform_ops(n))
+    flops = 2 * macs + extra + samples * (1 + int(bool(n.attr("one_class"))) + post_transform_ops(n))
     return model_cost(n, macs=macs, flops=flops, bytes_written=written(n, [(F32, samples)]))
 
 
@@ -253,7 +253,7 @@ def normalizer(n: NodeView) -> OpCost:
     """Normalizer over each row of C values: MAX 2C − 1 (max, divide), L1 3C − 1 (abs, sum,
     divide), L2 3C (square, sum, sqrt, divide) ops per row; computed in float."""
     rows, c = rows_features(n.inp(0).shape)
-    return OpCost(flops=rows * NORMALIZER_ROW_OPS[n.attr("norm", "MAX")](c),
+    return OpCost(flops=rows * NORMALIZER_ROW_OPS[n.attr("norm")](c),
                   bytes_written=written(n, [(F32, rows * c)]))
 
 

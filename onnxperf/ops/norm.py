@@ -91,7 +91,7 @@ def batch_norm_1(n: NodeView) -> OpCost:
 @rule("BatchNormalization", family="norm", since=14, outputs_may_be_unknown=True)
 def batch_norm_14(n: NodeView) -> OpCost:
     """BatchNormalization from opset 14: as before, training when ``training_mode`` = 1."""
-    return _batch_norm(n, training=bool(n.attr("training_mode", 0)))
+    return _batch_norm(n, training=bool(n.attr("training_mode")))
 
 
 def _rows_from_axis(n: NodeView) -> int:
@@ -144,8 +144,8 @@ def lp_norm(n: NodeView) -> OpCost:
     """LpNormalization along ``axis``: rows = X / shape[axis]; ops = e·X + r·rows with
     (e, r) = LP_NORM[p] (p=2: 3·X + rows; p=1: 3·X)."""
     x = n.inp(0)
-    e, r = lp_norm_costs(n.attr("p", 2))
-    length = x.shape[axis_of(n.attr("axis", -1), x.rank)]
+    e, r = lp_norm_costs(n.attr("p"))
+    length = x.shape[axis_of(n.attr("axis"), x.rank)]
     return _cost(n, e, r, x.numel // length if length else 0)
 
 

@@ -117,7 +117,7 @@ def max_roi_pool(n: NodeView) -> OpCost:
     const = n.const(1)
     if const is not None:
         per_c = max_roi_pool_compares(const.reshape(-1, 5).tolist(), h, w, (ph, pw),
-                                      float(n.attr("spatial_scale", 1.0)))
+                                      float(n.attr("spatial_scale")))
         return arith(c * per_c, x.elem_type)
     est = rois.shape[0] * c * max(h * w - ph * pw, 0)
     return arith(est, x.elem_type, exact=False,

@@ -127,7 +127,7 @@ def topk(n: NodeView) -> OpCost:
     k·⌈log2 k⌉ to emit the k winners in order when ``sorted`` (always before opset 11).
     ops = lines · (select + sort); k = 0 costs nothing. Index bookkeeping is not counted."""
     x, y = n.inp(0), n.out(0)
-    ax = axis_of(n.attr("axis", -1), x.rank)
+    ax = axis_of(n.attr("axis"), x.rank)
     length, k = x.shape[ax], y.shape[ax]
     if length == 0 or k == 0:
         return arith(0, x.elem_type)
@@ -141,7 +141,7 @@ def rows_coerced_2d(n: NodeView) -> tuple[int, int]:
     """(rows, L) before opset 13: the input is coerced to 2-D at ``axis`` (default 1):
     rows = prod(shape[:axis]), L = prod(shape[axis:])."""
     x = n.inp(0)
-    ax = axis_of(n.attr("axis", 1), x.rank) if x.rank else 0
+    ax = axis_of(n.attr("axis"), x.rank) if x.rank else 0
     return prod(x.shape[:ax]), prod(x.shape[ax:])
 
 
@@ -150,7 +150,7 @@ def rows_single_axis(n: NodeView) -> tuple[int, int]:
     x = n.inp(0)
     if x.rank == 0:
         return 1, 1
-    length = x.shape[axis_of(n.attr("axis", -1), x.rank)]
+    length = x.shape[axis_of(n.attr("axis"), x.rank)]
     return (x.numel // length if length else 0), length
 
 

@@ -89,6 +89,10 @@ class NodeView:
     subgraphs: Mapping[str, SubgraphCost] = field(default_factory=dict)
 
     def attr(self, name: str, default: Any = None) -> Any:
+        """The attribute's value; ``attrs`` already holds the ONNX schema's defaults (filled by the
+        cost walker), so a rule passes ``default`` only where no schema gives one: com.microsoft ops,
+        an attribute that older versions of the op lack, or an op newer than the oldest onnx we
+        support (1.17) registers."""
         v = self.attrs.get(name)
         return default if v is None else v
 

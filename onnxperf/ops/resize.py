@@ -66,7 +66,7 @@ def resize(n: NodeView) -> OpCost:
     linear: T = 2^d; cubic: T = 4^d. Left out: coordinate transforms, tap weights, cubic
     ``exclude_outside`` renormalization (per output index per axis, not per element)."""
     x, y = n.inp(0), n.out(0)
-    t = resize_taps(n.attr("mode", "nearest"), x.shape, y.shape, bool(n.attr("antialias", 0)))
+    t = resize_taps(n.attr("mode"), x.shape, y.shape, bool(n.attr("antialias", 0)))
     return arith(y.numel * interp_ops(t), x.elem_type)
 
 

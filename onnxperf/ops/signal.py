@@ -46,12 +46,12 @@ def _dft(n: NodeView, axis: int) -> OpCost:
     if length is None:
         if not n.has_input(1):
             length = x.shape[axis]
-        elif not n.attr("onesided", 0):
+        elif not n.attr("onesided"):
             length = y.shape[axis]
         else:  # onesided output keeps N//2 + 1 bins: N is 2(M - 1) or 2M - 1
             length, exact = 2 * (y.shape[axis] - 1), False
     transforms = prod(x.shape[:-1]) // x.shape[axis] if x.shape[axis] else 0
-    scale = 2 * length if n.attr("inverse", 0) else 0
+    scale = 2 * length if n.attr("inverse") else 0
     return OpCost(flops=transforms * (fft_flops(length) + scale), exact=exact)
 
 
@@ -61,7 +61,7 @@ def dft_17(n: NodeView) -> OpCost:
     T = prod(input dims but the last) / input[axis] transforms of length N (``dft_length``
     when given and constant, else the input's size along ``axis``):
     FLOPs = T·(5·N·log2 N + (2N if inverse: the 1/N scaling of real and imaginary parts))."""
-    return _dft(n, int(n.attr("axis", 1)))
+    return _dft(n, int(n.attr("axis")))
 
 
 @rule("DFT", family="signal", since=20)
@@ -87,7 +87,7 @@ def stft(n: NodeView) -> OpCost:
         length = n.inp(2).shape[0]
     if length is None:
         bins = y.shape[2]
-        length, exact = (2 * (bins - 1), False) if n.attr("onesided", 1) else (bins, True)
+        length, exact = (2 * (bins - 1), False) if n.attr("onesided") else (bins, True)
     frames = y.shape[0] * y.shape[1]
     window = length * x.shape[-1] if n.has_input(2) else 0
     return OpCost(flops=frames * (fft_flops(length) + window), exact=exact)
