@@ -237,6 +237,8 @@ class Forward:
         self.computed = 0
         #: (op, attributes, input values) -> the value computed (values are never written to)
         self._memo: dict[tuple, np.ndarray | None] = {}
+        #: id(array) -> (array, its part of a memo key): see :meth:`_sig`
+        self._sigs: dict[int, tuple[np.ndarray, tuple]] = {}
         #: (op, attributes, input types and values) -> ONNX's output types, by output position
         self._node_memo: dict[tuple, list[bytes | None]] = {}
         #: tensors whose (static) shape or value is an upper bound: they depend on a data-dependent size
@@ -534,7 +536,8 @@ class Forward:
             if any(v is None for x, v in zip(in_names, ins) if x):
                 return False
             # the repeated blocks of a network repeat their shape arithmetic on the same values
-            key = (op_type, attrs, tuple(None if v is None else (v.dtype.str, v.shape, v.tobytes()) for v in ins))
+            sig = self._sig
+            key = (op_type, attrs, tuple([None if v is None else sig(v) for v in ins]))
             out = self._memo.get(key, _MISSING)
             if out is _MISSING:
                 out = self._memo[key] = evaluate(node, op_type, ins, self.opsets.get("", 1))
@@ -545,14 +548,22 @@ class Forward:
         self._store(outs[0], out)
         return True
 
+    def _sig(self, v: np.ndarray) -> tuple:
+        """A value as part of a memo key (dtype, shape, bytes), made once per array: memoized
+        results and the loader's repeated constants are shared arrays, never written to."""
+        hit = self._sigs.get(id(v))
+        if hit is None or hit[0] is not v:
+            hit = self._sigs[id(v)] = (v, (v.dtype.str, v.shape, v.tobytes()))
+        return hit[1]
+
     def _store(self, name: str, value: np.ndarray) -> None:
         self.values[name] = value
         self.computed += 1
         elem = CONST_TYPES.get(value.dtype) or onnx.helper.np_dtype_to_tensor_dtype(value.dtype)
         cur = self.tensors.get(name)
         if cur is None or not cur.is_static or cur.shape != value.shape:
-            self.tensors[name] = self.TensorInfo(name, int(cur.elem_type if cur is not None and cur.elem_type
-                                                           else elem), tuple(int(d) for d in value.shape))
+            self.tensors[name] = self.TensorInfo.of(name, int(cur.elem_type if cur is not None and cur.elem_type
+                                                              else elem), tuple(int(d) for d in value.shape), True)
             self._type_bytes.pop(name, None)
             self.gained += 1
 
