@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from onnxperf.hardware.files import to_toml  # noqa: E402
 from onnxperf.hardware.probe import run_probe  # noqa: E402
-from onnxperf.validate.calibration import calibration_table, run_calibration  # noqa: E402
+from onnxperf.calibration.run import calibration_table, run_calibration  # noqa: E402
 from onnxperf.validate.compare import validate  # noqa: E402
 
 MODELS = {"bert_encoder_torch.onnx": {"batch": 1, "sequence": 128}}

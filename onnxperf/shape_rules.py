@@ -261,7 +261,7 @@ def _einsum(c: ShapeCtx) -> list[Out]:
     (``...ij,...jk`` on [3, 4] and [2, 4, 5] -> [2, 3, 5]), broadcast right-aligned as numpy does
     (:func:`onnxperf.ops.matmul.einsum_output_shape`). Static shapes only; a label or ellipsis
     dim that does not broadcast (sizes other than equal or 1) gives nothing."""
-    from .ops.matmul import _einsum_labels, einsum_output_shape
+    from .ops.matmul import einsum_labels, einsum_output_shape
 
     eq = c.attr("equation")
     eq = eq.decode() if isinstance(eq, bytes) else eq
@@ -270,7 +270,7 @@ def _einsum(c: ShapeCtx) -> list[Out]:
             s is None or any(not isinstance(d, int) for d in s) for s in shapes):
         return [None]
     try:
-        labelled, _, _ = _einsum_labels(eq, shapes)
+        labelled, _, _ = einsum_labels(eq, shapes)
         seen: dict[str, set[int]] = {}
         for labels, shape in zip(labelled, shapes):
             if len(labels) != len(shape):
@@ -331,11 +331,3 @@ def infer(ctx: ShapeCtx) -> list[Out] | None:
     if rule is None:
         return None
     return rule(ctx)
-
-
-def output_shapes(node: onnx.NodeProto, input_shapes: Sequence[Shape | None]) -> list[Shape | None] | None:
-    """Output shapes by our own rule from input shapes alone (None: no rule)."""
-    n = len(node.input)
-    shapes = tuple(list(input_shapes) + [None] * max(0, n - len(input_shapes)))
-    outs = infer(ShapeCtx(node, shapes, (0,) * len(shapes), (None,) * len(shapes), attributes(node)))
-    return None if outs is None else [o[1] if o is not None else None for o in outs]

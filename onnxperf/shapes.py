@@ -91,11 +91,6 @@ class TensorInfo:
                 out.update(names or ["?"])
         return out
 
-    def shape_str(self) -> str:
-        if self.shape is None:
-            return "?"
-        return "[" + ",".join("?" if d is None else str(d) for d in self.shape) + "]"
-
 
 @dataclass
 class ShapeResult:
@@ -117,7 +112,7 @@ class ShapeResult:
 _KNOWN_TYPES = frozenset(onnx.TensorProto.DataType.values())
 
 
-def _info_of(vi: onnx.ValueInfoProto, cache: dict[bytes, tuple[int, tuple[Dim, ...] | None, bool] | None] | None = None
+def info_of(vi: onnx.ValueInfoProto, cache: dict[bytes, tuple[int, tuple[Dim, ...] | None, bool] | None] | None = None
              ) -> TensorInfo | None:
     """What a ValueInfoProto says of its tensor (None for non-tensor types). ``cache`` maps a
     serialized TypeProto to its (element type, shape): the tensors of a network share a few
@@ -175,7 +170,7 @@ def input_dim_names(loaded: LoadedModel) -> list[str]:
     for vi in loaded.proto.graph.input:
         if vi.name in inits:
             continue
-        ti = _info_of(vi)
+        ti = info_of(vi)
         for d in (ti.shape or ()) if ti else ():
             if isinstance(d, str) and d not in names:
                 names.append(d)
@@ -304,7 +299,7 @@ def _collect(g: onnx.GraphProto, out: dict[str, TensorInfo],
             cur = out.get(name)
             if cur is not None and cur.elem_type and cur.is_static:
                 continue  # nothing can be better known: skip reading the proto
-            ti = _info_of(vi, cache)
+            ti = info_of(vi, cache)
             if ti is None:
                 continue
             if cur is None or _knownness(ti) > _knownness(cur):
@@ -515,7 +510,7 @@ def _static_first(loaded: LoadedModel, g: onnx.GraphProto, bound: dict[str, int]
     for vi in g.input:
         if vi.name in inits:
             continue
-        ti = _info_of(vi, cache)
+        ti = info_of(vi, cache)
         if ti is None or not ti.elem_type or not ti.is_static:
             return None
         tensors[vi.name] = ti

@@ -268,7 +268,7 @@ def _list_result(key: str, limit: list, offenders: list[str], bad_nodes, what: s
 def _static_shapes(a: Analysis) -> BudgetResult:
     """Graph inputs and outputs must declare fixed shapes in the file (bindings do not count:
     the file is what gets deployed)."""
-    from ..shapes import _info_of
+    from ..shapes import info_of
 
     bad: list[NodeRef] = []
     loaded = a.loaded
@@ -278,7 +278,7 @@ def _static_shapes(a: Analysis) -> BudgetResult:
         for vi in seq:
             if kind == "input" and vi.name in inits:
                 continue
-            ti = _info_of(vi)
+            ti = info_of(vi)
             if ti is None or not ti.is_static:
                 bad.append(NodeRef(kind, vi.name, vi.name))
     if bad:

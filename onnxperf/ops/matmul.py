@@ -102,7 +102,6 @@ def einsum_labels(equation: str, shapes: list[tuple[int, ...]]
 
 
 #: the old private name, still imported by shape_rules.py (owned elsewhere); goes once it imports einsum_labels
-_einsum_labels = einsum_labels
 
 
 def einsum_output_shape(equation: str, shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
