@@ -18,7 +18,8 @@ import onnx
 
 from . import __version__, dtypes
 from .conventions import CONVENTIONS
-from .cost import BOUNDED_NOTE, COUNTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO, CostWalker, NodeCost, TensorRef, is_param
+from .cost import (BOUNDED_NOTE, COUNTED, RULE_ERROR, STATUSES, UNCOSTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO, CostWalker,
+                   NodeCost, TensorRef, is_param)
 from .errors import OptionError
 from .loader import GraphIR, LoadedModel, load
 from .ops import REGISTRY
@@ -120,6 +121,10 @@ class Coverage:
     first_lost_at: str | None = None
     #: graph inputs with an unknown rank or a dim without a name: only --input-shape binds them
     inputs_to_shape: tuple[str, ...] = ()
+    #: nodes whose cost rule raised (a bug in the rule, see :class:`onnxperf.errors.RuleError`)
+    rule_errors: int = 0
+    #: op types (with counts) of those nodes
+    rule_error_op_types: tuple[tuple[str, int], ...] = ()
 
     @property
     def node_share_exact(self) -> float:
@@ -127,7 +132,7 @@ class Coverage:
 
     @property
     def complete(self) -> bool:
-        return self.unsupported == 0 and self.unknown_shape == 0
+        return self.unsupported == 0 and self.unknown_shape == 0 and self.rule_errors == 0
 
 
 @dataclass(frozen=True)
@@ -248,6 +253,7 @@ def to_dict(a: Analysis, encoded_rows: bool = False) -> dict[str, Any]:
             "dims_to_bind": list(c.dims_to_bind), "unresolved_symbols": list(c.unresolved_symbols),
             "shapes_lost_at": dict(c.shapes_lost_at), "first_lost_at": c.first_lost_at,
             "inputs_to_shape": list(c.inputs_to_shape),
+            "rule_errors": c.rule_errors, "rule_error_op_types": dict(c.rule_error_op_types),
         },
         "by_op_type": [asdict(r) | {"statuses": dict(r.statuses)} for r in a.by_op_type],
         "nodes": _encoded_nodes(a.nodes) if encoded_rows else [
@@ -325,8 +331,9 @@ def _static(t: TensorRef | None) -> bool:
 
 
 def _coverage(nodes: tuple[NodeCost, ...], free_dims: list[str], inputs: tuple[TensorRef, ...]) -> Coverage:
-    status = {s: 0 for s in (COUNTED, ZERO, UNSUPPORTED, UNKNOWN_SHAPE)}
+    status = {s: 0 for s in STATUSES}
     unsupported: dict[str, int] = {}
+    failed: dict[str, int] = {}
     blocking: set[str] = set()
     lost: dict[str, int] = {}
     first_lost = None
@@ -335,6 +342,8 @@ def _coverage(nodes: tuple[NodeCost, ...], free_dims: list[str], inputs: tuple[T
         status[n.status] += 1
         if n.status == UNSUPPORTED:
             unsupported[_label(n)] = unsupported.get(_label(n), 0) + 1
+        elif n.status == RULE_ERROR:
+            failed[_label(n)] = failed.get(_label(n), 0) + 1
         if n.status == UNKNOWN_SHAPE:
             blocking.update(n.blocking)
         if n.status == ZERO or (n.status == COUNTED and n.exact):
@@ -346,7 +355,7 @@ def _coverage(nodes: tuple[NodeCost, ...], free_dims: list[str], inputs: tuple[T
     main = [n for n in nodes if not n.scope]
     flops = sum(n.flops for n in main)
     exact_flops = sum(n.flops for n in main if n.exact)
-    complete = status[UNSUPPORTED] == 0 and status[UNKNOWN_SHAPE] == 0
+    complete = not any(status[st] for st in UNCOSTED)
     share = None if not complete else (1.0 if flops == 0 else exact_flops / flops)
     to_bind = tuple(d for d in free_dims if d in blocking)
     other = tuple(sorted(blocking - set(free_dims)))
@@ -354,7 +363,8 @@ def _coverage(nodes: tuple[NodeCost, ...], free_dims: list[str], inputs: tuple[T
     return Coverage(len(nodes), status[COUNTED], status[ZERO], status[UNSUPPORTED], status[UNKNOWN_SHAPE],
                     exact_nodes, share, tuple(sorted(unsupported.items())), to_bind, other,
                     tuple(sorted(lost.items(), key=lambda kv: (-kv[1], kv[0]))) if not complete else (),
-                    first_lost if not complete else None, unnamed if blocking else ())
+                    first_lost if not complete else None, unnamed if blocking else (), status[RULE_ERROR],
+                    tuple(sorted(failed.items())))
 
 
 def _uncosted(nodes: tuple[NodeCost, ...]) -> tuple[tuple[tuple[str, int], ...], tuple]:
@@ -362,13 +372,13 @@ def _uncosted(nodes: tuple[NodeCost, ...]) -> tuple[tuple[tuple[str, int], ...],
     by_op: dict[str, int] = {}
     by_status: dict[str, dict[str, int]] = {}
     for n in nodes:
-        if n.status in (UNKNOWN_SHAPE, UNSUPPORTED):
+        if n.status in UNCOSTED:
             label = _label(n)
             by_op[label] = by_op.get(label, 0) + 1
             s = by_status.setdefault(n.status, {})
             s[label] = s.get(label, 0) + 1
     return (tuple(sorted(by_op.items())),
-            tuple((st, tuple(sorted(by_status[st].items()))) for st in (UNKNOWN_SHAPE, UNSUPPORTED) if st in by_status))
+            tuple((st, tuple(sorted(by_status[st].items()))) for st in UNCOSTED if st in by_status))
 
 
 def parse_shape(text: str) -> tuple[int, ...]:

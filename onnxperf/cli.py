@@ -88,6 +88,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return 2
+    if debug:  # a bug in a cost rule stops the run with its traceback instead of a rule_error node
+        from . import cost
+
+        cost.RAISE_RULE_ERRORS = True
     try:
         _guard_outputs(args)
         return int(args.run(args))

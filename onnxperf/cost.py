@@ -25,7 +25,8 @@ from . import conventions, dtypes
 from .frozen import fast_init
 from .loader import GraphIR, Initializer
 from .ops import REGISTRY
-from .ops.registry import NodeView, OpCost, RuleEntry, SubgraphCost, TensorView
+from .errors import RuleError
+from .ops.registry import BadNode, NodeView, OpCost, RuleEntry, SubgraphCost, TensorView
 from .shapes import Dim, TensorInfo
 
 if TYPE_CHECKING:
@@ -37,7 +38,14 @@ UNSUPPORTED = "unsupported"
 UNKNOWN_SHAPE = "unknown_shape"
 #: the note of a node whose sizes depend on the data (see :mod:`onnxperf.shape_forward`)
 BOUNDED_NOTE = "upper bound: a size here depends on the data (NonZero, NonMaxSuppression, TopK ...)"
-STATUSES = (COUNTED, ZERO, UNSUPPORTED, UNKNOWN_SHAPE)
+RULE_ERROR = "rule_error"
+STATUSES = (COUNTED, ZERO, UNSUPPORTED, UNKNOWN_SHAPE, RULE_ERROR)
+#: statuses whose nodes are not costed: any of them makes the totals a lower bound
+UNCOSTED = (UNKNOWN_SHAPE, UNSUPPORTED, RULE_ERROR)
+
+#: raise a rule's exception (as :class:`~onnxperf.errors.RuleError`) instead of recording the node as
+#: ``rule_error``: the test suite and ``--debug`` set it, so a bug in a rule fails loudly there
+RAISE_RULE_ERRORS = False
 SUPPORTED_DOMAINS = ("", "ai.onnx.ml", "com.microsoft")
 
 #: element types whose constants count as parameters. int64 and bool constants hold shapes,
@@ -141,6 +149,14 @@ def _attrs(node: onnx.NodeProto, domain: str, opset: int) -> dict[str, Any]:
         if v is not None:
             attrs[a.name] = v
     return attrs
+
+
+def _rule_name(entry: RuleEntry, convention: str) -> str:
+    """``onnxperf.ops.conv.conv (ai.onnx::Conv since 1)``, with the convention when not the default."""
+    fn = entry.fn
+    where = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}"
+    conv = "" if convention == "default" else f", convention {convention}"
+    return f"{where} ({entry.domain or 'ai.onnx'}::{entry.op_type} since {entry.since}{conv})"
 
 
 class CostWalker:
@@ -273,7 +289,7 @@ class CostWalker:
                 status, cost, blocking, note, br, bw = self._cost(g, idx, entry, domain, opset, subcosts)
                 res = (status, cost.macs, cost.flops, cost.int_ops, br, bw, cost.exact, tuple(sorted(blocking)),
                        note or cost.note)
-                if key is not None and status != UNSUPPORTED:  # a failing rule's note names the node
+                if key is not None and status not in (UNSUPPORTED, RULE_ERROR):  # their notes name the node
                     self._memo[key] = res
         if self.bounded and res[0] == COUNTED and not self.bounded.isdisjoint(in_names + out_names):
             res = res[:6] + (False, res[7], (res[8] + "; " if res[8] else "") + BOUNDED_NOTE)
@@ -326,12 +342,17 @@ class CostWalker:
                         _attrs(n, domain, opset or 1), consts, subcosts)
         try:
             cost = entry.fn(view)  # type: ignore[misc]
-        except (KeyError, ValueError, IndexError, TypeError, ZeroDivisionError) as exc:
-            # A rule met a node it cannot interpret (a malformed attribute, an absent
-            # required input): the node is reported, not guessed.
+            # traffic always comes from the default cost; the convention re-expresses the arithmetic
+            counted = conventions.apply(self.convention, entry, view, cost)
+        except BadNode as exc:
+            # the rule met a node it cannot cost as written (a malformed attribute, an absent
+            # required input): the node is reported, not guessed
             return UNSUPPORTED, OpCost(), frozenset(), f"rule could not cost this node: {exc}", 0, 0
-        # traffic always comes from the default cost; the convention re-expresses the arithmetic
-        counted = conventions.apply(self.convention, entry, view, cost)
+        except Exception as exc:  # anything else out of a rule is a bug in it: never an unsupported op
+            err = RuleError(_rule_name(entry, self.convention), f"{idx} {n.op_type} {n.name!r}", exc)
+            if RAISE_RULE_ERRORS:
+                raise err from exc
+            return RULE_ERROR, OpCost(exact=False), frozenset(), str(err), 0, 0
         br = cost.bytes_read if cost.bytes_read is not None else sum(t.nbytes for t in view.present_inputs)
         if cost.bytes_written is not None:
             bw = cost.bytes_written

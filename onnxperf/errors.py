@@ -53,3 +53,17 @@ class OptionError(InputError):
 class OutputError(OnnxPerfError):
     """The output file cannot be written (disk full, permission denied, a directory in the way);
     nothing is left half-written."""
+
+
+class RuleError(OnnxPerfError):
+    """A cost rule raised on a node: a bug in the rule, never an unsupported op. The cost walker
+    records the node as ``rule_error`` with this message (the rule, the node, the exception), counts
+    it apart in the coverage, and every output shows it; with ``--debug`` (and in the test suite)
+    it is raised instead, with the rule's traceback as its cause."""
+
+    exit_code = 1
+
+    def __init__(self, rule: str, node: str, cause: BaseException):
+        self.rule, self.node, self.cause = rule, node, cause
+        super().__init__(f"rule {rule} failed on node {node}: {type(cause).__name__}: {cause}")
+

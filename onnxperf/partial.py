@@ -1,7 +1,7 @@
 """Partial results: what leaves a total short and what to do about it, worded once for every output
 (summary, report, check, compare, sweep).
 
-A node that is not costed (``unsupported``, or ``unknown_shape``) makes every cost total a lower
+A node that is not costed (``unsupported``, ``unknown_shape`` or ``rule_error``) makes every cost total a lower
 bound. Its cost is unknown, never zero: the totals say ``complete: false`` and name the op types
 left out, and the warnings below say why and which flag fixes it. They are built from the
 :class:`~onnxperf.analysis.Analysis` alone; renderers only format them.
@@ -45,7 +45,7 @@ def uncosted_text(t: Totals) -> str:
         return ""
     parts = []
     for status, ops in t.uncosted_by_status:
-        why = "unknown shape" if status == "unknown_shape" else "unsupported"
+        why = {"unknown_shape": "unknown shape", "rule_error": "rule error"}.get(status, "unsupported")
         parts.append(f"{op_counts(ops)} ({why})")
     return f"{_n(t.uncosted_nodes, 'node')}: " + "; ".join(parts)
 
@@ -100,6 +100,13 @@ def warnings(a: Analysis) -> list[dict[str, Any]]:
         out.append({"code": "unresolved_dims", "level": "warning", "dims": syms,
                     "message": f"Unresolved dims: {what} leave {_n(c.unknown_shape, 'node')} not costed "
                                f"(totals are partial). Likely cause: {cause}. Fix: {fix}"})
+    if c.rule_errors:
+        failed = [n for n in a.main_nodes if n.status == "rule_error"] or [n for n in a.nodes if n.status == "rule_error"]
+        out.append({"code": "rule_errors", "level": "error", "op_types": dict(c.rule_error_op_types),
+                    "message": f"A cost rule failed on {_n(c.rule_errors, 'node')} ("
+                               + op_counts(c.rule_error_op_types, 6) + "): a bug in onnxperf, not in the model; "
+                               f"these nodes are not counted (totals are partial). First: {failed[0].note}. "
+                               "Please report it; --debug shows the traceback"})
     if c.unsupported:
         out.append({"code": "unsupported_ops", "level": "warning", "op_types": dict(c.unsupported_op_types),
                     "message": "Unsupported ops are not counted (totals are partial): "

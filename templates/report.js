@@ -166,7 +166,7 @@
       if (String(r[C.key]).indexOf('/') >= 0) continue;  // subgraph bodies are inside their control-flow node
       var tm = r[col], o = ops(r), x = r[C.intensity];
       if (tm === null || !(tm > 0) || !(o > 0) || x === null || !(x > 0)) {
-        if (r[C.status] === 'counted' || r[C.status] === 'zero_by_design') hidden++; else uncosted++;  // no cost: unsupported, unknown shape
+        if (r[C.status] === 'counted' || r[C.status] === 'zero_by_design') hidden++; else uncosted++;  // no cost: unsupported, unknown shape, rule error
         continue;
       }
       var op = V.colors[r[C.op_type]] ? r[C.op_type] : '__other__', y = o / tm;
@@ -259,8 +259,8 @@
       var parts = [];
       if (d.hidden) parts.push(d.hidden === 1 ? '1 costed node is not drawn: it does no arithmetic or moves no bytes (log axes cannot show 0).'
         : int(d.hidden) + ' costed nodes are not drawn: they do no arithmetic or move no bytes (log axes cannot show 0).');
-      if (d.uncosted) parts.push(d.uncosted === 1 ? '1 node has no cost (unsupported op or unknown shape) and is not drawn.'
-        : int(d.uncosted) + ' nodes have no cost (unsupported ops or unknown shapes) and are not drawn.');
+      if (d.uncosted) parts.push(d.uncosted === 1 ? '1 node has no cost (unsupported op, unknown shape or rule error) and is not drawn.'
+        : int(d.uncosted) + ' nodes have no cost (unsupported ops, unknown shapes or rule errors) and are not drawn.');
       note.textContent = parts.join(' ');
       note.dataset.zeroWork = d.hidden; note.dataset.uncosted = d.uncosted;
     }
@@ -509,7 +509,7 @@
     Object.keys(counts).sort().forEach(function (l) { var o = el('option', null, l + ' (' + int(counts[l]) + ')'); o.value = l; opSel.appendChild(o); });
     var stSel = document.getElementById('node-status'), sc = {};
     rows.forEach(function (r) { sc[r[C.status]] = (sc[r[C.status]] || 0) + 1; });
-    ['counted', 'zero_by_design', 'unsupported', 'unknown_shape'].forEach(function (s) {
+    ['counted', 'zero_by_design', 'unsupported', 'unknown_shape', 'rule_error'].forEach(function (s) {
       if (!sc[s]) return; var o = el('option', null, s.replace(/_/g, ' ') + ' (' + int(sc[s]) + ')'); o.value = s; stSel.appendChild(o); });
     var bSel = document.getElementById('node-bound');
     if (bSel) {

@@ -19,7 +19,7 @@ import onnx
 
 from .. import dtypes
 from ..analysis import Analysis, newer_than_onnx_notes
-from ..cost import UNKNOWN_SHAPE, UNSUPPORTED, NodeCost
+from ..cost import RULE_ERROR, UNKNOWN_SHAPE, UNSUPPORTED, NodeCost
 from ..folding import foldable_nodes
 from ..loader import GraphIR
 from ..memory import MemoryResult
@@ -381,6 +381,18 @@ def unsupported_ops(ctx: LintContext) -> Iterator[Hit]:
     for label, nodes in sorted(by_label.items()):
         why = nodes[0].note or "no cost rule"
         yield Hit(f"{label} ×{len(nodes)}: cost unknown ({why})", _refs(nodes))
+
+
+@lint("OP013", "rule-error", severity="error",
+      summary="a cost rule failed on some nodes: a bug in onnxperf, their cost is unknown and the totals partial",
+      fix="report it (with --debug's traceback); meanwhile accept partial totals (allow_partial = true)")
+def rule_errors(ctx: LintContext) -> Iterator[Hit]:
+    by_label: dict[str, list[NodeCost]] = {}
+    for n in ctx.analysis.nodes:
+        if n.status == RULE_ERROR:
+            by_label.setdefault(f"{n.domain}::{n.op_type}" if n.domain else n.op_type, []).append(n)
+    for label, nodes in sorted(by_label.items()):
+        yield Hit(f"{label} ×{len(nodes)}: {nodes[0].note}", _refs(nodes))
 
 
 @lint("OP010", "large-constant", severity="warning",

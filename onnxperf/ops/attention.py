@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from .elementwise import PER_ELEMENT, SILU_PER_ELEMENT, swish_per_element
 from .reduce import ROW_WISE
-from .registry import NodeView, OpCost, TensorView, arith, rule
+from .registry import BadNode, NodeView, OpCost, TensorView, arith, rule
 
 #: ops per attention score of the softmax: the Softmax rule's per-element cost
 SOFTMAX_PER_ELEMENT = ROW_WISE["Softmax"][0]
@@ -48,7 +48,7 @@ def attention_core(b: int, hq: int, sq: int, t: int, d: int, dv: int, *, masks: 
 def _heads(n: NodeView, name: str) -> int:
     h = n.attr(name)
     if not h:
-        raise ValueError(f"3-D inputs need the {name} attribute")
+        raise BadNode(f"3-D inputs need the {name} attribute")
     return int(h)
 
 
@@ -97,7 +97,7 @@ def rotary_cost(x: TensorView, cos: TensorView, sin: TensorView, head_size: int,
     caches are indexed by position, only the ``cache_rows`` gathered rows of each cache (at
     most the whole cache); with ``cache_rows`` None, the whole caches."""
     if head_size <= 0 or x.numel % head_size:
-        raise ValueError(f"head size {head_size} does not divide the input {x.shape}")
+        raise BadNode(f"head size {head_size} does not divide the input {x.shape}")
     rot = rotary_dim or head_size
     ops = ROTARY_OPS_PER_ELEMENT * (x.numel // head_size) * rot
     read = x.nbytes + extra_read
@@ -146,7 +146,7 @@ def linear_attention(n: NodeView) -> OpCost:
     dk, dv = q.shape[2] // hq, v.shape[2] // hkv
     rule_name = n.attr("update_rule", "gated_delta")
     if rule_name not in _LINEAR_RULES:
-        raise ValueError(f"unknown update_rule {rule_name!r}")
+        raise BadNode(f"unknown update_rule {rule_name!r}")
     gated, delta = _LINEAR_RULES[rule_name]
     state = hkv * dk * dv
     macs = state + hq * dk * dv + (state if delta else 0)
@@ -178,6 +178,6 @@ def causal_conv_with_state(n: NodeView) -> OpCost:
     macs = out * w.shape[-1]
     act = str(n.attr("activation", "none")).lower()
     if act not in ("none", "silu", "swish"):
-        raise ValueError(f"unknown activation {act!r}")
+        raise BadNode(f"unknown activation {act!r}")
     ops = 2 * macs + (out if n.has_input(2) else 0) + (SILU_PER_ELEMENT * out if act != "none" else 0)
     return arith(ops, x.elem_type, macs=macs)

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .registry import NodeView, OpCost, SubgraphCost, axis_of, register, scalar
+from .registry import BadNode, NodeView, OpCost, SubgraphCost, axis_of, register, scalar
 
 #: a Loop trip count at or above this is a "run until the condition says stop" sentinel
 #: (exporters write INT64_MAX or INT32_MAX), not a count
@@ -118,10 +118,10 @@ def loop(n: NodeView) -> OpCost:
 def _scan_inputs(n: NodeView, first: int) -> list:
     k = int(n.attr("num_scan_inputs", 0))
     if k <= 0:
-        raise ValueError("num_scan_inputs must be positive")
+        raise BadNode("num_scan_inputs must be positive")
     ins = list(n.inputs[first:])
     if k > len(ins):
-        raise ValueError(f"num_scan_inputs = {k} but only {len(ins)} inputs")
+        raise BadNode(f"num_scan_inputs = {k} but only {len(ins)} inputs")
     return ins[len(ins) - k:]
 
 

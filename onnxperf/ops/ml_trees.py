@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 
 from .. import dtypes
 from .ml import F32, ML, label_type, model_cost, post_transform_ops, rows_features, written
-from .registry import NodeView, OpCost, register, rule
+from .registry import BadNode, NodeView, OpCost, register, rule
 
 
 def tree_depths(roots: Iterable[int], children: dict[int, tuple[int, ...]]) -> list[tuple[int, bool]]:
@@ -29,7 +29,7 @@ def tree_depths(roots: Iterable[int], children: dict[int, tuple[int, ...]]) -> l
             node, d = stack.pop()
             seen += 1
             if seen > 10_000_000:
-                raise ValueError("tree ensemble: cycle in node ids")
+                raise BadNode("tree ensemble: cycle in node ids")
             kids = children.get(node, ())
             internal = [k for k in kids if k is not None]
             if len(internal) < len(kids) or not kids:  # a leaf child ends a path here

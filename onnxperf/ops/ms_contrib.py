@@ -20,7 +20,7 @@ from .movement import movement
 from .norm import LAYER_NORM_BIAS, NORM
 from .pool import POOL
 from .reduce import ROW_WISE
-from .registry import MS, NodeView, OpCost, Rule, arith, axis_of, prod, register, rule
+from .registry import BadNode, MS, NodeView, OpCost, Rule, arith, axis_of, prod, register, rule
 
 _ACT = {k.lower(): v for k, v in PER_ELEMENT.items()}
 
@@ -33,7 +33,7 @@ def fused_activation_cost(name: str | None) -> int:
     try:
         return _ACT[str(name).lower()]
     except KeyError:
-        raise ValueError(f"unknown fused activation {name!r}") from None
+        raise BadNode(f"unknown fused activation {name!r}") from None
 
 
 # --- fused conv / gemm / matmul ------------------------------------------------------------
@@ -199,7 +199,7 @@ def _group_norm_rule(skip: bool) -> Rule:
         e, r = NORM["GroupNormalization"]
         groups = int(n.attr("groups", 0))
         if groups <= 0:
-            raise ValueError("GroupNorm needs a positive groups attribute")
+            raise BadNode("GroupNorm needs a positive groups attribute")
         if skip:
             e += 1 + (1 if n.has_input(4) else 0)
         if n.attr("activation", 0):

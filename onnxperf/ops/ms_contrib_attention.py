@@ -19,13 +19,13 @@ from __future__ import annotations
 from .attention import ROTARY_OPS_PER_ELEMENT, attention_core, rotary_cost
 from .ms_contrib_quant import dequant_ops, quant_ops
 from .norm import NORM
-from .registry import MS, NodeView, OpCost, register, scalar
+from .registry import BadNode, MS, NodeView, OpCost, register, scalar
 
 
 def _num_heads(n: NodeView, name: str = "num_heads") -> int:
     h = int(n.attr(name, 0) or 0)
     if h <= 0:
-        raise ValueError(f"{n.op_type} needs a positive {name} attribute")
+        raise BadNode(f"{n.op_type} needs a positive {name} attribute")
     return h
 
 
@@ -66,7 +66,7 @@ def attention_ms(n: NodeView) -> OpCost:
     h = _num_heads(n)
     sizes = list(n.attr("qkv_hidden_sizes") or [total // 3] * 3)
     if len(sizes) != 3 or sum(sizes) != total:
-        raise ValueError(f"qkv_hidden_sizes {sizes} do not add up to the weights' {total} columns")
+        raise BadNode(f"qkv_hidden_sizes {sizes} do not add up to the weights' {total} columns")
     d, dv = sizes[0] // h, sizes[2] // h
     proj = b * s * din * total
     flops = 2 * proj + (b * s * total if n.has_input(2) else 0)

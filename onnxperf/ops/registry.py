@@ -74,6 +74,21 @@ class SubgraphCost:
     uncosted_nodes: int  # unsupported or unknown_shape inside the body
 
 
+
+
+class BadNode(ValueError):
+    """Raised by a rule for a node it cannot cost as written: a malformed or out-of-range
+    attribute, inputs that contradict each other. The node is reported ``unsupported`` with this
+    message. Any other exception out of a rule is a bug in the rule (``rule_error``, see
+    :class:`onnxperf.errors.RuleError`)."""
+
+
+class AbsentInput(BadNode, KeyError):
+    """A rule asked for an input or output the node does not have (or whose shape is unknown)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
 @dataclass(frozen=True)
 class NodeView:
     """Everything a rule may use about one node. Built by the cost walker, never mutated."""
@@ -102,7 +117,7 @@ class NodeView:
     def inp(self, i: int) -> TensorView:
         t = self.inputs[i] if i < len(self.inputs) else None
         if t is None:
-            raise KeyError(f"{self.op_type} {self.name!r}: input {i} is absent")
+            raise AbsentInput(f"{self.op_type} {self.name!r}: input {i} is absent")
         return t
 
     def has_output(self, i: int) -> bool:
@@ -111,7 +126,7 @@ class NodeView:
     def out(self, i: int = 0) -> TensorView:
         t = self.outputs[i] if i < len(self.outputs) else None
         if t is None:
-            raise KeyError(f"{self.op_type} {self.name!r}: output {i} is absent or its shape unknown")
+            raise AbsentInput(f"{self.op_type} {self.name!r}: output {i} is absent or its shape unknown")
         return t
 
     def const(self, i: int) -> np.ndarray | None:
@@ -277,7 +292,7 @@ def axis_of(axis: int, rank: int) -> int:
     Raises ValueError when it is out of range, so the walker reports the node."""
     a = int(axis) + rank if int(axis) < 0 else int(axis)
     if not 0 <= a < max(rank, 1):
-        raise ValueError(f"axis {axis} out of range for rank {rank}")
+        raise BadNode(f"axis {axis} out of range for rank {rank}")
     return a
 
 

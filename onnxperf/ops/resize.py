@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
-from .registry import NodeView, OpCost, arith, prod, register, rule
+from .registry import BadNode, NodeView, OpCost, arith, prod, register, rule
 
 #: taps per interpolated axis, by mode. Resize spells them nearest/linear/cubic; Upsample-1
 #: and GridSample-16 say bilinear/bicubic, GridSample-20 linear/cubic (N-d).
@@ -40,7 +40,7 @@ def _taps(mode: str) -> int:
     try:
         return TAPS_PER_AXIS[mode]
     except KeyError:
-        raise ValueError(f"unknown interpolation mode {mode!r}") from None
+        raise BadNode(f"unknown interpolation mode {mode!r}") from None
 
 
 def resize_taps(mode: str, in_shape: tuple[int, ...], out_shape: tuple[int, ...],

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .elementwise import PER_ELEMENT
-from .registry import NodeView, OpCost, arith, register
+from .registry import BadNode, NodeView, OpCost, arith, register
 
 #: activations the recurrent ops accept that are not ONNX operators: ops per element.
 #: Affine = alpha·x + beta; ScaledTanh = alpha·tanh(beta·x).
@@ -83,7 +83,7 @@ def activation_cost(name: str) -> int:
     try:
         return _ACTIVATION_COST[name.lower()]
     except KeyError:
-        raise ValueError(f"unknown recurrent activation {name!r}") from None
+        raise BadNode(f"unknown recurrent activation {name!r}") from None
 
 
 def _direction_activations(acts: list[str], cell: Cell, d: int) -> list[str]:
@@ -124,7 +124,7 @@ def _recurrent_rule(cell: Cell) -> Callable[[NodeView], OpCost]:
         dirs, gh, i_size = w.shape
         h = r.shape[2]
         if gh != cell.gates * h:
-            raise ValueError(f"W has {gh} rows, expected {cell.gates}·{h}")
+            raise BadNode(f"W has {gh} rows, expected {cell.gates}·{h}")
         seq, batch = (x.shape[1], x.shape[0]) if n.attr("layout", 0) else (x.shape[0], x.shape[1])
         macs = seq * dirs * batch * (i_size + h) * cell.gates * h
         ops = 2 * macs + seq * batch * h * _per_unit_ops(n, cell, dirs)

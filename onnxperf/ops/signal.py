@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from .registry import NodeView, OpCost, axis_of, prod, rule, scalar
+from .registry import BadNode, NodeView, OpCost, axis_of, prod, rule, scalar
 
 #: real FLOPs per point per log2 of the length, for one complex FFT of length N.
 FFT_FLOPS_PER_POINT_LOG2 = 5
@@ -69,7 +69,7 @@ def dft_20(n: NodeView) -> OpCost:
     """DFT (opset 20): as opset 17, the axis now an optional constant input (default −2)."""
     axis = scalar(n.const(2)) if n.has_input(2) else -2
     if axis is None:
-        raise ValueError("DFT axis input is not a constant")
+        raise BadNode("DFT axis input is not a constant")
     return _dft(n, axis)
 
 

@@ -270,7 +270,7 @@ def render_md(model: dict[str, Any], top: int = 5) -> str:
         for x in b:
             out.append(f"| {md_text(x['key'])} | {md_text(x['name'] or '(unnamed)', 48)} | {md_text(x['op_type'])} | "
                        f"{seconds(x['predicted_s'])} | {pct(x['share'])} | {md_text(x['why'], 120)} |")
-    warns = [w for w in model["warnings"] if w["level"] == "warning"]
+    warns = [w for w in model["warnings"] if w["level"] in ("warning", "error")]
     if warns:
         out.append("")
         out += [f"> ⚠ {md_text(w['message'], 300)}" for w in warns]

@@ -30,6 +30,8 @@ def coverage_line(a: Analysis) -> str:
         parts.append(f"{c.unsupported} unsupported ({op_counts(c.unsupported_op_types, 12)})")
     if c.unknown_shape:
         parts.append(f"{c.unknown_shape} with unknown shapes")
+    if c.rule_errors:
+        parts.append(f"{c.rule_errors} where a cost rule failed ({op_counts(c.rule_error_op_types, 12)})")
     return "; ".join(parts)
 
 
