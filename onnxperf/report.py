@@ -45,7 +45,7 @@ NODE_COLUMNS: tuple[str, ...] = (
     "name",           # NodeProto.name (may be empty)
     "op_type",
     "domain",         # "" for the default ONNX domain
-    "status",         # counted | zero_by_design | unsupported | unknown_shape
+    "status",         # counted | zero_by_design | unsupported | unknown_shape | rule_error
     "inputs",         # [tensor index | null, ...]
     "outputs",        # [tensor index | null, ...]
     "macs", "flops", "int_ops", "params", "bytes_read", "bytes_written",

@@ -103,7 +103,7 @@ def model_size_bytes(a: Analysis) -> int:
 def figures(sm: Summary) -> dict[str, Any]:
     a, mem = sm.analysis, sm.memory
     r = sm.roofline
-    uncosted = a.coverage.unsupported + a.coverage.unknown_shape
+    uncosted = a.coverage.unsupported + a.coverage.unknown_shape + a.coverage.rule_errors
     return {
         "params": a.totals.params, "model_size_bytes": model_size_bytes(a),
         "macs": a.totals.macs, "flops": a.totals.flops, "uncosted_nodes": uncosted,
@@ -141,6 +141,8 @@ def _uncosted(a: Analysis) -> str | None:
         parts.append(f"{c.unknown_shape} nodes have unknown shapes{binds}")
     if c.unsupported:
         parts.append(f"{c.unsupported} nodes are unsupported")
+    if c.rule_errors:
+        parts.append(f"a cost rule failed on {c.rule_errors} nodes")
     return ", ".join(parts)
 
 

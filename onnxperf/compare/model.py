@@ -132,7 +132,7 @@ def _model_dict(side: Side, heavy: int, measured: float | None) -> dict[str, Any
                     for t in m.outputs],
         "dims": dict(side.dims_applied), "dims_ignored": list(side.dims_ignored),
         "coverage": {"nodes": c.nodes, "exact_nodes": c.exact_nodes, "unsupported": c.unsupported,
-                     "unknown_shape": c.unknown_shape, "complete": c.complete},
+                     "unknown_shape": c.unknown_shape, "rule_errors": c.rule_errors, "complete": c.complete},
         "totals": _totals(side, heavy, measured),
         "warnings": warnings,
     }
