@@ -105,8 +105,8 @@ class Coverage:
     unknown_shape: int
     #: nodes whose cost comes from an exact rule (counted and exact, or zero by design)
     exact_nodes: int
-    #: FLOPs from exact rules / all FLOPs (1.0 when there are none); None when some node is not
-    #: costed: the whole is then unknown, so no share of it is known (never reads as 100%)
+    #: FLOPs from exact rules / all FLOPs; None when some node is not costed (the whole is then
+    #: unknown, so no share of it is known: never reads as 100%) or when there are no FLOPs at all
     flops_exact_share: float | None
     unsupported_op_types: tuple[tuple[str, int], ...]
     #: graph-input dims left unbound that some node's cost depends on
@@ -356,7 +356,8 @@ def _coverage(nodes: tuple[NodeCost, ...], free_dims: list[str], inputs: tuple[T
     flops = sum(n.flops for n in main)
     exact_flops = sum(n.flops for n in main if n.exact)
     complete = not any(status[st] for st in UNCOSTED)
-    share = None if not complete else (1.0 if flops == 0 else exact_flops / flops)
+    # no share of an unknown whole, and none of nothing: a graph without FLOPs is not "100% exact"
+    share = None if not complete or flops == 0 else exact_flops / flops
     to_bind = tuple(d for d in free_dims if d in blocking)
     other = tuple(sorted(blocking - set(free_dims)))
     unnamed = tuple(t.name for t in inputs if t.shape is None or any(d is None for d in t.shape))

@@ -289,3 +289,23 @@ def test_dim_bound_to_zero_is_refused_by_the_api_and_budgets(dynamic_path, tmp_p
     budget.write_text("dims = { batch = 0 }\n")
     assert cli.main(["check", dynamic_path, "--budget", str(budget)]) == 2
     assert "dims.batch" in capsys.readouterr().err
+
+
+def test_a_graph_without_flops_is_not_100_percent_exact(tmp_path, capsys):
+    """Nothing to count (only data movement): no share of exact FLOPs is claimed, the text says
+    there are none (issue 16, row 9), and the totals are complete."""
+    from onnx import helper
+
+    from onnxperf import cli
+
+    m = model([helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0])], [vi("x", [3, 5])], [vi("y", [5, 3])])
+    a = analyze(m)
+    assert a.totals.complete and a.totals.flops == 0
+    assert a.coverage.flops_exact_share is None and a.coverage.unresolved_symbols == ()
+    path = tmp_path / "t.onnx"
+    onnx.save(m, path)
+    assert cli.main(["summary", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "no FLOPs to count" in out and "% of FLOPs" not in out
+    assert cli.main(["report", str(path), "-o", str(tmp_path / "r.html"), "--no-progress"]) == 0
+    assert "no FLOPs to count" in (tmp_path / "r.html").read_text()

@@ -247,8 +247,8 @@ def render_md(model: dict[str, Any], top: int = 5) -> str:
                                                             else f"{100 * e['end_to_end_error']:+.1f}%")
                       + f", MdAPE {pct(e.get('median_ape'))}, within ±25% {pct(e.get('within_25'))}, "
                         f"Spearman {'?' if e.get('spearman') is None else format(e['spearman'], '.2f')}"))
-    share = ("share of FLOPs unknown (uncosted nodes)" if c["flops_exact_share"] is None
-             else f"{pct(c['flops_exact_share'])} of FLOPs")
+    share = (f"{pct(c['flops_exact_share'])} of FLOPs" if c["flops_exact_share"] is not None
+             else "no FLOPs to count" if t["complete"] else "share of FLOPs unknown (uncosted nodes)")
     facts.append(("Coverage", f"{c['exact_nodes']}/{c['nodes']} nodes by exact rules ({pct(c['node_share_exact'])}), "
                               + share))
     out += ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in facts] + [""]

@@ -24,6 +24,7 @@ def _io_line(refs) -> list[str]:
 def coverage_line(a: Analysis) -> str:
     c = a.coverage
     share = (f"{pct(c.flops_exact_share)} of FLOPs from exact rules" if c.flops_exact_share is not None
+             else "no FLOPs to count" if c.complete
              else "share of FLOPs from exact rules unknown (FLOPs of uncosted nodes unknown)")
     parts = [f"{c.exact_nodes}/{c.nodes} nodes costed by exact rules ({pct(c.node_share_exact)}), {share}"]
     if c.unsupported:
