@@ -155,18 +155,19 @@ def _scatter_nd(ins, attrs, opset):
     k = idx.shape[-1]
     flat_idx = idx.reshape(-1, k)
     flat_upd = upd.reshape((flat_idx.shape[0],) + data.shape[k:])
-    for i, ix in zip(flat_idx, flat_upd):
-        key = tuple(int(v) for v in i)
-        if red == "add":
-            data[key] = data[key] + ix
-        elif red == "mul":
-            data[key] = data[key] * ix
-        elif red == "max":
-            data[key] = np.maximum(data[key], ix)
-        elif red == "min":
-            data[key] = np.minimum(data[key], ix)
-        else:
-            data[key] = ix
+    # the updates in index order, vectorized: a plain write keeps the last of repeated indices (as the
+    # spec's sequential loop does), a reduction applies every one (ufunc.at does not buffer)
+    where = tuple(np.where(flat_idx < 0, flat_idx + np.array(data.shape[:k]), flat_idx).T)
+    if red == "add":
+        np.add.at(data, where, flat_upd)
+    elif red == "mul":
+        np.multiply.at(data, where, flat_upd)
+    elif red == "max":
+        np.maximum.at(data, where, flat_upd)
+    elif red == "min":
+        np.minimum.at(data, where, flat_upd)
+    else:
+        data[where] = flat_upd
     return data
 
 
