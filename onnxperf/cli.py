@@ -74,7 +74,38 @@ def console() -> int:
     import gc
 
     gc.disable()
-    return main()
+    rc = main()
+    _exit_now(rc)
+    return rc  # not reached
+
+
+def _exit_now(rc: int) -> None:
+    """End the process without the interpreter's teardown, once everything is written.
+
+    Teardown frees every object the analysis made, one by one, and unloads every module: ~40 ms
+    after a 6,000-node Swin (8% of the run), seconds after a million nodes, for nothing: the
+    output is complete. Exit handlers still run (libraries' ``atexit``, logging's flush), and the
+    standard streams are flushed first; a pipe closed early (``| head``) ends quietly, as
+    :func:`main` treats it."""
+    import atexit
+
+    try:
+        run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)
+        if run_exitfuncs is not None:
+            run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except BrokenPipeError:
+        pass
+    except OSError as exc:  # stdout on a full disk: say so, as a failed write says it
+        try:
+            print(f"onnxperf: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+            sys.stderr.flush()
+        except OSError:
+            pass
+        rc = rc or 2
+    os._exit(rc)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

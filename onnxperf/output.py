@@ -63,8 +63,13 @@ def write_output(text: str | Iterable[str], path: str | None, option: str = "-o"
     file is still replaced only once every piece is written, so an error while making one leaves
     no half-written file."""
     if path is None or path == "-":
-        _write_all(sys.stdout, text)
-        sys.stdout.flush()
+        try:
+            _write_all(sys.stdout, text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise  # a reader that stopped early (| head): the CLI ends quietly
+        except OSError as exc:  # stdout redirected to a full disk or a device that refuses
+            raise OutputError(f"standard output: cannot write: {_reason(exc)}") from exc
         return
     kind, target = _kind(path, option)
     if kind == "stream":

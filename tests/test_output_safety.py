@@ -220,3 +220,24 @@ def test_output_written_in_pieces_is_all_or_nothing(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary left behind
     write_output(pieces(False), str(out))
     assert out.read_text() == "first piece\nsecond piece\n"
+
+
+def test_the_onnxperf_process_writes_everything_then_exits_fast(tmp_path):
+    """The ``onnxperf`` process ends without the interpreter's teardown (cli._exit_now): its whole
+    output still arrives through a pipe, a reader that stops early ends it quietly (exit 0), and
+    standard output on a full disk is a one-line error, exit 2, not a traceback."""
+    import subprocess
+    import sys
+
+    p = _mlp_path(tmp_path)
+    run = [sys.executable, "-m", "onnxperf", "summary", str(p), "--format", "json"]
+    done = subprocess.run(run, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == ""
+    assert json.loads(done.stdout)["schema"] == "onnxperf.analysis/1"
+    with open("/dev/full", "w") as full:
+        failed = subprocess.run(run, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert failed.returncode == 2
+    assert failed.stderr == f"onnxperf: error: standard output: cannot write: {os.strerror(28)}\n"
+    early = subprocess.run(" ".join(run) + " | head -c 10 > /dev/null; exit ${PIPESTATUS[0]}", shell=True,
+                           executable="/bin/bash", capture_output=True, text=True)
+    assert early.returncode == 0 and "Traceback" not in early.stderr
