@@ -9,12 +9,17 @@
 * ``fvcore``: ``fvcore.nn.FlopCountAnalysis``: one "flop" per multiply-add of conv, matmul,
   linear and einsum, fixed per-element counts for the norms, 2-D upsampling, 2-D adaptive
   average pooling and grid sampling, nothing else.
+* ``tf``: the TF profiler's ``float_ops``
+  (``tf.compat.v1.profiler.profile(graph, options=ProfileOptionBuilder.float_operation())``) on
+  the TensorFlow graph tf2onnx converted: the ``@ops.RegisterStatistics(op, "flops")`` functions
+  of ``tensorflow/python/ops/nn_ops.py`` and ``tensorflow/python/profiler/internal/flops_registry.py``,
+  each ONNX op counted as the TF op tf2onnx writes it from; ops without such a function count 0.
 
 What each convention counts, per op family and per op, is the table :data:`TABLES` below, one
 :class:`Counting` (a formula and its description) per entry; docs/conventions.md shows it
 (``python -m onnxperf.conventions`` prints the section, ``--update`` rewrites it), and
-``tests/test_conventions_tools.py`` checks it against the tools themselves on the models of
-``models/conventions/``. Memory traffic is the same under every convention.
+``tests/test_conventions_tools.py`` and ``tests/test_conventions_tf.py`` check it against the
+tools themselves on the models of ``models/conventions/`` and ``models/conventions/keras/``. Memory traffic is the same under every convention.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the rules are imported where a cost is re-expressed: the CLI's parser reads only the names
     from .ops.registry import NodeView, OpCost, RuleEntry
 
-CONVENTIONS = ("default", "torch", "fvcore")
+CONVENTIONS = ("default", "torch", "fvcore", "tf")
 
 
 def _cost(macs: int = 0, flops: int = 0, exact: bool = True) -> OpCost:
@@ -223,7 +228,138 @@ FVCORE = Convention(
     },
 )
 
-TABLES: dict[str, Convention] = {"torch": TORCH, "fvcore": FVCORE}
+# ---------------------------------------------------------------------------------- tf
+
+def _tf_conv(n: NodeView, cost: OpCost) -> OpCost:
+    """TF's ``Conv2D``, ``Conv3D``, ``DepthwiseConv2dNative``: output elements × the kernel's
+    spatial size × its input depth × 2 (2 per MAC, grouped and depthwise included); a bias
+    (``BiasAdd``, which tf2onnx fuses into the Conv) 1 per output element."""
+    bias = n.out(0).numel if n.has_input(2) else 0
+    return _cost(cost.macs, 2 * cost.macs + bias, cost.exact)
+
+
+def _tf_conv_transpose(n: NodeView, cost: OpCost) -> OpCost:
+    """TF's ``Conv2DBackpropInput`` (Conv1DTranspose runs as it too):
+    ``int(2 · numel(Y) · numel(W) / (C_out · prod(strides)))``, float division then truncation,
+    as the profiler does; it equals 2 per MAC only where Y's spatial size is X's times the stride
+    (padding "same"). ``Conv3DBackpropInputV2`` has no function: 0 on 5-D tensors. A bias 1 per
+    output element."""
+    from .ops.registry import prod
+
+    y, w = n.out(0), n.inp(1)
+    bias = y.numel if n.has_input(2) else 0
+    if y.rank > 4:
+        return _cost(flops=bias, exact=cost.exact)
+    strides = n.attr("strides") or [1] * (y.rank - 2)
+    flops = int(2 * y.numel * w.numel / (y.shape[1] * prod(strides)))
+    return _cost(flops // 2, flops + bias, cost.exact)
+
+
+def _tf_matmul(n: NodeView, cost: OpCost) -> OpCost:
+    """TF's ``MatMul`` and ``BatchMatMulV2``: k × output elements × 2 (2 per MAC); Gemm's C
+    (the ``BiasAdd`` tf2onnx fuses into it) 1 per output element."""
+    bias = n.out(0).numel if n.op_type == "Gemm" and n.has_input(2) else 0
+    return _cost(cost.macs, 2 * cost.macs + bias, cost.exact)
+
+
+def _tf_pool(n: NodeView, cost: OpCost) -> OpCost:
+    """TF's ``MaxPool``/``AvgPool`` (1-D pooling runs as them): kernel area × output elements;
+    ``MaxPool3D``/``AvgPool3D`` have no function: 0 on 5-D tensors."""
+    from .ops.registry import prod
+
+    y = n.out(0)
+    if y.rank > 4:
+        return _cost(exact=cost.exact)
+    return _cost(flops=prod(n.attr("kernel_shape")) * y.numel, exact=cost.exact)
+
+
+#: ONNX op -> (TF op it is written from, FLOPs per element, counted on the output's ("out") or
+#: input 0's ("in") elements). Floating-point outputs only: the profiler's functions never look at
+#: the element type, but on static shapes the TF graph's integer (shape) arithmetic is folded
+#: before tf2onnx converts it; what integer arithmetic an exported graph holds, tf2onnx wrote.
+_TF_PER_ELEMENT: dict[str, tuple[str, int, str]] = {
+    "Add": ("AddV2/BiasAdd", 1, "out"), "Sub": ("Sub", 1, "out"), "Mul": ("Mul", 1, "out"),
+    "Div": ("RealDiv", 1, "out"), "Pow": ("Pow", 1, "out"),
+    "Greater": ("Greater", 1, "out"), "Less": ("Less", 1, "out"), "Equal": ("Equal", 1, "out"),
+    "GreaterOrEqual": ("GreaterEqual", 1, "out"), "LessOrEqual": ("LessEqual", 1, "out"),
+    "Neg": ("Neg", 1, "in"), "Reciprocal": ("Reciprocal", 1, "in"), "Log": ("Log", 1, "in"),
+    "Sqrt": ("the half of Rsqrt, 2, which tf2onnx writes as Sqrt and Reciprocal", 1, "in"),
+}
+
+
+def _tf_elementwise(n: NodeView, cost: OpCost) -> OpCost:
+    if not n.out(0).is_float:
+        return _cost(exact=cost.exact)
+    if n.op_type in ("Sum", "Max", "Min"):  # AddN, Maximum, Minimum: (inputs − 1) per element
+        return _cost(flops=(len(n.present_inputs) - 1) * n.out(0).numel, exact=cost.exact)
+    found = _TF_PER_ELEMENT.get(n.op_type)
+    if found is None:
+        return _cost(exact=cost.exact)
+    _, per, on = found
+    return _cost(flops=per * (n.out(0) if on == "out" else n.inp(0)).numel, exact=cost.exact)
+
+
+def _tf_reduce(n: NodeView, cost: OpCost) -> OpCost:
+    """TF's reduction counter, in·reduce + out·(finalize − reduce): ``Mean`` (1, 1) gives the
+    input's elements, ``Sum``, ``ArgMax``, ``ArgMin`` (1, 0) input − output elements."""
+    x, y = n.inp(0), n.out(0)
+    if n.op_type in ("ReduceMean", "GlobalAveragePool"):
+        return _cost(flops=x.numel, exact=cost.exact)
+    return _cost(flops=x.numel - y.numel, exact=cost.exact)
+
+
+def _tf_softmax(n: NodeView, cost: OpCost) -> OpCost:
+    return _cost(flops=5 * n.inp(0).numel, exact=cost.exact)
+
+
+_TF_ELEMENTWISE_TEXT = ("1 per output element: Add (`AddV2`, `BiasAdd`), Sub, Mul, Div (`RealDiv`), Pow and the "
+                        "comparisons; Sum, Max, Min (`AddN`, `Maximum`, `Minimum`): inputs − 1 per output "
+                        "element; 1 per input element: Neg, Reciprocal, Log, Sqrt (`Rsqrt` is 2, which tf2onnx "
+                        "writes as Sqrt and Reciprocal: a TF `Sqrt`, which has no function, is 0 there and 1 "
+                        "here); every other op (Exp, Abs, Erf, Where, ...) 0. Floating-point outputs only: the "
+                        "integer (shape) arithmetic of an exported graph is tf2onnx's, the TF graph's is folded")
+
+TF = Convention(
+    name="tf",
+    source="TF profiler `float_ops` (`tf.compat.v1.profiler.profile`, `ProfileOptionBuilder.float_operation()`) "
+           "on the graph tf2onnx converted; each ONNX op counted as the TF op tf2onnx writes it from",
+    unit="FLOP (2 per multiply-add)",
+    macs_field="half the FLOPs of conv and matmul (without bias)",
+    families={
+        "conv": Counting("2 per MAC (`Conv2D`, `Conv3D`, `DepthwiseConv2dNative`; 1-D convs run as `Conv2D`), "
+                         "bias 1 per output element (`BiasAdd`)", _tf_conv),
+        "matmul": Counting("2 per MAC (`MatMul`, `BatchMatMulV2`), Gemm's C 1 per output element (`BiasAdd`)",
+                           _tf_matmul),
+        "elementwise": Counting(_TF_ELEMENTWISE_TEXT, _tf_elementwise),
+        "activation": Counting("0: `Relu`, `Relu6`, `Elu`, `Selu`, `Sigmoid`, `Tanh`, `Softplus`, ... have no "
+                               "function (Keras' gelu and swish are decomposed: their Mul, Add and Pow count "
+                               "as elementwise ops)", _zero),
+        "reduce": Counting("ReduceMean 1 per input element (`Mean`); ReduceSum, ArgMax, ArgMin input − output "
+                           "elements (`Sum`, `ArgMax`, `ArgMin`); others (`Max`, `Min`, `Prod`) 0", _zero),
+        "rnn": Counting("0: the Keras recurrent layers run as a `While` loop whose body the profiler counts once "
+                        "and partly (shapes unknown inside); unrolled (`unroll=True`) they export as Gemm, "
+                        "MatMul and elementwise ops, counted as such", _zero),
+    },
+    ops={
+        "ConvTranspose": Counting("`Conv2DBackpropInput`: int(2·numel(Y)·numel(W) / (C_out·prod(strides))), 2 per "
+                                  "MAC only with padding \"same\"; 0 on 5-D (`Conv3DBackpropInputV2` has no "
+                                  "function); bias 1 per output element", _tf_conv_transpose),
+        "Einsum": Counting("0: TF's `Einsum` has no function (tf2onnx writes most as MatMul: see `tf_einsum`; "
+                           "Keras' EinsumDense runs as `BatchMatMulV2`)", _zero),
+        "Det": Counting("0: `MatrixDeterminant` has no function", _zero),
+        "ReduceMean": Counting("1 per input element (`Mean`)", _tf_reduce),
+        "ReduceSum": Counting("input − output elements (`Sum`)", _tf_reduce),
+        "ArgMax": Counting("input − output elements", _tf_reduce),
+        "ArgMin": Counting("input − output elements", _tf_reduce),
+        "GlobalAveragePool": Counting("1 per input element (`Mean`, which tf2onnx writes as GlobalAveragePool)",
+                                      _tf_reduce),
+        "MaxPool": Counting("kernel area × output elements (`MaxPool`); 5-D: 0", _tf_pool),
+        "AveragePool": Counting("kernel area × output elements (`AvgPool`); 5-D: 0", _tf_pool),
+        "Softmax": Counting("5 per element (`Softmax`)", _tf_softmax),
+    },
+)
+
+TABLES: dict[str, Convention] = {"torch": TORCH, "fvcore": FVCORE, "tf": TF}
 
 #: Where an ONNX graph cannot carry what the PyTorch tool saw: the convention then gives another
 #: figure than the tool, and the fixtures of ``models/conventions/`` say which and why.
@@ -245,6 +381,14 @@ ONNX_LIMITS: dict[str, str] = {
     "unit_weight": "fvcore: a norm whose affine weight is exactly 1 everywhere (a freshly initialized one) reads "
                    "as a norm without affine weight (4 per element instead of 5), as the exporters write "
                    "`weight=None` as a constant of ones",
+    "tf_einsum": "tf: Keras' MultiHeadAttention computes its scores and context with `tf.einsum`, whose `Einsum` "
+                 "nodes the profiler counts 0 (no function); tf2onnx writes them as MatMul, which the tf convention "
+                 "counts at 2 per MAC, as the profiler counts the `BatchMatMulV2` of the projections",
+    "tf_const_folded": "tf: tf2onnx first runs grappler's constant folding on the TF graph: nodes computed from "
+                       "constants only become initializers (a Keras BatchNormalization's per-channel "
+                       "`rsqrt(variance + eps) * gamma` and `beta - mean * scale`; UpSampling's int32 shape Mul; an "
+                       "unrolled RNN's first recurrent MatMul on its zero initial state, and the add of that zero). "
+                       "The profiler counts those nodes on the frozen graph; the ONNX graph has none of them",
 }
 
 
@@ -295,8 +439,8 @@ def conventions_markdown() -> str:
             lines.append(f"| {label} | per [rules.md](rules.md) | " + " | ".join(cells) + " |")
     lines.append(f"| every other family ({', '.join(others)}) | per [rules.md](rules.md) | "
                  + " | ".join(_NOT_COUNTED for _ in names) + " |")
-    lines += ["", "Where an ONNX graph cannot carry what the PyTorch tool saw (the fixtures of "
-              "`models/conventions/` that differ from the tool, and why):", ""]
+    lines += ["", "Where an ONNX graph cannot carry what the tool saw (the fixtures of "
+              "`models/conventions/` and `models/conventions/keras/` that differ from the tool, and why):", ""]
     lines += [f"- `{key}`: {text}" for key, text in ONNX_LIMITS.items()]
     lines.append(END)
     return "\n".join(lines) + "\n"

@@ -67,6 +67,9 @@ CONVENTIONS_TEXT = {
              "products only, without bias; other ops count 0.",
     "fvcore": "Convention fvcore (FlopCountAnalysis): its 'flops' are MACs (one per multiply-add) of conv/matmul-like "
               "ops, plus a few norm, pooling and upsample costs; other ops count 0.",
+    "tf": "Convention tf (TF profiler float_ops): FLOPs are 2 x MACs of conv and matmul plus their bias, the "
+          "elementwise arithmetic, means, sums, pooling windows and softmax the profiler has a function for; "
+          "activations, resize and other ops count 0.",
 }
 
 

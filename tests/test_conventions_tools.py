@@ -24,7 +24,7 @@ from onnxperf.conventions import ONNX_LIMITS, TABLES
 ROOT = Path(__file__).resolve().parent.parent
 FX = json.loads((ROOT / "tests" / "fixtures" / "conventions_tools.json").read_text())
 CASES = FX["cases"]
-TOOLS = sorted(TABLES)
+TOOLS = sorted(FX["units"])  # the conventions of the PyTorch tools (tf: tests/test_conventions_tf.py)
 
 #: the op families issue 16 asks the fixtures to cover, each with at least one case
 FAMILIES = ("conv", "matmul", "attention", "norm", "pool", "resize", "rnn", "elementwise", "activation")

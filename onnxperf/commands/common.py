@@ -40,7 +40,7 @@ def add_bindings(p: argparse.ArgumentParser) -> None:
                    help="set a whole input shape, e.g. --input-shape input=1x3x224x224 (repeatable)")
     p.add_argument("--convention", choices=CONVENTIONS, default="default",
                    help="how MACs/FLOPs are counted: default (onnxperf), torch (torch.utils.flop_counter), "
-                        "fvcore (fvcore FlopCountAnalysis); see docs/conventions.md")
+                        "fvcore (fvcore FlopCountAnalysis), tf (the TF profiler's float_ops); see docs/conventions.md")
 
 
 def parse_dims(items: list[str]) -> dict[str, int]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..conventions import CONVENTIONS
 from ..errors import OptionError
 from ..output import write_output
 from ..render.sweep import RENDERERS
@@ -21,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dim", action="append", default=[], metavar="NAME=V[,V...]",
                    help="e.g. --dim batch=1,2,4,8,16 (swept) --dim sequence=128 (fixed)")
     p.add_argument("--hw", metavar="NAME|SPEC.toml", default=None, help="hardware for predicted latency")
-    p.add_argument("--convention", choices=("default", "torch", "fvcore"), default="default")
+    p.add_argument("--convention", choices=CONVENTIONS, default="default")
     p.add_argument("--no-formulas", action="store_true", help="skip the formula fit")
     add_strict(p)
     add_output(p, FORMATS)
