@@ -2,11 +2,24 @@
 
 A cost rule that raises is a bug (issue 16): in the tests it fails the test that met it, with the
 rule's traceback, instead of being recorded as a ``rule_error`` node. Tests of that recording switch
-it back off (``monkeypatch.setattr(cost, "RAISE_RULE_ERRORS", False)``)."""
+it back off (``monkeypatch.setattr(cost, "RAISE_RULE_ERRORS", False)``).
+
+``cli.console`` ends its process with ``os._exit`` (no teardown): called in the test process it
+would end pytest itself, with the command's exit code (0: a green run that never finished). Here it
+raises ``SystemExit`` instead, as a normal exit would; subprocess tests run the real thing."""
 
 import pytest
 
-from onnxperf import cost
+from onnxperf import cli, cost
+
+
+def _exit(rc: int) -> None:
+    raise SystemExit(rc)
+
+
+@pytest.fixture(autouse=True)
+def _console_exits_normally(monkeypatch):
+    monkeypatch.setattr(cli, "_exit_now", _exit)
 
 
 @pytest.fixture(autouse=True)
