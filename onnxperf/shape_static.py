@@ -503,7 +503,7 @@ def _batch_norm(shapes, types, attr, value, opset, n_out=1) -> Out:
 
 
 def _global_pool(shapes, types, attr, value, opset) -> Out:
-    """GlobalAveragePool / GlobalMaxPool / GlobalLpPool: (N, C, 1, ...)."""
+    """GlobalAveragePool / GlobalMaxPool: (N, C, 1, ...)."""
     if not shapes or shapes[0] is None or len(shapes[0]) < 2 or not types[0]:
         return None
     x = shapes[0]
@@ -511,8 +511,8 @@ def _global_pool(shapes, types, attr, value, opset) -> Out:
 
 
 def _first_input(shapes, types, attr, value, opset) -> Out:
-    """ScatterND, ScatterElements, CumSum, Trilu, BatchNormalization (inference), InstanceNormalization,
-    LRN: the first input's shape and element type (what the others read does not change them)."""
+    """ScatterND, ScatterElements, CumSum, Trilu, InstanceNormalization, LRN: the first input's shape
+    and element type (what the other inputs hold does not change them)."""
     return _unary(shapes, types, attr, value, opset)
 
 

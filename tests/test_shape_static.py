@@ -329,6 +329,8 @@ def test_scatter_gather_elements_tile_constant_of_shape():
     check("Trilu", 14, [(3, 4)])
     check("InstanceNormalization", 6, [(2, 3, 5), (3,), (3,)])
     check("BatchNormalization", 15, [(2, 3, 5), (3,), (3,), (3,), (3,)])
+    check("LRN", 13, [(1, 4, 5, 5)], attrs={"size": 3})
+    check("LpPool", 18, [(1, 2, 9, 9)], attrs={"kernel_shape": [3, 3], "strides": [2, 2], "p": 2})
 
 
 def test_pools_split_topk_argmax_depth_space():
