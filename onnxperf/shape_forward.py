@@ -243,11 +243,10 @@ class Forward:
         self._node_memo: dict[tuple, list[bytes | None]] = {}
         #: tensors whose (static) shape or value is an upper bound: they depend on a data-dependent size
         self.bounded: set[str] = set()
-        #: the fast path of step 2 (:mod:`onnxperf.shape_static`); tests switch it off to compare
-        self.fast_static = fast_static
         #: never ask ONNX; raise :class:`Unshaped` at the first node left unshaped
         self.static_only = static_only
         self._opset = self.opsets.get("", 1)
+        #: the fast path of step 2 (:mod:`onnxperf.shape_static`) by op type; tests switch it off to compare
         self._static_rules = {} if not fast_static else {
             op: rule for op in (*shape_static.RULES, *shape_static.MULTI_OUTPUT)
             if (rule := shape_static.rule_for(op, self._opset)) is not None}

@@ -25,7 +25,7 @@ from math import prod
 import numpy as np
 import onnx
 
-from .shape_rules import conv_spatial
+from .shape_rules import conv_spatial, matmul_shape
 
 BOOL = onnx.TensorProto.BOOL
 INT64 = onnx.TensorProto.INT64
@@ -133,20 +133,11 @@ def _matmul(shapes, types, attr, value, opset) -> Out:
     if len(shapes) != 2 or None in shapes or not _same_types(types):
         return None
     a, b = shapes
-    if not a or not b:
+    if not a or not b or a[-1] != (b[0] if len(b) == 1 else b[-2]):
+        return None  # the contracted dims differ
+    out = matmul_shape(a, b)  # promotion, batch broadcast; a batch dim that does not broadcast is None
+    if out is None or None in out:
         return None
-    a2 = (1,) + a if len(a) == 1 else a
-    b2 = b + (1,) if len(b) == 1 else b
-    if a2[-1] != b2[-2]:
-        return None
-    batch = _bcast([a2[:-2], b2[:-2]]) if len(a2) > 2 or len(b2) > 2 else ()
-    if batch is None:
-        return None
-    out = batch + (a2[-2], b2[-1])
-    if len(a) == 1:
-        out = out[:-2] + out[-1:]
-    if len(b) == 1:
-        out = out[:-1]
     return [(types[0], out)]
 
 
@@ -425,6 +416,20 @@ def _pad(shapes, types, attr, value, opset) -> Out:
     return [(types[0], tuple(out))]
 
 
+def _window_attrs(attr, n: int) -> dict | None:
+    """A conv or pool window's attributes that are given (``strides``, ``dilations``, ``pads``,
+    ``auto_pad`` as text, ``ceil_mode``), as :func:`onnxperf.shape_rules.conv_spatial` reads them;
+    None when a list does not match the ``n`` spatial dims."""
+    attrs = {k: attr(k, None) for k in ("strides", "dilations", "pads", "auto_pad", "ceil_mode")}
+    for key, size in (("strides", n), ("dilations", n), ("pads", 2 * n)):
+        if attrs[key] is not None and len(attrs[key]) != size:
+            return None
+    attrs = {k: v for k, v in attrs.items() if v is not None}
+    if isinstance(attrs.get("auto_pad"), bytes):
+        attrs["auto_pad"] = attrs["auto_pad"].decode()
+    return attrs
+
+
 def _conv(shapes, types, attr, value, opset) -> Out:
     """Conv: (N, M, *spatial) with M the weight's first dim and each spatial dim from ONNX's window
     formula (:func:`onnxperf.shape_rules.conv_spatial`)."""
@@ -441,14 +446,10 @@ def _conv(shapes, types, attr, value, opset) -> Out:
     kernel = list(w[2:]) if kernel is None else [int(k) for k in kernel]
     if kernel != list(w[2:]):
         return None
-    attrs = {k: attr(k, None) for k in ("strides", "dilations", "pads", "auto_pad")}
-    for key, size in (("strides", n), ("dilations", n), ("pads", 2 * n)):
-        if attrs[key] is not None and len(attrs[key]) != size:
-            return None
-    attrs = {k: v for k, v in attrs.items() if v is not None}
-    if isinstance(attrs.get("auto_pad"), bytes):
-        attrs["auto_pad"] = attrs["auto_pad"].decode()
-    if attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+    attrs = _window_attrs(attr, n)
+    if attrs is not None:
+        attrs.pop("ceil_mode", None)  # a pooling attribute: Conv has none, and ONNX ignores a stray one
+    if attrs is None or attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
         return None
     if len(shapes) > 2 and shapes[2] is not None and shapes[2] != (w[0],):
         return None
@@ -537,14 +538,8 @@ def _pool(shapes, types, attr, value, opset, n_out=1) -> Out:
     kernel = attr("kernel_shape", None)
     if kernel is None or len(kernel) != n:
         return None
-    attrs = {k: attr(k, None) for k in ("strides", "dilations", "pads", "auto_pad", "ceil_mode")}
-    for key, size in (("strides", n), ("dilations", n), ("pads", 2 * n)):
-        if attrs[key] is not None and len(attrs[key]) != size:
-            return None
-    attrs = {k: v for k, v in attrs.items() if v is not None}
-    if isinstance(attrs.get("auto_pad"), bytes):
-        attrs["auto_pad"] = attrs["auto_pad"].decode()
-    if attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID") or (
+    attrs = _window_attrs(attr, n)
+    if attrs is None or attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID") or (
             attrs.get("ceil_mode") and attrs.get("auto_pad", "NOTSET") != "NOTSET"):
         return None
     if attrs.get("ceil_mode"):

@@ -370,15 +370,20 @@ def old_opset(ctx: LintContext) -> Iterator[Hit]:
         yield Hit(f"ai.onnx opset {v} is older than {ctx.config.min_opset}")
 
 
+def _by_op(ctx: LintContext, status: str) -> list[tuple[str, list[NodeCost]]]:
+    """The nodes with ``status``, by op type (``domain::op`` outside the default domain), sorted."""
+    by_label: dict[str, list[NodeCost]] = {}
+    for n in ctx.analysis.nodes:
+        if n.status == status:
+            by_label.setdefault(f"{n.domain}::{n.op_type}" if n.domain else n.op_type, []).append(n)
+    return sorted(by_label.items())
+
+
 @lint("OP009", "unsupported-op", severity="warning",
       summary="ops with no cost rule: their cost is unknown and the totals are partial",
       fix="add a cost rule (see docs/rules.md), or accept partial totals (allow_partial = true)")
 def unsupported_ops(ctx: LintContext) -> Iterator[Hit]:
-    by_label: dict[str, list[NodeCost]] = {}
-    for n in ctx.analysis.nodes:
-        if n.status == UNSUPPORTED:
-            by_label.setdefault(f"{n.domain}::{n.op_type}" if n.domain else n.op_type, []).append(n)
-    for label, nodes in sorted(by_label.items()):
+    for label, nodes in _by_op(ctx, UNSUPPORTED):
         why = nodes[0].note or "no cost rule"
         yield Hit(f"{label} ×{len(nodes)}: cost unknown ({why})", _refs(nodes))
 
@@ -387,11 +392,7 @@ def unsupported_ops(ctx: LintContext) -> Iterator[Hit]:
       summary="a cost rule failed on some nodes: a bug in onnxperf, their cost is unknown and the totals partial",
       fix="report it (with --debug's traceback); meanwhile accept partial totals (allow_partial = true)")
 def rule_errors(ctx: LintContext) -> Iterator[Hit]:
-    by_label: dict[str, list[NodeCost]] = {}
-    for n in ctx.analysis.nodes:
-        if n.status == RULE_ERROR:
-            by_label.setdefault(f"{n.domain}::{n.op_type}" if n.domain else n.op_type, []).append(n)
-    for label, nodes in sorted(by_label.items()):
+    for label, nodes in _by_op(ctx, RULE_ERROR):
         yield Hit(f"{label} ×{len(nodes)}: {nodes[0].note}", _refs(nodes))
 
 
