@@ -23,6 +23,8 @@ class Summary:
     largest: LargestFit | None = None
     #: items per inference for throughput (the bound batch dim, else 1)
     batch: int = 1
+    #: decoder LLMs: the KV cache recognized, and with ``--llm`` the deployment figures
+    llm: Any | None = None  # llm.section.LLMSection
 
     def to_dict(self, encoded_rows: bool = False) -> dict[str, Any]:
         """The JSON contract; ``encoded_rows``: node records as JSON text (see :func:`analysis.to_dict`)."""
@@ -61,6 +63,8 @@ class Summary:
                 "next_total_bytes": f.next_total_bytes, "method": f.method, "note": f.note,
                 "total_bytes_formula": None if f.formula is None else f.formula.to_dict(),
             }
+        if self.llm is not None:
+            d["llm"] = self.llm.to_dict()
         return d
 
 
@@ -76,9 +80,12 @@ def batch_of(a: Analysis) -> int:
 
 
 def summarize(model, dims: dict[str, int] | None = None, input_shapes=None, convention: str = "default",
-              hw: str | None = None, memory_budget: int | None = None, memory_dim: str = "batch") -> Summary:
+              hw: str | None = None, memory_budget: int | None = None, memory_dim: str = "batch",
+              llm: Any | None = None) -> Summary:
     """Analyze ``model`` and add memory, roofline (``hw``: preset id or spec file) and the largest
-    value of ``memory_dim`` that fits ``memory_budget`` bytes."""
+    value of ``memory_dim`` that fits ``memory_budget`` bytes. ``llm``
+    (:class:`onnxperf.llm.section.LLMOptions`): look for a decoder step with a KV cache and, when
+    asked, compute its deployment figures (:mod:`onnxperf.llm`)."""
     a = analyze(model, dims=dims, input_shapes=input_shapes, convention=convention)
     spec = None
     rl = None
@@ -91,4 +98,9 @@ def summarize(model, dims: dict[str, int] | None = None, input_shapes=None, conv
     largest = None
     if memory_budget is not None:
         largest = largest_fitting(a.loaded, memory_budget, memory_dim, dims)
-    return Summary(a, liveness(a), spec, rl, largest, batch_of(a))
+    section = None
+    if llm is not None and a.loaded is not None:
+        from .llm.section import build
+
+        section = build(a, spec, memory_budget, llm, dims, convention)
+    return Summary(a, liveness(a), spec, rl, largest, batch_of(a), section)

@@ -83,3 +83,43 @@ def strict_exit(strict: bool, reasons: list[str]) -> int:
         return 0
     print(one_line("onnxperf: --strict: results are partial: " + "; ".join(reasons)), file=sys.stderr)
     return 1
+
+
+def add_llm(p: argparse.ArgumentParser) -> None:
+    """Options of the decoder-LLM section (KV cache, prefill and decode): see onnxperf.llm."""
+    g = p.add_argument_group("decoder LLMs (a decode step with a KV cache)")
+    g.add_argument("--llm", action="store_true",
+                   help="compute the deployment figures: KV-cache bytes, memory, prefill and decode speed "
+                        "(with --hw), the context and batch that fit --memory; an error if the graph is not a "
+                        "decoder step")
+    g.add_argument("--context", type=_positive, metavar="N", default=None,
+                   help="tokens in the KV cache after a decode step (implies --llm; default: the bound past + new, "
+                        "else 2048)")
+    g.add_argument("--prompt", type=_positive, metavar="N", default=None,
+                   help="prompt length for prefill and time to first token (implies --llm; default: 512, at most "
+                        "the context)")
+    g.add_argument("--kv-dim", action="append", default=[], metavar="ROLE=DIM",
+                   help="name a dim where the graph is ambiguous: batch, past, new (or a number) or total "
+                        "(bound to past + new); repeatable")
+    g.add_argument("--kv-cache", action="append", default=[], metavar="NAME",
+                   help="the KV-cache inputs, by name or shell pattern ('past_*'); repeatable")
+
+
+def _positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive integer")
+    return v
+
+
+def llm_options(args: argparse.Namespace):
+    """The :class:`onnxperf.llm.section.LLMOptions` the command line asks for."""
+    from ..llm.recognize import Overrides
+    from ..llm.section import LLMOptions
+
+    full = bool(args.llm or args.context or args.prompt)
+    return LLMOptions(full=full, context=args.context, prompt=args.prompt,
+                      overrides=Overrides.parse(args.kv_dim, args.kv_cache))

@@ -22,7 +22,8 @@ def binary_bytes(x: int | None) -> str:
         return "?"
     for scale, prefix in ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
         if abs(x) >= scale:
-            return f"{x / scale:.3g} {prefix}"
+            v = x / scale
+            return f"{v:.0f} {prefix}" if abs(v) >= 999.5 else f"{v:.3g} {prefix}"  # never 1.02e+03
     return f"{x} B"
 
 

@@ -115,6 +115,10 @@ def render_text(sm: Summary) -> str:
             lines.append(f"  #{n.id:<5} {clean(n.op_type, 18):<18} {clean(n.name, 40):<40} {si(n.flops):>9} {share:>7}  -> {outs}")
     lines += _memory_text(sm)
     lines += _roofline_text(sm)
+    if sm.llm is not None:
+        from ..llm.section import text_lines
+
+        lines += text_lines(sm.llm)
     lines.append("")
     lines.append("Coverage   " + clean(coverage_line(a), 1000))
     for w in warnings(a):
@@ -257,6 +261,7 @@ def render_md(sm: Summary) -> str:
               if sm.roofline else []),
             *([f"| Largest {_md_cell(sm.largest.dim)} in {binary_bytes(sm.largest.budget_bytes)} | {sm.largest.value} |"]
               if sm.largest else []),
+            *(_llm_md(sm.llm) if sm.llm is not None else []),
             f"| Coverage | {_md_cell(coverage_line(a), 300)} |", ""]
     out += ["| op type | count | MACs | FLOPs | bytes |", "|---|---:|---:|---:|---:|"]
     for r in a.by_op_type[:15]:
@@ -270,6 +275,12 @@ def render_md(sm: Summary) -> str:
         out += [f"> ⚠ {_md_cell(w, 600)}" for w in warns]
         out += [f"> {_md_cell(n)}" for n in a.notes]
     return "\n".join(out) + "\n"
+
+
+def _llm_md(section) -> list[str]:
+    from ..llm.section import md_rows
+
+    return md_rows(section, _md_cell)
 
 
 RENDERERS: dict[str, Callable[[Summary], str]] = {

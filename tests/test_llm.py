@@ -1,0 +1,338 @@
+"""Decoder LLMs (issue 17): KV-cache recognition and the deployment figures, on the decode-step
+exports of models/corpus, with every expected value derived by hand from the model's config
+(models/corpus/README.md and tests/fixtures/corpus_nlp.json give the configs)."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from onnxperf.cli import main
+from onnxperf.hardware import load_spec
+from onnxperf.llm import NotRecognized, Overrides, recognize
+from onnxperf.llm.figures import PREFILL_SAMPLES, figures
+from onnxperf.loader import load
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "models" / "corpus"
+
+
+def _config(layers, q_heads, kv_heads, hidden, mlp, vocab, *, gated, fused_qkv_bias=False):
+    """What a decoder's config implies: head dim, KV bytes per token (float32), the linear-layer
+    MACs per token (q, k, v, o projections, the MLP, the LM head) and the attention MACs per token
+    of context (QK^T and AV)."""
+    d = hidden // q_heads
+    proj = hidden * (q_heads * d) + 2 * hidden * (kv_heads * d) + (q_heads * d) * hidden
+    ffn = (3 if gated else 2) * hidden * mlp
+    return {
+        "layers": layers, "kv_heads": kv_heads, "head_dim": d,
+        "kv_bytes_per_token": 2 * layers * kv_heads * d * 4,
+        "linear_macs": layers * (proj + ffn) + hidden * vocab,
+        "attention_macs_per_context": 2 * layers * q_heads * d,
+    }
+
+
+# the configs of the corpus exports (models/corpus/make_nlp.py)
+GPT2 = _config(4, 4, 4, 256, 1024, 8000, gated=False)  # n_embd 256, n_layer 4, n_head 4, MLP 4·256, vocab 8000
+QWEN2 = _config(4, 8, 2, 256, 704, 1000, gated=True)  # hidden 256, 8 query / 2 KV heads, MLP 704, vocab 1000
+LLAMA = _config(4, 8, 2, 256, 688, 1000, gated=True)  # hidden 256, 8 query / 2 KV heads, MLP 688, vocab 1000
+
+DECODERS = {
+    "gpt2_decode_legacy.onnx": (GPT2, {"batch": "batch", "past": "past", "new": 1, "total": "total_sequence"}),
+    "qwen2_decode_dynamo18.onnx": (QWEN2, {"batch": "batch", "past": "past", "new": 1, "total": None}),
+    "qwen2_decode_dynamo18_fp16.onnx": (QWEN2, {"batch": "batch", "past": "past", "new": 1, "total": None}),
+    "llama_decode_dynamo23.onnx": (LLAMA, {"batch": "batch", "past": "past", "new": 1, "total": None}),
+    "qwen2_chunk_dynamo18.onnx": (QWEN2, {"batch": "batch", "past": "past", "new": "sequence",
+                                          "total": "total_sequence"}),
+}
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            cache[name] = load(CORPUS / name)
+        return cache[name]
+    return get
+
+
+@pytest.mark.parametrize("name", sorted(DECODERS))
+def test_recognizes_the_cache_and_its_dims(loaded, name):
+    cfg, roles = DECODERS[name]
+    st = recognize(loaded(name))
+    assert (st.layers, st.kv_heads, st.head_dim) == (cfg["layers"], cfg["kv_heads"], cfg["head_dim"])
+    assert {"batch": st.batch, "past": st.past, "new": st.new, "total": st.total} == roles
+    assert st.kv_bytes_per_token == cfg["kv_bytes_per_token"]
+    assert st.kv_dtype == "float32"  # the fp16 export keeps float32 cache inputs (keep_io_types)
+    assert st.token_input == "input_ids"
+    assert len(st.caches) == 2 * cfg["layers"]
+    for c in st.caches:
+        assert c.layout == ("batch", "kv_heads", "past", "head_dim")
+        assert c.kind in ("key", "value") and c.name.endswith(c.kind)
+        assert c.present == c.name.replace("past_key_values", "present")
+        assert "Concat axis 2" in c.how
+    assert [c.layer for c in st.caches] == [i // 2 for i in range(2 * cfg["layers"])]
+
+
+@pytest.mark.parametrize("path", sorted(p.name for p in (ROOT / "models").glob("*.onnx")) + [
+    "corpus/bert_torch_legacy.onnx", "corpus/gpt2_torch_legacy.onnx", "corpus/t5_torch_legacy.onnx",
+    "corpus/whisper_dynamo18.onnx", "corpus/vit_b_16_torch.onnx", "corpus/lstm_classifier_legacy.onnx"])
+def test_other_models_are_not_decoder_steps(path):
+    """Encoders, CNNs, a GPT-2 without cache, encoder-decoders without cache, an LSTM: no section."""
+    with pytest.raises(NotRecognized):
+        recognize(load(ROOT / "models" / path))
+
+
+@pytest.mark.parametrize("name", ["gpt2_decode_legacy.onnx", "qwen2_decode_dynamo18.onnx",
+                                  "llama_decode_dynamo23.onnx", "qwen2_chunk_dynamo18.onnx"])
+def test_decode_formulas_from_the_config(loaded, name):
+    """decode MACs = batch·(linear MACs per token + attention MACs per context token · context),
+    exactly; KV bytes = kv_bytes_per_token · batch · context."""
+    cfg, _ = DECODERS[name]
+    L = loaded(name)
+    fg = figures(L, recognize(L), batch=3, context=100, prompt=8)
+    macs = fg.formula("decode.macs")
+    assert dict(macs.terms) == {(1, 0): cfg["linear_macs"], (1, 1): cfg["attention_macs_per_context"]}
+    assert fg.decode.macs == 3 * (cfg["linear_macs"] + 100 * cfg["attention_macs_per_context"])
+    assert fg.kv_cache_bytes == cfg["kv_bytes_per_token"] * 3 * 100
+    # the weights are read once per step whatever the batch; the KV traffic grows with batch·context
+    w = fg.formula("decode.weight_read_bytes")
+    assert w is not None and all(e[1] == 0 for e, _ in w.terms)
+    kv = fg.formula("decode.kv_bytes")
+    assert kv is not None and kv.degree == 2 and dict(kv.terms).get((1, 1), 0) >= 2 * cfg["kv_bytes_per_token"]
+
+
+def test_decode_matches_the_flop_counter_truth(loaded):
+    """At batch 1, context 128 (past 127), the corpus truth (torch.utils.flop_counter)."""
+    truth = {e["file"].split("/")[-1]: e["truth_macs"] for e in json.loads(
+        (ROOT / "tests" / "fixtures" / "corpus_nlp.json").read_text())["models"]}
+    for name in ("gpt2_decode_legacy.onnx", "qwen2_decode_dynamo18.onnx", "llama_decode_dynamo23.onnx"):
+        L = loaded(name)
+        fg = figures(L, recognize(L), batch=1, context=128, prompt=4, with_formulas=False)
+        assert fg.decode.macs == truth[name], name
+
+
+def test_prefill_token_by_token_is_the_exact_sum_of_steps(loaded):
+    """A decode-only export prefills P tokens in P steps at contexts 1..P:
+    MACs = batch·(P·linear + attention·P(P+1)/2)."""
+    L = loaded("gpt2_decode_legacy.onnx")
+    for prompt in (5, 300):
+        fg = figures(L, recognize(L), batch=2, context=512, prompt=prompt)
+        assert fg.prefill_method == "token by token"
+        assert fg.prefill_macs == 2 * (prompt * GPT2["linear_macs"]
+                                       + GPT2["attention_macs_per_context"] * prompt * (prompt + 1) // 2)
+
+
+def test_prefill_one_pass_formula(loaded):
+    """A graph that takes many new tokens prefills in one pass (past 0): attention over the whole
+    prompt, MACs = batch·(P·linear + attention·P²)."""
+    L = loaded("qwen2_chunk_dynamo18.onnx")
+    fg = figures(L, recognize(L), batch=2, context=256, prompt=48)
+    assert fg.prefill_method == "one pass"
+    p = fg.formula("prefill.macs")
+    assert dict(p.terms) == {(1, 1): QWEN2["linear_macs"], (1, 2): QWEN2["attention_macs_per_context"]}
+    assert fg.prefill_macs == 2 * (48 * QWEN2["linear_macs"] + 48 * 48 * QWEN2["attention_macs_per_context"])
+
+
+def test_a_peak_that_changes_branch_gets_no_formula(loaded):
+    """The prefill's activation peak is linear in the prompt at the small fit points, quadratic
+    (the attention scores) beyond: the fit is refused, not published."""
+    L = loaded("qwen2_chunk_dynamo18.onnx")
+    fg = figures(L, recognize(L), batch=1, context=256, prompt=256)
+    names = {n: (p, why) for n, p, why in fg.formulas}
+    p, why = names["prefill.activation_peak_bytes"]
+    assert p is None and "piecewise" in why
+
+
+def test_decode_speed_and_what_dominates(loaded):
+    """On a GPU preset, decode is memory-bound; at a short context the weights dominate the bytes,
+    at a long context and a large batch the KV cache does."""
+    L = loaded("qwen2_decode_dynamo18.onnx")
+    st = recognize(L)
+    spec = load_spec("a100-80gb")
+    short = figures(L, st, batch=1, context=64, prompt=8, spec=spec, with_formulas=False)
+    assert short.decode.dominant == "weights"
+    assert short.decode.memory_bound_share == pytest.approx(1.0)
+    assert short.decode_tokens_per_s == pytest.approx(1 / short.decode.latency_s)
+    long = figures(L, st, batch=16, context=8192, prompt=8, spec=spec, with_formulas=False)
+    assert long.decode.dominant == "kv_cache"
+    assert long.decode.kv_bytes > long.decode.weight_read_bytes
+    assert long.decode_tokens_per_s == pytest.approx(16 / long.decode.latency_s)
+    # the roofline time is at least the bytes at the bandwidth
+    assert long.decode.latency_s >= long.decode.bytes / spec.memory_bandwidth_bytes_per_s * (1 - 1e-9)
+
+
+def test_token_by_token_prefill_time_is_the_sum_of_step_times(loaded):
+    """Few prompt tokens: every step is evaluated and summed exactly; many: interpolated between
+    evaluated steps, never below the exact sum (the step time is convex in the context)."""
+    L = loaded("qwen2_decode_dynamo18.onnx")
+    st = recognize(L)
+    spec = load_spec("h100-sxm")
+    few = figures(L, st, batch=1, context=64, prompt=PREFILL_SAMPLES, spec=spec, with_formulas=False)
+    exact = sum(figures(L, st, batch=1, context=c, prompt=1, spec=spec, with_formulas=False).decode.latency_s
+                for c in range(1, PREFILL_SAMPLES + 1))
+    assert few.prefill_latency_s == pytest.approx(exact, rel=1e-12)
+    many = figures(L, st, batch=1, context=64, prompt=40, spec=spec, with_formulas=False)
+    exact40 = sum(figures(L, st, batch=1, context=c, prompt=1, spec=spec, with_formulas=False).decode.latency_s
+                  for c in range(1, 41))
+    assert exact40 <= many.prefill_latency_s <= exact40 * 1.01
+
+
+@pytest.mark.parametrize("dim", ["context", "batch"])
+def test_largest_context_and_batch_that_fit(loaded, dim):
+    """The answer fits the budget and one more does not (each checked by its own analysis)."""
+    L = loaded("gpt2_decode_legacy.onnx")
+    st = recognize(L)
+    budget = 64 << 20
+    fg = figures(L, st, batch=2, context=512, prompt=8, budget_bytes=budget)
+    fit = fg.context_fit if dim == "context" else fg.batch_fit
+    assert fit.value is not None and fit.total_bytes <= budget
+
+    def total(v):
+        b, c = (2, v) if dim == "context" else (v, 512)
+        return figures(L, st, batch=b, context=c, prompt=1, with_formulas=False).decode.total_memory_bytes
+    assert total(fit.value) == fit.total_bytes
+    assert total(fit.value + 1) > budget
+    # weights + the step's peak, and the peak holds at least the past and the present cache
+    one = figures(L, st, batch=2, context=fit.value if dim == "context" else 512, prompt=1, with_formulas=False)
+    assert one.decode.total_memory_bytes == one.weight_bytes + one.decode.activation_peak_bytes
+
+
+# ---------------------------------------------------------------- synthetic graphs: evidence and overrides
+
+def _toy_decoder(path: Path, cache_names=("past.0.key", "past.0.value"), past_dim="past", extra_sym=None,
+                 fused=False) -> Path:
+    """input_ids [b, 1] -> embedding [b, 1, 8] -> per cache a K or V of [b, 2, 1, 4] concatenated
+    with the past [b, 2, past, 4] on axis 2 (or, ``fused``, read by com.microsoft
+    GroupQueryAttention at its past slots)."""
+    nodes = [helper.make_node("Gather", ["emb", "input_ids"], ["h"]),
+             helper.make_node("Reshape", ["h", "kv_shape"], ["kv_new"])]
+    inits = [helper.make_tensor("emb", TensorProto.FLOAT, [16, 8], [0.0] * 128),
+             helper.make_tensor("kv_shape", TensorProto.INT64, [4], [0, 2, 1, 4])]
+    inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["b", 1])]
+    outputs = []
+    shape = ["b", 2, past_dim, 4] if extra_sym is None else ["b", extra_sym, past_dim, 4]
+    for k, name in enumerate(cache_names):
+        inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, shape))
+        out = f"out{k}"
+        nodes.append(helper.make_node("Concat", [name, "kv_new"], [out], axis=2))
+        outputs.append(helper.make_tensor_value_info(out, TensorProto.FLOAT, None))
+    g = helper.make_graph(nodes, "toy", inputs, outputs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(m, path)
+    return path
+
+
+def test_structural_evidence_without_cache_names(tmp_path):
+    p = _toy_decoder(tmp_path / "t.onnx", cache_names=("a0", "a1"), past_dim="n")
+    st = recognize(load(p))
+    assert st.past == "n" and st.batch == "b" and st.new == 1
+    assert [c.how for c in st.caches] == ["Concat axis 2"] * 2
+    assert st.kv_bytes_per_token == 2 * 2 * 4 * 4
+    assert st.caches[0].present == "out0"
+
+
+def test_ambiguous_past_is_named_by_the_user(tmp_path):
+    """Names only (no structural read) and two symbols: the user names the past dim."""
+    p = tmp_path / "amb.onnx"
+    inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["b", 1]),
+              helper.make_tensor_value_info("cache_k", TensorProto.FLOAT, ["b", "h", "p", 4]),
+              helper.make_tensor_value_info("cache_v", TensorProto.FLOAT, ["b", "h", "p", 4])]
+    nodes = [helper.make_node("ReduceSum", ["cache_k"], ["s0"], keepdims=0),
+             helper.make_node("ReduceSum", ["cache_v"], ["s1"], keepdims=0)]
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("s0", "s1")]
+    onnx.save(helper.make_model(helper.make_graph(nodes, "amb", inputs, outs),
+                                opset_imports=[helper.make_opsetid("", 13)]), p)
+    with pytest.raises(NotRecognized, match="--kv-dim past"):
+        recognize(load(p))
+    st = recognize(load(p), Overrides.parse(["past=p"], None))
+    assert st.past == "p" and [c.kind for c in st.caches] == ["key", "value"]
+    assert st.kv_bytes_per_token is None  # the heads dim "h" is symbolic: unknown, never a guess
+    assert any("names only" in n for n in st.notes)
+
+
+def test_kv_cache_option_limits_the_inputs(tmp_path):
+    p = _toy_decoder(tmp_path / "t.onnx", cache_names=("past.0.key", "past.0.value"))
+    st = recognize(load(p), Overrides.parse(None, ["*.key"]))
+    assert [c.name for c in st.caches] == ["past.0.key"]
+
+
+def test_bad_override_is_an_option_error():
+    from onnxperf.errors import OptionError
+
+    with pytest.raises(OptionError, match="ROLE=DIM"):
+        Overrides.parse(["heads=h"], None)
+
+
+# ---------------------------------------------------------------- the command line
+
+def _run(argv, capsys):
+    rc = main(argv)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_summary_json_llm_section(capsys, tmp_path):
+    model = str(CORPUS / "qwen2_decode_dynamo18.onnx")
+    argv = ["summary", model, "--dim", "batch=2", "--dim", "past=255", "--hw", "h100-sxm", "--llm",
+            "--memory", "1GiB", "--format", "json", "-o"]
+    assert _run(argv + [str(tmp_path / "a.json")], capsys)[0] == 0
+    assert _run(argv + [str(tmp_path / "b.json")], capsys)[0] == 0
+    a = (tmp_path / "a.json").read_bytes()
+    assert a == (tmp_path / "b.json").read_bytes()  # deterministic
+    d = json.loads(a)["llm"]
+    assert d["cache"]["bytes_per_token"] == QWEN2["kv_bytes_per_token"]
+    f = d["figures"]
+    assert (f["batch"], f["context"]) == (2, 256)
+    assert f["sources"]["context"] == "bound past + 1 new"
+    assert f["memory"]["kv_cache_bytes"] == QWEN2["kv_bytes_per_token"] * 2 * 256
+    assert f["decode"]["macs"] == 2 * (QWEN2["linear_macs"] + 256 * QWEN2["attention_macs_per_context"])
+    assert f["decode"]["tokens_per_s"] == pytest.approx(2 / f["decode"]["latency_s"])
+    assert f["decode"]["dominant_bytes"] in ("weights", "kv_cache", "activations")
+    macs = f["formulas"]["decode.macs"]
+    assert {t["coefficient"] for t in macs["terms"]} == {str(QWEN2["linear_macs"]),
+                                                         str(QWEN2["attention_macs_per_context"])}
+    assert f["largest_context"]["value"] > 0 and f["largest_batch"]["value"] > 0
+
+
+def test_summary_text_and_md(capsys):
+    model = str(CORPUS / "gpt2_decode_legacy.onnx")
+    rc, out, _ = _run(["summary", model, "--context", "1024", "--prompt", "64", "--hw", "a100-80gb"], capsys)
+    assert rc == 0
+    assert "Decoder LLM (KV cache)" in out
+    assert "2 (K, V) × 4 layers × 4 kv_heads × 64 head_dim × 4 B = 8,192 B" in out
+    assert "context 1,024 (--context)" in out and "tokens/s" in out and "TTFT" in out
+    rc, out, _ = _run(["summary", model, "--llm", "--format", "md"], capsys)
+    assert rc == 0 and "| KV cache | 8 inputs, 4 layers, float32, 8 KiB per token |" in out
+    assert "| Memory at batch 1, context 2048 |" in out  # the default context, said
+
+
+def test_recognition_alone_without_llm(capsys):
+    """Without --llm the section says what was recognized and how to ask for more: no extra analyses."""
+    rc, out, _ = _run(["summary", str(CORPUS / "llama_decode_dynamo23.onnx"), "--dim", "batch=1",
+                       "--dim", "past=7"], capsys)
+    assert rc == 0 and "KV per token 2 KiB" in out and "add --llm" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--llm"], "--llm: not a decoder step with a KV cache"),
+    (["--kv-dim", "heads=3"], "--kv-dim 'heads=3'"),
+])
+def test_bad_llm_requests_exit_2(capsys, argv, message):
+    rc, out, err = _run(["summary", str(ROOT / "models" / "resnet50_torch.onnx")] + argv, capsys)
+    assert rc == 2 and message in err and "Traceback" not in err and out == ""
+
+
+def test_formula_values_are_exact_rationals(loaded):
+    L = loaded("llama_decode_dynamo23.onnx")
+    fg = figures(L, recognize(L), batch=1, context=16, prompt=4)
+    for _, p, _ in fg.formulas:
+        if p is not None:
+            assert all(isinstance(c, Fraction) for _, c in p.terms)
