@@ -101,6 +101,11 @@ def _row(sm: Summary, values: tuple[tuple[str, int], ...]) -> SweepRow:
     )
 
 
+def _row_figures(r: SweepRow) -> list[int]:
+    """:func:`_figures` of a row, in the same order."""
+    return [r.macs, r.flops, r.bytes, r.activation_peak_bytes, r.total_memory_bytes]
+
+
 def _figures(sm: Summary) -> list[int]:
     t = sm.analysis.totals
     return [t.macs, t.flops, t.bytes_total, sm.memory.peak_bytes, sm.memory.total_bytes]
@@ -129,9 +134,16 @@ def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None
 
         try:
             polys = fit_many(evaluate, names, degree=3)
-            for name, p in zip(FIGURES, polys):
-                fits.append((name, p, "" if p is not None else
-                             f"not a polynomial of degree ≤ 3 in {', '.join(names)}"))
+            for k, (name, p) in enumerate(zip(FIGURES, polys)):
+                why = "" if p is not None else f"not a polynomial of degree ≤ 3 in {', '.join(names)}"
+                # the swept rows check the fit too: a peak (a max over the graph's steps) can look
+                # polynomial at the small fit points and change branch at the values asked about
+                miss = next((r for r in rows if p is not None and r.complete
+                             and p(dict(r.values)) != _row_figures(r)[k]), None)
+                if miss is not None:
+                    p, why = None, ("piecewise: the polynomial of the small fit points misses the value at "
+                                    + ", ".join(f"{d}={v}" for d, v in miss.values) + " (a maximum that changes branch)")
+                fits.append((name, p, why))
         except NotPolynomialError as exc:
             fits = [(name, None, str(exc)) for name in FIGURES]
     knee = None

@@ -117,3 +117,20 @@ def test_sweep_with_hw_latency_throughput_and_knee_follow_the_roofline(tmp_path,
     assert len(lines) == 1 + len(batches) and "latency_s" in header and "throughput_per_s" in header
     col = header.index("latency_s")
     assert [float(x.split(",")[col]) for x in lines[1:]] == pytest.approx(lat)
+
+
+def test_a_peak_that_changes_branch_is_not_published_as_a_formula():
+    """BERT's activation peak is linear in the sequence at the small fit points and quadratic (the
+    attention scores, batch·heads·sequence²·4 B) at 512: the swept rows expose the fit, which is
+    refused; MACs stay exact (2·layers·hidden·sequence² for QK^T and AV: 2·4·256 = 2048)."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "models" / "bert_encoder_torch.onnx"
+    res = sweep(str(path), {"sequence": [16, 128, 512]}, fixed={"batch": 1})
+    fits = {name: (p, why) for name, p, why in res.formulas}
+    assert fits["activation_peak_bytes"][0] is None and "piecewise" in fits["activation_peak_bytes"][1]
+    assert fits["total_memory_bytes"][0] is None
+    macs = fits["macs"][0]
+    assert macs is not None and dict(macs.terms)[(2,)] == 2048
+    for r in res.rows:
+        assert macs(dict(r.values)) == r.macs
