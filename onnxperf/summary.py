@@ -86,6 +86,13 @@ def summarize(model, dims: dict[str, int] | None = None, input_shapes=None, conv
     value of ``memory_dim`` that fits ``memory_budget`` bytes. ``llm``
     (:class:`onnxperf.llm.section.LLMOptions`): look for a decoder step with a KV cache and, when
     asked, compute its deployment figures (:mod:`onnxperf.llm`)."""
+    if llm is not None and llm.full:
+        # the figures are the decode step's at the context: bind the cache's past dim to it
+        from .llm.section import decode_bindings
+        from .loader import LoadedModel, load
+
+        model = model if isinstance(model, LoadedModel) else load(model)
+        dims = decode_bindings(model, dims, llm.context)
     a = analyze(model, dims=dims, input_shapes=input_shapes, convention=convention)
     spec = None
     rl = None

@@ -188,7 +188,7 @@ def test_token_by_token_prefill_time_is_the_sum_of_step_times(loaded):
 @pytest.mark.parametrize("dim", ["context", "batch"])
 def test_largest_context_and_batch_that_fit(loaded, dim):
     """The answer fits the budget and one more does not (each checked by its own analysis)."""
-    L = loaded("gpt2_decode_legacy.onnx")
+    L = loaded("qwen2_decode_dynamo18.onnx")  # RoPE: no position table caps the context
     st = recognize(L)
     budget = 64 << 20
     fg = figures(L, st, batch=2, context=512, prompt=8, budget_bytes=budget)
@@ -336,3 +336,59 @@ def test_formula_values_are_exact_rationals(loaded):
     for _, p, _ in fg.formulas:
         if p is not None:
             assert all(isinstance(c, Fraction) for _, c in p.terms)
+
+
+# ---------------------------------------------------------------- check: the LLM budget keys
+
+def _budget(tmp_path, text):
+    p = tmp_path / "budget.toml"
+    p.write_text(text)
+    return str(p)
+
+
+def test_check_llm_limits(tmp_path, capsys):
+    """KV bytes at (batch 4, context 4096) = 2048·4·4096 = 32 MiB: over 16 MiB, under 64 MiB; the
+    context binds the past dim for the whole check (no unbound-dim warning)."""
+    model = str(CORPUS / "qwen2_decode_dynamo18.onnx")
+    over = _budget(tmp_path, 'hw = "a100-80gb"\ndims = { batch = 4 }\ncontext = 4096\nmax_kv_cache = "16MiB"\n'
+                             'min_decode_tokens_per_s = 1\n')
+    rc, out, _ = _run(["check", model, "--budget", over, "--format", "json"], capsys)
+    assert rc == 1
+    v = json.loads(out)["models"][0]
+    res = {b["key"]: b for b in v["budgets"]}
+    assert res["max_kv_cache"]["status"] == "fail" and res["max_kv_cache"]["actual"] == 32 << 20
+    assert res["min_decode_tokens_per_s"]["status"] == "pass"
+    assert v["figures"]["kv_cache_bytes"] == 32 << 20 and v["figures"]["context"] == 4096
+    assert v["dims"]["past"] == 4095
+    assert not any(f["id"] == "OP001" for f in v["findings"])
+    ok = _budget(tmp_path, 'dims = { batch = 4 }\ncontext = 4096\nmax_kv_cache = "64MiB"\n')
+    rc, out, _ = _run(["check", model, "--budget", ok, "--format", "json"], capsys)
+    assert rc == 0, out
+
+
+def test_check_min_context_fit_and_non_decoders(tmp_path, capsys):
+    """min_context_fit: the largest context that fits device_memory; a CNN in the same run skips
+    the LLM limits; min_context_fit without device_memory is refused."""
+    b = _budget(tmp_path, 'context = 256\ndevice_memory = "40MiB"\nmin_context_fit = 100000\n')
+    rc, out, _ = _run(["check", str(CORPUS / "qwen2_decode_dynamo18.onnx"), str(ROOT / "models" / "resnet50_torch.onnx"),
+                       "--budget", b, "--format", "json", "--jobs", "1"], capsys)
+    assert rc == 1
+    qwen, resnet = json.loads(out)["models"]
+    fit = {r["key"]: r for r in qwen["budgets"]}["min_context_fit"]
+    assert fit["status"] == "fail" and 0 < fit["actual"] < 100000
+    assert resnet["verdict"] == "pass" and not any(r["key"] == "min_context_fit" for r in resnet["budgets"])
+    bad = _budget(tmp_path, "min_context_fit = 8192\n")
+    rc, _, err = _run(["check", str(CORPUS / "qwen2_decode_dynamo18.onnx"), "--budget", bad], capsys)
+    assert rc == 2 and "needs device_memory" in err
+
+
+def test_learned_position_table_bounds_the_context(loaded):
+    """GPT-2 (n_positions 1024) gathers a [1024, 256] position table: no context fits beyond it,
+    and a context past it is said; RoPE models (Qwen2) have no such table."""
+    L = loaded("gpt2_decode_legacy.onnx")
+    st = recognize(L)
+    assert st.max_context == 1024
+    fg = figures(L, st, batch=1, context=2048, prompt=4, budget_bytes=1 << 30)
+    assert fg.context_fit.value == 1024 and "position table" in fg.context_fit.method
+    assert any("beyond the model's position table" in n for n in fg.notes)
+    assert recognize(loaded("qwen2_decode_dynamo18.onnx")).max_context is None

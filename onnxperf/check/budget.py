@@ -25,6 +25,15 @@ disables a limit::
     allow_partial = false              # a total with uncosted nodes cannot pass a max_* limit
     strict = false                     # true: any partial figure fails the model (as --strict)
 
+    # decoder LLMs (a decode step with a KV cache; other models skip these limits)
+    context = 4096                     # tokens in the cache at which they are evaluated (default 2048)
+    prompt = 512                       # prompt length for the time to first token (default 512)
+    device_memory = "24GiB"            # memory for min_context_fit
+    max_kv_cache = "2GiB"              # KV-cache bytes at the bound batch and `context`
+    min_decode_tokens_per_s = 30       # on `hw`, at the bound batch and `context`
+    max_time_to_first_token = "500ms"  # on `hw`, for `prompt`
+    min_context_fit = 8192             # the largest context that fits `device_memory` (batch as bound)
+
     [lints]
     OP002 = "error"                    # error | warning | info | off
     OP006 = "off"
@@ -78,6 +87,13 @@ class Budget:
     allow_partial: bool = False
     #: any partial figure (an uncosted node, a tensor of unknown size) fails the model
     strict: bool = False
+    context: int | None = None
+    prompt: int | None = None
+    device_memory_bytes: int | None = None
+    max_kv_cache_bytes: int | None = None
+    min_decode_tokens_per_s: float | None = None
+    max_time_to_first_token_s: float | None = None
+    min_context_fit: int | None = None
     lints: LintConfig = field(default_factory=LintConfig)
     #: where it was read from (a file, ``pyproject.toml [tool.onnxperf.budget]``), or None
     source: str | None = None
@@ -98,7 +114,7 @@ class Budget:
         out: dict[str, Any] = {}
         for key, (attr, _kind) in _KEYS.items():
             v = getattr(self, attr)
-            if key in ("hw", "dims", "allow_partial", "strict"):
+            if key in ("hw", "dims", "allow_partial", "strict", "context", "prompt", "device_memory"):
                 continue
             if v is None or v is False:
                 continue
@@ -184,6 +200,13 @@ def _int(value: object, key: str) -> int:
     return value
 
 
+def _positive(value: object, key: str) -> int:
+    v = _int(value, key)
+    if v <= 0:
+        raise OptionError(f"budget key {key!r}: must be a positive integer")
+    return v
+
+
 def _bool(value: object, key: str) -> bool:
     if not isinstance(value, bool):
         raise OptionError(f"budget key {key!r}: expected true or false, got {value!r}")
@@ -253,7 +276,16 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "execution_provider": ("execution_provider", _str),
     "allow_partial": ("allow_partial", _bool),
     "strict": ("strict", _bool),
+    "context": ("context", _positive),
+    "prompt": ("prompt", _positive),
+    "device_memory": ("device_memory_bytes", parse_size),
+    "max_kv_cache": ("max_kv_cache_bytes", parse_size),
+    "min_decode_tokens_per_s": ("min_decode_tokens_per_s", parse_rate),
+    "max_time_to_first_token": ("max_time_to_first_token_s", parse_seconds),
+    "min_context_fit": ("min_context_fit", _positive),
 }
+#: the keys that ask for the decoder-LLM figures
+LLM_KEYS = ("max_kv_cache", "min_decode_tokens_per_s", "max_time_to_first_token", "min_context_fit")
 
 _LINT_OPTIONS: dict[str, tuple[str, Any]] = {
     "min_opset": ("min_opset", _int),
@@ -301,6 +333,8 @@ def budget_from_mapping(data: dict[str, Any], where: str) -> Budget:
         except OptionError as exc:
             raise OptionError(f"{where}: {exc}") from None
     b = Budget(**kwargs, source=where)
+    if b.min_context_fit is not None and b.device_memory_bytes is None:
+        raise OptionError(f"{where}: min_context_fit needs device_memory (the memory the context must fit in)")
     if b.min_opset is not None and b.max_opset is not None and b.min_opset > b.max_opset:
         raise OptionError(f"{where}: min_opset {b.min_opset} is above max_opset {b.max_opset}")
     return b

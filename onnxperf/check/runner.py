@@ -25,6 +25,9 @@ from ..summary import Summary, summarize
 from .budget import Budget
 from .lints import Finding, LintContext, NodeRef, node_ref, run_lints
 
+#: budget attributes that need the decoder-LLM figures (a model that is no decoder step skips them)
+_LLM_ATTRS = ("max_kv_cache_bytes", "min_decode_tokens_per_s", "max_time_to_first_token_s", "min_context_fit")
+
 PASS = "pass"
 FAIL = "fail"
 UNKNOWN = "unknown"  # a limit that cannot be verified (partial totals): fails unless allow_partial
@@ -115,7 +118,18 @@ def figures(sm: Summary) -> dict[str, Any]:
         "batch": sm.batch,
         "latency_unknown_nodes": None if r is None else r.unknown_nodes,
         "complete": a.totals.complete and mem.complete and (r is None or not r.unknown_nodes),
+        **_llm_figures(sm),
     }
+
+
+def _llm_figures(sm: Summary) -> dict[str, Any]:
+    sec = getattr(sm, "llm", None)
+    f = sec.figures if sec is not None else None
+    if f is None:
+        return {}
+    return {"kv_cache_bytes": f.kv_cache_bytes, "context": f.context,
+            "decode_tokens_per_s": f.decode_tokens_per_s, "time_to_first_token_s": f.prefill_latency_s,
+            "largest_context": f.context_fit.value if f.context_fit is not None else None}
 
 
 def _max_limit(key: str, limit: int | float, actual: int | float, partial: str | None, allow_partial: bool,
@@ -208,7 +222,81 @@ def evaluate(sm: Summary, budget: Budget) -> list[BudgetResult]:
         else:
             out.append(BudgetResult("min_throughput", PASS, limit, tput,
                                     f"min_throughput: {shown} (batch {sm.batch}) on {r.spec_id} meets {si(limit)}/s"))
+    out += _llm_limits(sm, budget)
     out += _structural(sm, budget)
+    return out
+
+
+def _at(r: BudgetResult, where: str) -> BudgetResult:
+    from dataclasses import replace
+
+    return replace(r, message=f"{r.message} ({where})")
+
+
+def _llm_limits(sm: Summary, b: Budget) -> list[BudgetResult]:
+    """The decoder-LLM limits, at the bound batch and the budget's context (skipped for a model
+    that is not a decoder step with a KV cache: they do not apply to it)."""
+    from ..render.numbers import binary_bytes, seconds, si
+
+    sec = getattr(sm, "llm", None)
+    f = sec.figures if sec is not None else None
+    if f is None:
+        return []
+    out: list[BudgetResult] = []
+    at = f"batch {f.batch}, context {f.context:,}"
+    d = f.decode
+    partial = None if d.complete else "some nodes of the decode step are not costed"
+    ap = b.allow_partial
+    if b.max_kv_cache_bytes is not None:
+        kv = f.kv_cache_bytes
+        if kv is None:
+            out.append(BudgetResult("max_kv_cache", UNKNOWN, b.max_kv_cache_bytes, None,
+                                    "max_kv_cache: cannot verify: a cache dim other than batch and past is symbolic"))
+        else:
+            out.append(_at(_max_limit("max_kv_cache", b.max_kv_cache_bytes, kv, None, ap, binary_bytes), at))
+    if b.min_decode_tokens_per_s is not None:
+        limit = b.min_decode_tokens_per_s
+        tps = f.decode_tokens_per_s
+        if f.hardware is None:
+            out.append(BudgetResult("min_decode_tokens_per_s", UNKNOWN, limit, None,
+                                    "min_decode_tokens_per_s: cannot verify without a hardware spec (hw)"))
+        elif tps is None:
+            out.append(BudgetResult("min_decode_tokens_per_s", UNKNOWN, limit, None,
+                                    "min_decode_tokens_per_s: cannot verify: some nodes have no predicted time"))
+        elif tps < limit:
+            out.append(BudgetResult("min_decode_tokens_per_s", FAIL, limit, tps,
+                                    f"min_decode_tokens_per_s: {si(tps)}/s ({at}) on {f.hardware} is under "
+                                    f"{si(limit)}/s"))
+        elif partial and not ap:
+            out.append(BudgetResult("min_decode_tokens_per_s", UNKNOWN, limit, tps,
+                                    f"min_decode_tokens_per_s: cannot verify: {partial}"))
+        else:
+            out.append(BudgetResult("min_decode_tokens_per_s", PASS, limit, tps,
+                                    f"min_decode_tokens_per_s: {si(tps)}/s ({at}) on {f.hardware} meets {si(limit)}/s "
+                                    "(a roofline prediction: an upper bound on speed)"))
+    if b.max_time_to_first_token_s is not None:
+        t = f.prefill_latency_s
+        if t is None:
+            out.append(BudgetResult("max_time_to_first_token", UNKNOWN, b.max_time_to_first_token_s, None,
+                                    "max_time_to_first_token: cannot verify without a hardware spec (hw), or some "
+                                    "nodes have no predicted time"))
+        else:
+            out.append(_at(_max_limit("max_time_to_first_token", b.max_time_to_first_token_s, t,
+                                      None if f.prefill_complete else "some nodes of the prefill are not costed", ap,
+                                      seconds), f"prompt {f.prompt:,}, batch {f.batch}, on {f.hardware}"))
+    if b.min_context_fit is not None:
+        fit = f.context_fit
+        limit = b.min_context_fit
+        mem = binary_bytes(b.device_memory_bytes)
+        value = fit.value if fit is not None else None
+        if value is not None and value >= limit:
+            out.append(BudgetResult("min_context_fit", PASS, limit, value,
+                                    f"min_context_fit: {value:,} tokens fit {mem} at batch {f.batch} "
+                                    f"(at least {limit:,})"))
+        else:
+            shown = "none" if value is None else f"{value:,}"
+            out.append(BudgetResult("min_context_fit", FAIL, limit, value,
+                                    f"min_context_fit: {shown} tokens fit {mem} at batch {f.batch}, under {limit:,}"))
     return out
 
 
@@ -330,14 +418,20 @@ def _check(path: str, budget: Budget, input_shapes, convention: str) -> Verdict:
     real_inputs = {vi.name for vi in loaded.proto.graph.input} - set(loaded.graph.initializers)
     shapes = {k: v for k, v in input_shapes if k in real_inputs}
     ignored += tuple(f"input {k}" for k, _ in input_shapes if k not in real_inputs)
-    sm = summarize(loaded, dims=dims, input_shapes=shapes, convention=convention, hw=budget.hw)
+    llm = None
+    if any(getattr(budget, attr) is not None for attr in _LLM_ATTRS):
+        from ..llm.section import LLMOptions
+
+        llm = LLMOptions(full=True, context=budget.context, prompt=budget.prompt, required=False,
+                         memory_bytes=budget.device_memory_bytes)
+    sm = summarize(loaded, dims=dims, input_shapes=shapes, convention=convention, hw=budget.hw, llm=llm)
     results = evaluate(sm, budget)
     if budget.strict:
         results += _strict(sm)
     findings = run_lints(LintContext(sm.analysis, sm.memory, budget.lints))
     failed = any(r.status in (FAIL, UNKNOWN) for r in results) or any(f.severity == "error" for f in findings)
     return Verdict(path, FAIL if failed else PASS, None, tuple(results), tuple(findings),
-                   tuple(figures(sm).items()), tuple(sorted(dims.items())), ignored)
+                   tuple(figures(sm).items()), tuple(sorted(dict(sm.analysis.dims).items())), ignored)
 
 
 def _context():

@@ -284,6 +284,9 @@ def figures(loaded: LoadedModel, step: DecoderStep, batch: int = 1, context: int
         notes.append(f"decode-only export (1 new token per step): the prefill of {prompt} tokens is {prompt} steps"
                      + (f"; its time is interpolated from {min(prompt, PREFILL_SAMPLES)} evaluated steps "
                         "(an upper estimate)" if spec is not None and prompt > PREFILL_SAMPLES else ""))
+    if step.max_context is not None and context > step.max_context:
+        notes.append(f"context {context:,} is beyond the model's position table ({step.max_context:,} rows): "
+                     "the graph would index past its end")
     ctx_fit = b_fit = None
     if budget_bytes is not None:
         ctx_fit = _fit(ev, "context", budget_bytes, decode_polys.get("total_memory_bytes"), batch, context, new_fixed)
@@ -352,14 +355,19 @@ def _fit(ev: _Evaluator, dim: str, budget: int, poly: Polynomial | None, batch: 
         return s.complete and s.total_memory_bytes <= budget
 
     lo = new if dim == "context" else 1
+    limit = 1 << 40
+    if dim == "context" and ev.step.max_context is not None:
+        limit = ev.step.max_context  # the model has no positions beyond its table
     method = "search"
     if poly is not None:
         fixed = {"batch": batch} if dim == "context" else {"context": context}
-        value = largest_int(lambda v: poly({**fixed, dim: v}) <= budget, lo=lo, hi_limit=1 << 40)
-        if value is None or (ok_analysis(value) and (value >= 1 << 40 or not ok_analysis(value + 1))):
+        value = largest_int(lambda v: poly({**fixed, dim: v}) <= budget, lo=lo, hi_limit=limit)
+        if value is None or (ok_analysis(value) and (value >= limit or not ok_analysis(value + 1))):
             method = "polynomial"
         else:
-            value = largest_int(ok_analysis, lo=lo, hi_limit=1 << 40)
+            value = largest_int(ok_analysis, lo=lo, hi_limit=limit)
     else:
-        value = largest_int(ok_analysis, lo=lo, hi_limit=1 << 40)
+        value = largest_int(ok_analysis, lo=lo, hi_limit=limit)
+    if value is not None and value >= limit and limit < 1 << 40:
+        method += f", capped at the position table ({limit:,} rows)"
     return Fit(dim, budget, value, at(value).total_memory_bytes if value is not None else None, method)

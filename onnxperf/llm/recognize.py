@@ -117,6 +117,9 @@ class DecoderStep:
     attention: tuple[str, ...]
     evidence: tuple[str, ...]
     notes: tuple[str, ...] = field(default=())
+    #: the rows of a learned position table (a Gather of positions, not of tokens): contexts
+    #: above it are outside what the model was built for; None when the graph has none (RoPE)
+    max_context: int | None = None
 
     @property
     def kv_bytes_per_token(self) -> int | None:
@@ -329,6 +332,9 @@ def recognize(loaded: LoadedModel, overrides: Overrides | None = None) -> Decode
     if total:
         evidence.append(f"total length = {total!r}, bound to past + new" + (" (--kv-dim)" if "total" in roles else ""))
     notes = []
+    max_context = _position_table(loaded, token_input)
+    if max_context is not None:
+        evidence.append(f"a learned position table of {max_context:,} rows: the context is at most {max_context:,}")
     if not structural:
         notes.append("the cache was recognized by its input names only: check the layout, or name the "
                      "inputs with --kv-cache and the dims with --kv-dim")
@@ -337,7 +343,35 @@ def recognize(loaded: LoadedModel, overrides: Overrides | None = None) -> Decode
     return DecoderStep(tuple(caches), layers, heads.pop() if len(heads) == 1 and isinstance(next(iter(heads)), int)
                        else None, hdims.pop() if len(hdims) == 1 and isinstance(next(iter(hdims)), int) else None,
                        kv_dtypes[0] if len(kv_dtypes) == 1 else "/".join(kv_dtypes), batch, past,
-                       new if new is not None else 1, total, token_input, attention, tuple(evidence), tuple(notes))
+                       new if new is not None else 1, total, token_input, attention, tuple(evidence), tuple(notes),
+                       max_context)
+
+
+_PASS_THROUGH = frozenset({"Reshape", "Cast", "Unsqueeze", "Squeeze", "Flatten", "Identity"})
+
+
+def _position_table(loaded: LoadedModel, token_input: str | None) -> int | None:
+    """Rows of a learned position embedding: a Gather of a 2-D initializer whose indices do not
+    come from the token input (through reshapes and casts). GPT-2's wpe [n_positions, hidden]."""
+    g = loaded.graph
+    producer = {o: i for i, (_, outs) in enumerate(g.io) for o in outs if o}
+    rows = []
+    for i, (op, domain, _) in enumerate(g.heads):
+        if op != "Gather" or domain:
+            continue
+        ins = g.io[i][0]
+        table = g.initializers.get(ins[0]) if ins else None
+        if table is None or len(table.dims) != 2 or len(ins) < 2:
+            continue
+        x, steps = ins[1], 0
+        while x != token_input and x in producer and steps < 6:
+            j = producer[x]
+            if g.heads[j][0] not in _PASS_THROUGH or not g.io[j][0]:
+                break
+            x, steps = g.io[j][0][0], steps + 1
+        if x != token_input:
+            rows.append(int(table.dims[0]))
+    return min(rows) if rows else None
 
 
 def _token_syms(declared, cache_names) -> set[str]:

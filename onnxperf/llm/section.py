@@ -27,6 +27,10 @@ class LLMOptions:
     context: int | None = None
     prompt: int | None = None
     overrides: Any = None  # recognize.Overrides
+    #: with ``full``: a graph that is not a decoder step is an error (``--llm``), else no section
+    required: bool = True
+    #: memory for the largest context and batch (else the summary's ``--memory``)
+    memory_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,7 @@ class LLMSection:
             "dims": {"batch": s.batch, "past": s.past, "new": s.new, "total": s.total},
             "token_input": s.token_input,
             "attention": list(s.attention),
+            "max_context": s.max_context,
             "cache": {
                 "layers": s.layers, "kv_heads": s.kv_heads, "head_dim": s.head_dim, "dtype": s.kv_dtype,
                 "bytes_per_token": s.kv_bytes_per_token, "bytes_per_token_formula": kv_formula(s),
@@ -107,6 +112,10 @@ def kv_formula(s: DecoderStep) -> str:
     return " + ".join(f"{c.bytes_per_token:,}" for c in s.caches) + f" = {total:,} B"
 
 
+_DOMINATES = {"weights": "the weights dominate", "kv_cache": "the KV cache dominates",
+              "activations": "activations dominate"}
+
+
 def text_lines(sec: LLMSection) -> list[str]:
     s, f = sec.step, sec.figures
     out = ["", "Decoder LLM (KV cache)"]
@@ -133,8 +142,8 @@ def text_lines(sec: LLMSection) -> list[str]:
                f"step peak {binary_bytes(d.activation_peak_bytes)} (holds past and present) -> "
                f"total {binary_bytes(d.total_memory_bytes)}{part}")
     traffic = (f"weights {binary_bytes(d.weight_read_bytes)}, KV {binary_bytes(d.kv_bytes)}, "
-               f"activations {binary_bytes(d.other_bytes)}: {d.dominant.replace('_', ' ')} dominate")
-    out.append(f"  Decode step  {si(d.macs)}MACs, {binary_bytes(d.bytes)} moved ({traffic})")
+               f"activations {binary_bytes(d.other_bytes)}: {_DOMINATES[d.dominant]})")
+    out.append(f"  Decode step  {si(d.macs)}MACs, {binary_bytes(d.bytes)} moved ({traffic}")
     if d.latency_s is not None:
         mb = f", {pct(d.memory_bound_share)} of it memory-bound" if d.memory_bound_share is not None else ""
         out.append(f"  Decode       {seconds(d.latency_s)} per token -> {si(f.decode_tokens_per_s)} tokens/s "
@@ -152,8 +161,9 @@ def text_lines(sec: LLMSection) -> list[str]:
             continue
         what = "context" if fit.dim == "context" else "batch"
         at = f"at batch {f.batch}" if fit.dim == "context" else f"at context {f.context:,}"
+        capped = "; the model's position table ends there" if "capped" in fit.method else ""
         out.append(f"  Largest {what:<8}{'none' if fit.value is None else f'{fit.value:,}'} {at} in "
-                   f"{binary_bytes(fit.budget_bytes)}" + (f" (needs {binary_bytes(fit.total_bytes)})"
+                   f"{binary_bytes(fit.budget_bytes)}" + (f" (needs {binary_bytes(fit.total_bytes)}{capped})"
                                                           if fit.total_bytes is not None else ""))
     for n in f.notes:
         out.append("  Note         " + clean(n, 300))
@@ -169,7 +179,7 @@ def md_rows(sec: LLMSection, cell) -> list[str]:
                     f"KV {binary_bytes(f.kv_cache_bytes)}; total {binary_bytes(f.decode.total_memory_bytes)} |")
         if f.decode.latency_s is not None:
             rows.append(f"| Decode ({cell(f.hardware or '?')}) | {seconds(f.decode.latency_s)} per token, "
-                        f"{si(f.decode_tokens_per_s)} tokens/s; {f.decode.dominant.replace('_', ' ')} bytes dominate |")
+                        f"{si(f.decode_tokens_per_s)} tokens/s; {_DOMINATES[f.decode.dominant]} |")
         if f.prefill_latency_s is not None:
             rows.append(f"| Time to first token (prompt {f.prompt}) | {seconds(f.prefill_latency_s)} |")
         if f.context_fit is not None and f.context_fit.value is not None:
@@ -188,7 +198,7 @@ def build(a, spec, budget_bytes: int | None, opts: LLMOptions, dims: dict[str, i
     try:
         step = recognize(a.loaded, opts.overrides)
     except NotRecognized as exc:
-        if opts.full:
+        if opts.full and opts.required:
             raise OptionError(f"--llm: not a decoder step with a KV cache: {exc}") from None
         return None
     if not opts.full:
@@ -219,5 +229,25 @@ def build(a, spec, budget_bytes: int | None, opts: LLMOptions, dims: dict[str, i
     sources.append(("prompt", src))
     fixed = {k: v for k, v in dims.items() if k not in (step.batch, step.past, step.new, step.total)}
     fg = figures(a.loaded, step, batch=batch, context=context, prompt=prompt, convention=convention, spec=spec,
-                 budget_bytes=budget_bytes, fixed=fixed)
+                 budget_bytes=opts.memory_bytes if opts.memory_bytes is not None else budget_bytes, fixed=fixed)
     return LLMSection(step, fg, tuple(sources))
+
+
+def decode_bindings(loaded, dims: dict[str, int] | None, context: int | None) -> dict[str, int]:
+    """For a decoder step, the context binds the past (and total) dims that ``dims`` leaves
+    unbound (past = context − new tokens; default context :data:`DEFAULT_CONTEXT`), so that every
+    figure of the summary is the decode step's at that context. Other graphs: ``dims`` unchanged."""
+    from .recognize import NotRecognized, recognize
+
+    dims = dict(dims or {})
+    try:
+        step = recognize(loaded)
+    except NotRecognized:
+        return dims
+    new = step.new if isinstance(step.new, int) else 1
+    batch = dims.get(step.batch, 1) if isinstance(step.batch, str) else 1
+    ctx = context or (dims[step.past] + new if step.past in dims else DEFAULT_CONTEXT)
+    bound = step.bindings(batch, max(ctx - new, 0), new)
+    if bound.get(step.past) == 0:
+        return dims  # an empty cache: the public analysis binds positive sizes only
+    return {**bound, **dims}
