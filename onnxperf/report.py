@@ -286,7 +286,7 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
     # report has its own compact rows), which keeps a 100k-node report fast to build
     d = Summary(replace(a, nodes=()), sm.memory, sm.spec,
                 replace(sm.roofline, nodes=()) if sm.roofline is not None else None,
-                sm.largest, sm.batch).to_dict()
+                sm.largest, sm.batch).to_dict()  # the llm section is added below, once
     m, t = a.model, a.totals
     rl = sm.roofline
     rl_nodes = {n.key: n for n in rl.nodes} if rl is not None else {}
@@ -434,6 +434,7 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
         "roofline": roof,
         "measured": meas,
         "largest_fit": d.get("largest_fit"),
+        "llm": sm.llm.to_dict() if getattr(sm, "llm", None) is not None else None,
         "warnings": _warnings(sm),
         "conventions": _conventions(sm),
         "notes": list(a.notes),

@@ -298,6 +298,49 @@
     });
   }
 
+  /* ---------- decoder LLM: tokens/s and memory against the context ---------- */
+  function llmCharts() {
+    var F = R.llm && R.llm.figures;
+    if (!F || !F.curve || !window.Chart) return;
+    var palette = ['#3b5bdb', '#e8590c', '#2b8a3e', '#862e9c'];
+    var batches = [];
+    F.curve.forEach(function (p) { if (batches.indexOf(p.batch) < 0) batches.push(p.batch); });
+    function sets(key) {
+      return batches.map(function (b, k) {
+        return { label: 'batch ' + b, borderColor: palette[k % palette.length], backgroundColor: palette[k % palette.length],
+          borderWidth: 2, pointRadius: 3, tension: 0,
+          data: F.curve.filter(function (p) { return p.batch === b && p[key] !== null; }).map(function (p) { return { x: p.context, y: p[key], p: p }; }) };
+      });
+    }
+    function axes(ylabel, fmt, logY) {
+      return { x: { type: 'logarithmic', title: { display: true, text: 'context (tokens in the cache)' }, ticks: logTicks(function (v) { return si(v); }) },
+               y: logY ? { type: 'logarithmic', title: { display: true, text: ylabel }, ticks: logTicks(fmt) }
+                       : { type: 'linear', beginAtZero: true, title: { display: true, text: ylabel }, ticks: { callback: function (v) { return fmt(v); } } } };
+    }
+    var DOM = { weights: 'the weights dominate', kv_cache: 'the KV cache dominates', activations: 'activations dominate' };
+    var sp = document.getElementById('llm-speed-chart');
+    if (sp && F.curve.some(function (p) { return p.tokens_per_s !== null; })) {
+      charts.llmSpeed = new Chart(sp, { type: 'line', data: { datasets: sets('tokens_per_s') },
+        options: { parsing: false, scales: axes('decode tokens/s (' + F.hardware + ')', function (v) { return si(v); }, true),
+          plugins: { tooltip: { callbacks: { label: function (c) { var p = c.raw.p;
+            return 'batch ' + p.batch + ', context ' + int(p.context) + ': ' + si(p.tokens_per_s) + ' tokens/s (' + DOM[p.dominant_bytes] + ')'; } } } } } });
+    }
+    var mp = document.getElementById('llm-memory-chart');
+    if (mp) {
+      var ds = sets('total_memory_bytes');
+      var fit = F.largest_context;
+      if (fit) {
+        var xs = F.curve.map(function (p) { return p.context; });
+        ds.push({ label: 'memory ' + bytes(fit.budget_bytes), borderColor: '#e03131', borderDash: [6, 4], borderWidth: 1.5, pointRadius: 0,
+          data: [{ x: Math.min.apply(null, xs), y: fit.budget_bytes }, { x: Math.max.apply(null, xs), y: fit.budget_bytes }] });
+      }
+      charts.llmMemory = new Chart(mp, { type: 'line', data: { datasets: ds },
+        options: { parsing: false, scales: axes('weights + step peak', function (v) { return bytes(v); }, false),
+          plugins: { tooltip: { callbacks: { label: function (c) { var p = c.raw.p;
+            return p ? 'batch ' + p.batch + ', context ' + int(p.context) + ': ' + bytes(p.total_memory_bytes) + ' (KV ' + bytes(p.kv_cache_bytes) + ')' : c.dataset.label; } } } } } });
+    }
+  }
+
   /* ---------- predicted vs measured ---------- */
   function validationChart() {
     var cv = document.getElementById('validation-chart');
@@ -600,7 +643,7 @@
   requestAnimationFrame(function () { timings.table_paint_at_ms = performance.now(); });
   function finish() {
     var t1 = performance.now();
-    [costChart, rooflineChart, memoryChart, validationChart].forEach(function (f) {
+    [costChart, rooflineChart, memoryChart, llmCharts, validationChart].forEach(function (f) {
       var t2 = performance.now();
       try { f(); } catch (err) { console.error('onnxperf report: ' + f.name + ': ' + err); }
       timings.charts[f.name] = performance.now() - t2;

@@ -392,3 +392,44 @@ def test_learned_position_table_bounds_the_context(loaded):
     assert fg.context_fit.value == 1024 and "position table" in fg.context_fit.method
     assert any("beyond the model's position table" in n for n in fg.notes)
     assert recognize(loaded("qwen2_decode_dynamo18.onnx")).max_context is None
+
+
+# ---------------------------------------------------------------- the report
+
+def test_report_llm_section_and_chart_data(tmp_path):
+    """The report carries the section and a grid of decode steps for the chart: tokens/s = batch /
+    latency at each (batch, context), memory = weights + step peak; contexts stop at GPT-2's
+    position table (1024)."""
+    from onnxperf.llm.figures import curve_grid
+    from onnxperf.llm.section import LLMOptions
+    from onnxperf.render.report import RENDERERS
+    from onnxperf.report import build_report
+    from onnxperf.summary import summarize
+
+    sm = summarize(str(CORPUS / "gpt2_decode_legacy.onnx"), dims={"batch": 2}, hw="a100-80gb",
+                   llm=LLMOptions(full=True, context=512, prompt=16, curve=True), memory_budget=256 << 20)
+    model = build_report(sm)
+    f = model["llm"]["figures"]
+    batches, contexts = curve_grid(2, 512, 1024)
+    assert batches == [1, 2, 8] and contexts[-1] == 1024 and 512 in contexts
+    assert [(p["batch"], p["context"]) for p in f["curve"]] == [(b, c) for b in batches for c in contexts]
+    for p in f["curve"]:
+        assert p["tokens_per_s"] == pytest.approx(p["batch"] / p["latency_s"])
+        assert p["kv_cache_bytes"] == GPT2["kv_bytes_per_token"] * p["batch"] * p["context"]
+    html = RENDERERS["html"](model)
+    assert 'id="llm"' in html and 'id="llm-speed-chart"' in html and 'href="#llm"' in html
+
+
+def test_report_escapes_cache_names(tmp_path):
+    """Cache names come from the model: the HTML escapes them."""
+    from onnxperf.llm.section import LLMOptions
+    from onnxperf.render.report import RENDERERS
+    from onnxperf.report import build_report
+    from onnxperf.summary import summarize
+
+    evil = "<script>alert(1)</script>.key"
+    p = _toy_decoder(tmp_path / "x.onnx", cache_names=(evil, "past.0.value"))
+    sm = summarize(str(p), dims={"b": 1}, llm=LLMOptions(full=True, context=8, prompt=2, curve=True))
+    html = RENDERERS["html"](build_report(sm))
+    assert "<script>alert(1)" not in html
+    assert sm.llm is not None and evil in [c.name for c in sm.llm.step.caches]

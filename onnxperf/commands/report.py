@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Any
 
 from ..errors import OptionError
@@ -14,7 +15,7 @@ from ..report import build_report
 from ..render.report import RENDERERS, render_netron
 from ..summary import summarize
 from ..units import parse_bytes
-from .common import add_bindings, add_strict, parse_dims, parse_input_shapes, strict_exit
+from .common import add_bindings, add_llm, add_strict, llm_options, parse_dims, parse_input_shapes, strict_exit
 
 FORMATS = ("html", "json", "md")
 
@@ -45,6 +46,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="also write a Netron attachment (JSON, signature netron:attachment): open the model in "
                         "Netron, then this file, to see onnxperf's figures on every node")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on the terminal")
+    add_llm(p)
     add_strict(p)
     add_validate_options(p)
     p.set_defaults(run=run)
@@ -96,6 +98,10 @@ def options_of(args: argparse.Namespace) -> dict[str, Any]:
         "convention": args.convention, "hw": args.hw, "memory": args.memory,
         "memory_dim": args.memory_dim if args.memory else None,
     }
+    llm = llm_options(args)
+    if llm.full:
+        opts["llm"] = {"context": args.context, "prompt": args.prompt, "kv_dim": list(args.kv_dim),
+                       "kv_cache": list(args.kv_cache)}
     if getattr(args, "validate", False):
         opts["validate"] = True
         opts["provider"] = getattr(args, "provider", None)
@@ -114,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     with Progress(stages, enabled=False if args.no_progress else None) as progress:
         progress.stage("analyzing")
         sm = summarize(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
-                       convention=args.convention, hw=args.hw, memory_budget=budget, memory_dim=args.memory_dim)
+                       convention=args.convention, hw=args.hw, memory_budget=budget, memory_dim=args.memory_dim,
+                       llm=replace(llm_options(args), curve=True))
         validation = None
         if "measuring" in stages:
             progress.stage("measuring")

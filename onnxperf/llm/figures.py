@@ -86,6 +86,20 @@ class Fit:
 
 
 @dataclass(frozen=True)
+class CurvePoint:
+    """One decode step of the chart: tokens/s and memory at (batch, context)."""
+
+    batch: int
+    context: int
+    latency_s: float | None
+    tokens_per_s: float | None
+    total_memory_bytes: int
+    kv_cache_bytes: int | None
+    dominant: str
+    complete: bool
+
+
+@dataclass(frozen=True)
 class LLMFigures:
     step: DecoderStep
     batch: int
@@ -105,6 +119,8 @@ class LLMFigures:
     context_fit: Fit | None = None
     batch_fit: Fit | None = None
     notes: tuple[str, ...] = field(default=())
+    #: decode tokens/s and memory over a grid of contexts and batches (for the report's chart)
+    curve: tuple[CurvePoint, ...] = ()
 
     @property
     def kv_bytes_per_token(self) -> int | None:
@@ -225,7 +241,7 @@ def _power_sum_closed(poly: Polynomial, var: str, upto: int, fixed: dict[str, in
 
 def figures(loaded: LoadedModel, step: DecoderStep, batch: int = 1, context: int = 2048, prompt: int = 512,
             convention: str = "default", spec: Any | None = None, budget_bytes: int | None = None,
-            fixed: dict[str, int] | None = None, with_formulas: bool = True) -> LLMFigures:
+            fixed: dict[str, int] | None = None, with_formulas: bool = True, curve: bool = False) -> LLMFigures:
     """Every figure of :class:`LLMFigures` for ``batch`` sequences at ``context`` tokens with a
     prompt of ``prompt`` tokens (see the module docstring for the definitions)."""
     ev = _Evaluator(loaded, step, convention, spec, dict(fixed or {}))
@@ -291,8 +307,36 @@ def figures(loaded: LoadedModel, step: DecoderStep, batch: int = 1, context: int
     if budget_bytes is not None:
         ctx_fit = _fit(ev, "context", budget_bytes, decode_polys.get("total_memory_bytes"), batch, context, new_fixed)
         b_fit = _fit(ev, "batch", budget_bytes, decode_polys.get("total_memory_bytes"), batch, context, new_fixed)
+    points = _curve(ev, batch, context, new_fixed) if curve else ()
     return LLMFigures(step, batch, context, prompt, ev.param_bytes, dec, method, pre_macs, pre_flops,
-                      pre_lat, pre_ok, tuple(formulas), getattr(spec, "id", None), ctx_fit, b_fit, tuple(notes))
+                      pre_lat, pre_ok, tuple(formulas), getattr(spec, "id", None), ctx_fit, b_fit, tuple(notes),
+                      points)
+
+
+def curve_grid(batch: int, context: int, max_context: int | None) -> tuple[list[int], list[int]]:
+    """(batches, contexts) of the chart: batch 1, the batch asked about and 4 times it; contexts
+    by powers of 2 from 128 to 4 times the context (at least 2048), and the context itself, up
+    to a position table's end."""
+    batches = sorted({1, batch, 4 * batch})
+    top = max(4 * context, 2048)
+    contexts = {1 << k for k in range(7, 40) if 1 << k <= top} | {context}
+    if max_context is not None:
+        contexts = {c for c in contexts if c <= max_context} | ({max_context} if context >= max_context else set())
+    return batches, sorted(contexts)
+
+
+def _curve(ev: _Evaluator, batch: int, context: int, new: int) -> tuple[CurvePoint, ...]:
+    batches, contexts = curve_grid(batch, context, ev.step.max_context)
+    kv = ev.step.kv_bytes_per_token
+    out = []
+    for b in batches:
+        for c in contexts:
+            if c < new:
+                continue
+            s = ev(b, c - new, new, timed=True)
+            out.append(CurvePoint(b, c, s.latency_s, b / s.latency_s if s.latency_s else None, s.total_memory_bytes,
+                                  None if kv is None else kv * b * c, s.dominant, s.complete))
+    return tuple(out)
 
 
 def _verified(polys: list[Polynomial | None], checks: list[tuple[dict[str, int], Step]]

@@ -31,6 +31,8 @@ class LLMOptions:
     required: bool = True
     #: memory for the largest context and batch (else the summary's ``--memory``)
     memory_bytes: int | None = None
+    #: tokens/s and memory over a grid of contexts and batches (the report's chart)
+    curve: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,11 @@ class LLMSection:
                 "formulas": {name: (p.to_dict() if p is not None else {"error": why}) for name, p, why in f.formulas},
                 "largest_context": _fit_dict(f.context_fit), "largest_batch": _fit_dict(f.batch_fit),
             }
+            if f.curve:
+                d["figures"]["curve"] = [
+                    {"batch": p.batch, "context": p.context, "latency_s": p.latency_s, "tokens_per_s": p.tokens_per_s,
+                     "total_memory_bytes": p.total_memory_bytes, "kv_cache_bytes": p.kv_cache_bytes,
+                     "dominant_bytes": p.dominant, "complete": p.complete} for p in f.curve]
         return d
 
 
@@ -229,7 +236,8 @@ def build(a, spec, budget_bytes: int | None, opts: LLMOptions, dims: dict[str, i
     sources.append(("prompt", src))
     fixed = {k: v for k, v in dims.items() if k not in (step.batch, step.past, step.new, step.total)}
     fg = figures(a.loaded, step, batch=batch, context=context, prompt=prompt, convention=convention, spec=spec,
-                 budget_bytes=opts.memory_bytes if opts.memory_bytes is not None else budget_bytes, fixed=fixed)
+                 budget_bytes=opts.memory_bytes if opts.memory_bytes is not None else budget_bytes, fixed=fixed,
+                 curve=opts.curve)
     return LLMSection(step, fg, tuple(sources))
 
 
