@@ -433,3 +433,28 @@ def test_report_escapes_cache_names(tmp_path):
     html = RENDERERS["html"](build_report(sm))
     assert "<script>alert(1)" not in html
     assert sm.llm is not None and evil in [c.name for c in sm.llm.step.caches]
+
+
+# ---------------------------------------------------------------- validate: decode latency by context
+
+def test_validate_measures_the_decode_step_at_each_context(capsys):
+    """onnxruntime runs the decode step (random weights) at each context beside the predictions;
+    the predictions are those of the step analyzed at that context."""
+    from onnxperf.analysis import analyze
+    from onnxperf.roofline import roofline
+
+    model = CORPUS / "qwen2_decode_dynamo18.onnx"
+    rc, out, err = _run(["validate", str(model), "--hw", "h100-sxm", "--random-weights", "--dim", "batch=1",
+                         "--dim", "past=15", "--decode-context", "16,128", "--runs", "2", "--warmup", "0",
+                         "--format", "json"], capsys)
+    assert rc == 0, err
+    d = json.loads(out)["decode"]
+    assert [p["context"] for p in d] == [16, 128]
+    spec = load_spec("h100-sxm")
+    for p in d:
+        assert p["measured"]["mean_s"] > 0 and p["measured_tokens_per_s"] == pytest.approx(1 / p["measured"]["mean_s"])
+        a = analyze(model, dims={"batch": 1, "past": p["context"] - 1})
+        assert p["predicted_s"] == pytest.approx(roofline(a, spec).latency_s)
+    rc, _, err = _run(["validate", str(ROOT / "models" / "resnet50_torch.onnx"), "--hw", "t4", "--random-weights",
+                       "--dim", "batch=1", "--decode-context", "16", "--runs", "1"], capsys)
+    assert rc == 2 and "not a decoder step" in err

@@ -28,6 +28,9 @@ def add_validation_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", default=None, metavar="B1,B2,...",
                    help="also measure latency/throughput at these values of --batch-dim")
     p.add_argument("--batch-dim", default="batch", metavar="NAME", help="the dim --batch sets (default batch)")
+    p.add_argument("--decode-context", default=None, metavar="C1,C2,...",
+                   help="a decoder LLM: also measure its decode step at these contexts (past = context - new "
+                        "tokens) beside the predictions")
     p.add_argument("--random-weights", action="store_true",
                    help="run with random weights of the analyzed shapes when the weight files are missing")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs and weights")
@@ -53,15 +56,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def parse_batches(text: str | None) -> list[int] | None:
+def parse_batches(text: str | None, option: str = "--batch") -> list[int] | None:
     if not text:
         return None
     try:
         vals = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise OptionError(f"--batch {text!r}: expected integers like 1,2,4,8") from None
+        raise OptionError(f"{option} {text!r}: expected integers like 1,2,4,8") from None
     if not vals or any(v <= 0 for v in vals):
-        raise OptionError(f"--batch {text!r}: values must be positive")
+        raise OptionError(f"{option} {text!r}: values must be positive")
     return vals
 
 
@@ -73,7 +76,8 @@ def validation_from_args(args: argparse.Namespace, spec):
                     random_weights=args.random_weights, timeout_s=args.timeout,
                     batches=parse_batches(args.batch), batch_dim=args.batch_dim,
                     max_memory_bytes=parse_bytes(args.max_memory), progress=sys.stderr.isatty(),
-                    provider=args.provider)
+                    provider=args.provider,
+                    decode_contexts=parse_batches(getattr(args, "decode_context", None), "--decode-context"))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -76,6 +76,15 @@ def render_text(v: Validation, names: dict[int, str] | None = None) -> str:
         lines.append(f"  Throughput knee (smallest batch that no larger one beats by more than {KNEE_GAIN:.0%}): "
                      f"measured {_knee(v.knee_batch, v)}, predicted {_knee(v.predicted_knee_batch, v)}"
                      + (f", calibrated {_knee(v.predicted_calibrated_knee_batch, v)}" if v.calibrated else ""))
+    if v.decode:
+        lines += ["", "  Decode step by context (decoder LLM)",
+                  f"  {'context':>8}{'mean':>11}{'p90':>11}{'tokens/s':>10}{'predicted':>11}"
+                  + (f"{'calibrated':>11}" if v.calibrated else "") + f"{'error':>9}"]
+        for d in v.decode:
+            lines.append(f"  {d.context:>8}{seconds(d.measured.mean_s):>11}{seconds(d.measured.p90_s):>11}"
+                         f"{si(d.measured_tokens_per_s):>10}{seconds(d.predicted_s):>11}"
+                         + (f"{seconds(d.predicted_calibrated_s):>11}" if v.calibrated else "")
+                         + f"{'-' if d.error is None else f'{d.error:+.1%}':>9}")
     for n in v.notes:
         lines.append("Note       " + clean(n, 300))
     return "\n".join(lines) + "\n"

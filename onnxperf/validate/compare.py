@@ -108,6 +108,29 @@ class NodeResult(_Rates):
 
 
 @dataclass(frozen=True)
+class DecodePoint:
+    """One decode step of a decoder LLM at ``context`` tokens (past = context − new): measured
+    beside the predictions (``--decode-context``)."""
+
+    context: int
+    batch: int
+    measured: LatencyStats
+    predicted_s: float
+    predicted_calibrated_s: float | None
+
+    @property
+    def measured_tokens_per_s(self) -> float | None:
+        return _per_s(self.batch, self.measured.mean_s)
+
+    @property
+    def error(self) -> float | None:
+        """(predicted − measured) / measured of the calibrated prediction, else the plain one."""
+        pred = self.predicted_calibrated_s if self.predicted_calibrated_s is not None else self.predicted_s
+        m = self.measured.mean_s
+        return None if not m else (pred - m) / m
+
+
+@dataclass(frozen=True)
 class BatchPoint:
     batch: int
     measured: LatencyStats
@@ -173,6 +196,8 @@ class Validation:
     predicted_calibrated_knee_batch: int | None = None
     #: the execution provider asked for (``providers``: those the session used, in order)
     provider: str = DEFAULT_PROVIDERS[0]
+    #: a decoder LLM's decode step at several contexts (``--decode-context``)
+    decode: tuple[DecodePoint, ...] = ()
 
     def node_measured_s(self, plain: RooflineResult) -> dict[int, float]:
         """Measured time per original main-graph node: a group's time is shared among its nodes in
@@ -207,6 +232,9 @@ class Validation:
             "batches": [{"batch": b.batch, "measured": stats(b.measured), "predicted_s": b.predicted_s,
                          "predicted_calibrated_s": b.predicted_calibrated_s,
                          "total_memory_bytes": b.total_memory_bytes} for b in self.batches],
+            "decode": [{"context": d.context, "batch": d.batch, "measured": stats(d.measured),
+                        "measured_tokens_per_s": d.measured_tokens_per_s, "predicted_s": d.predicted_s,
+                        "predicted_calibrated_s": d.predicted_calibrated_s, "error": d.error} for d in self.decode],
             "knee_batch": self.knee_batch, "predicted_knee_batch": self.predicted_knee_batch,
             "predicted_calibrated_knee_batch": self.predicted_calibrated_knee_batch,
             "notes": list(self.notes),
@@ -279,7 +307,7 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
              runs: int = 10, warmup: int = 3, threads: int | None = None, opt: str = "all", seed: int = 0,
              random_weights: bool = False, timeout_s: float = 300, batches: list[int] | None = None,
              batch_dim: str = "batch", max_memory_bytes: int = 4 << 30, progress: bool | None = None,
-             provider: str = DEFAULT_PROVIDERS[0]) -> Validation:
+             provider: str = DEFAULT_PROVIDERS[0], decode_contexts: list[int] | None = None) -> Validation:
     """Measure ``model`` in onnxruntime on ``provider`` (checked against the providers this
     onnxruntime has; CPU stays the fallback for nodes the provider lacks) beside the predictions.
 
@@ -292,6 +320,7 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
     if a.coverage.unknown_shape:
         raise OptionError(f"{path}: {a.coverage.unknown_shape} nodes have unknown shapes; bind "
                           + ", ".join(a.coverage.dims_to_bind or a.coverage.unresolved_symbols) + " with --dim")
+    step = _decoder_step(a) if decode_contexts else None  # refused before anything runs
     plain_spec = uncalibrated(spec)
     is_cal = bool(getattr(spec, "efficiency", None))
     notes: list[str] = []
@@ -320,6 +349,11 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
                                         warmup, threads, opt, seed, timeout_s, max_memory_bytes, progress, providers)
             notes += more
         knees = batch_knees(points)
+        decode: tuple[DecodePoint, ...] = ()
+        if decode_contexts:
+            decode, more = _decode_sweep(run_path, a, step, spec, plain_spec, is_cal, decode_contexts, dims, runs, warmup,
+                                         threads, opt, seed, timeout_s, max_memory_bytes, progress, providers)
+            notes += more
     meas = stats.mean_s
     return Validation(
         hardware=spec.id, calibrated=is_cal, opt=opt, threads=threads, providers=tuple(rr.providers),
@@ -330,6 +364,7 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
         calibrated_figures=_figures(groups, True, rl_cal.latency_s, meas) if rl_cal else None,
         batches=points, knee_batch=knees[0], notes=tuple(notes), nodes=_node_results(a, groups, rl_plain, rl_cal),
         predicted_knee_batch=knees[1], predicted_calibrated_knee_batch=knees[2], provider=provider,
+        decode=decode,
     )
 
 
@@ -364,4 +399,43 @@ def _batch_sweep(run_path, a, spec, plain_spec, is_cal, batches, batch_dim, dims
                          memory_limit_bytes=child_memory_limit(max_memory_bytes, providers))
         points.append(BatchPoint(b, latency_stats(rr.latencies_s, batch=b), roofline(ab, plain_spec).latency_s,
                                  roofline(ab, spec).latency_s if is_cal else None, mem.total_bytes))
+    return tuple(points), notes
+
+
+def _decoder_step(a: Analysis):
+    from ..llm.recognize import NotRecognized, recognize
+
+    try:
+        return recognize(a.loaded)
+    except NotRecognized as exc:
+        raise OptionError(f"--decode-context: not a decoder step with a KV cache: {exc}") from None
+
+
+def _decode_sweep(run_path, a, step, spec, plain_spec, is_cal, contexts, dims, runs, warmup, threads, opt, seed,
+                  timeout_s, max_memory_bytes, progress, providers):
+    """One unprofiled session per context: the decode step bound to past = context − new (and
+    total = context), the batch as bound; stops before the first context whose predicted memory
+    exceeds ``max_memory_bytes``."""
+    new = step.new if isinstance(step.new, int) else 1
+    batch = dict(a.dims).get(step.batch, 1) if isinstance(step.batch, str) else step.batch or 1
+    points, notes = [], []
+    for c in contexts:
+        if c < new:
+            raise OptionError(f"--decode-context {c}: a step adds {new} tokens, so the context is at least {new}")
+        if c - new == 0:
+            raise OptionError(f"--decode-context {c}: an empty cache (past 0) cannot be bound; use a context above {new}")
+        bound = {**(dims or {}), **step.bindings(batch, c - new, new)}
+        ac = analyze(a.loaded, dims=bound)
+        mem = liveness(ac)
+        if mem.total_bytes > max_memory_bytes:
+            notes.append(f"--decode-context sweep stopped before context {c}: its predicted memory "
+                         f"{binary_bytes(mem.total_bytes)} exceeds --max-memory {binary_bytes(max_memory_bytes)}")
+            break
+        rr = run_session(run_path, make_inputs(ac, seed=seed, max_bytes=max_memory_bytes), runs=runs,
+                         warmup=warmup, threads=threads, opt=opt, profile=False, timeout_s=timeout_s, seed=seed,
+                         progress=progress, providers=providers,
+                         memory_limit_bytes=child_memory_limit(max_memory_bytes, providers))
+        points.append(DecodePoint(c, batch, latency_stats(rr.latencies_s, batch=batch),
+                                  roofline(ac, plain_spec).latency_s,
+                                  roofline(ac, spec).latency_s if is_cal else None))
     return tuple(points), notes
