@@ -458,3 +458,78 @@ def test_validate_measures_the_decode_step_at_each_context(capsys):
     rc, _, err = _run(["validate", str(ROOT / "models" / "resnet50_torch.onnx"), "--hw", "t4", "--random-weights",
                        "--dim", "batch=1", "--decode-context", "16", "--runs", "1"], capsys)
     assert rc == 2 and "not a decoder step" in err
+
+
+def _gqa_decoder(path: Path, fused_op: str = "GroupQueryAttention") -> Path:
+    """An onnxruntime-fused decode step: input_ids [batch, seq] -> embedding -> q/k/v MatMuls ->
+    com.microsoft GroupQueryAttention(query, key, value, past_key, past_value, seqlens_k,
+    total_sequence_length) with past [batch, 2, past, 16] -> present [batch, 2, total, 16]; 8 query
+    heads of 16 (hidden 128), 2 KV heads; one layer. ``fused_op`` MultiHeadAttention puts the past
+    at its slots 6 and 7 instead."""
+    hidden, hq, hkv, d = 128, 8, 2, 16
+    f = TensorProto.FLOAT
+    inits = [helper.make_tensor("emb", f, [100, hidden], [0.0] * 100 * hidden),
+             helper.make_tensor("wq", f, [hidden, hq * d], [0.0] * hidden * hq * d),
+             helper.make_tensor("wk", f, [hidden, hkv * d], [0.0] * hidden * hkv * d),
+             helper.make_tensor("wv", f, [hidden, hkv * d], [0.0] * hidden * hkv * d)]
+    nodes = [helper.make_node("Gather", ["emb", "input_ids"], ["h"]),
+             helper.make_node("MatMul", ["h", "wq"], ["q"]),
+             helper.make_node("MatMul", ["h", "wk"], ["k"]),
+             helper.make_node("MatMul", ["h", "wv"], ["v"])]
+    if fused_op == "GroupQueryAttention":
+        nodes += [helper.make_node("ReduceSum", ["attention_mask"], ["seqlen64"], keepdims=0, axes=None),
+                  helper.make_node("Cast", ["seqlen64"], ["seqlens_k"], to=TensorProto.INT32),
+                  helper.make_node("Shape", ["attention_mask"], ["mshape"], start=1, end=2),
+                  helper.make_node("Cast", ["mshape"], ["total_len"], to=TensorProto.INT32),
+                  helper.make_node("Squeeze", ["total_len"], ["total_len_s"]),
+                  helper.make_node("GroupQueryAttention",
+                                   ["q", "k", "v", "past_key_values.0.key", "past_key_values.0.value", "seqlens_k",
+                                    "total_len_s"], ["attn", "present.0.key", "present.0.value"],
+                                   domain="com.microsoft", num_heads=hq, kv_num_heads=hkv)]
+        kv_heads_in_cache = hkv
+    else:  # MultiHeadAttention: K/V heads = query heads
+        nodes += [helper.make_node("MultiHeadAttention",
+                                   ["q", "k", "v", "", "", "", "past_key_values.0.key", "past_key_values.0.value"],
+                                   ["attn", "present.0.key", "present.0.value"], domain="com.microsoft",
+                                   num_heads=hq)]
+        kv_heads_in_cache = hq
+    inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch_size", "sequence_length"]),
+              helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch_size", "total_sequence_length"])]
+    cache = ["batch_size", kv_heads_in_cache, "past_sequence_length", d]
+    inputs += [helper.make_tensor_value_info(n, f, cache) for n in ("past_key_values.0.key", "past_key_values.0.value")]
+    outputs = [helper.make_tensor_value_info("attn", f, None)] + [
+        helper.make_tensor_value_info(n, f, ["batch_size", kv_heads_in_cache, "total_sequence_length", d])
+        for n in ("present.0.key", "present.0.value")]
+    g = helper.make_graph(nodes, "gqa", inputs, outputs, inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]),
+              path)
+    return path
+
+
+@pytest.mark.parametrize("op, kv_heads", [("GroupQueryAttention", 2), ("MultiHeadAttention", 8)])
+def test_fused_attention_past_slots(tmp_path, op, kv_heads):
+    """com.microsoft GroupQueryAttention reads the cache at inputs 3 and 4, MultiHeadAttention at
+    6 and 7: the evidence, the layout and the symbolic new-token dim (a graph that prefills in one
+    pass, genai-style) come from there; KV bytes per token = 2 · 1 layer · kv_heads · 16 · 4."""
+    st = recognize(load(_gqa_decoder(tmp_path / "m.onnx", op)))
+    assert st.attention == (f"com.microsoft::{op}",)
+    assert [c.how.split(" input")[0] for c in st.caches] == [f"com.microsoft::{op}"] * 2
+    assert (st.past, st.batch, st.new, st.total) == ("past_sequence_length", "batch_size", "sequence_length",
+                                                      "total_sequence_length")
+    assert st.kv_heads == kv_heads and st.head_dim == 16 and st.layers == 1
+    assert st.kv_bytes_per_token == 2 * kv_heads * 16 * 4
+    assert st.prefill_capable
+    assert [c.present for c in st.caches] == ["present.0.key", "present.0.value"]
+
+
+def test_fused_gqa_figures(tmp_path):
+    """The figures of the fused step: decode MACs per token = the three projections + attention
+    over the context (QK^T and AV: 2 · 8 heads · 16 · context); one-pass prefill of P tokens."""
+    L = load(_gqa_decoder(tmp_path / "m.onnx"))
+    st = recognize(L)
+    fg = figures(L, st, batch=2, context=64, prompt=16)
+    linear = 128 * 128 + 2 * 128 * 32
+    assert fg.decode.complete
+    assert dict(fg.formula("decode.macs").terms) == {(1, 0): linear, (1, 1): 2 * 8 * 16}
+    assert fg.prefill_method == "one pass" and fg.prefill_complete
+    assert fg.prefill_macs == 2 * (16 * linear + 2 * 8 * 16 * 16 * 16)
