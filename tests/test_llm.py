@@ -533,3 +533,35 @@ def test_fused_gqa_figures(tmp_path):
     assert dict(fg.formula("decode.macs").terms) == {(1, 0): linear, (1, 1): 2 * 8 * 16}
     assert fg.prefill_method == "one pass" and fg.prefill_complete
     assert fg.prefill_macs == 2 * (16 * linear + 2 * 8 * 16 * 16 * 16)
+
+
+def test_merged_decoder_reads_its_cache_inside_an_if(tmp_path):
+    """optimum's merged decoder: a use_cache_branch input picks an If branch; the cache is read
+    (concatenated) inside the then-branch: the evidence is found there."""
+    f = TensorProto.FLOAT
+    kv_new = helper.make_tensor_value_info("kv_new", f, ["b", 2, 1, 4])
+    then_nodes = [helper.make_node("Concat", [n, "kv_new"], [f"t{k}"], axis=2)
+                  for k, n in enumerate(("past_key_values.0.key", "past_key_values.0.value"))]
+    then_g = helper.make_graph(then_nodes, "then", [], [helper.make_tensor_value_info(f"t{k}", f, None) for k in range(2)])
+    else_nodes = [helper.make_node("Identity", ["kv_new"], [f"e{k}"]) for k in range(2)]
+    else_g = helper.make_graph(else_nodes, "else", [], [helper.make_tensor_value_info(f"e{k}", f, None) for k in range(2)])
+    nodes = [helper.make_node("Gather", ["emb", "input_ids"], ["h"]),
+             helper.make_node("Reshape", ["h", "kv_shape"], ["kv_new"]),
+             helper.make_node("If", ["use_cache_branch"], ["present.0.key", "present.0.value"],
+                              then_branch=then_g, else_branch=else_g)]
+    inits = [helper.make_tensor("emb", f, [16, 8], [0.0] * 128),
+             helper.make_tensor("kv_shape", TensorProto.INT64, [4], [0, 2, 1, 4])]
+    inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch_size", 1]),
+              helper.make_tensor_value_info("use_cache_branch", TensorProto.BOOL, [1])]
+    inputs += [helper.make_tensor_value_info(n, f, ["batch_size", 2, "past_sequence_length", 4])
+               for n in ("past_key_values.0.key", "past_key_values.0.value")]
+    outputs = [helper.make_tensor_value_info(n, f, None) for n in ("present.0.key", "present.0.value")]
+    p = tmp_path / "merged.onnx"
+    onnx.save(helper.make_model(helper.make_graph(nodes, "merged", inputs, outputs, inits),
+                                opset_imports=[helper.make_opsetid("", 17)]), p)
+    del kv_new
+    st = recognize(load(p))
+    assert st.past == "past_sequence_length" and st.batch == "batch_size"
+    assert [c.how for c in st.caches] == ["Concat axis 2 (in a subgraph)"] * 2
+    assert [c.present for c in st.caches] == ["present.0.key", "present.0.value"]
+    assert not st.notes  # structural evidence: no "names only" warning

@@ -24,6 +24,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import onnx
 
@@ -170,13 +171,18 @@ def _declared_outputs(loaded: LoadedModel) -> dict[str, tuple[int, tuple[Dim, ..
     return out
 
 
-def _consumers(loaded: LoadedModel) -> dict[str, list[tuple[int, int]]]:
-    """tensor -> [(node index, input slot)] in the main graph."""
-    out: dict[str, list[tuple[int, int]]] = {}
-    for i, (ins, _) in enumerate(loaded.graph.io):
-        for k, x in enumerate(ins):
-            if x:
-                out.setdefault(x, []).append((i, k))
+def _consumers(loaded: LoadedModel) -> dict[str, list[tuple[Any, int, int]]]:
+    """tensor -> [(graph, node index, input slot)], the main graph's and every subgraph's nodes (an
+    optimum-style merged decoder reads its cache inside an If's branches)."""
+    out: dict[str, list[tuple[Any, int, int]]] = {}
+    stack = [loaded.graph]
+    while stack:
+        g = stack.pop()
+        for i, (ins, _) in enumerate(g.io):
+            for k, x in enumerate(ins):
+                if x:
+                    out.setdefault(x, []).append((g, i, k))
+        stack.extend(sub for _, sub in sorted(g.subgraphs.items(), key=lambda kv: kv[0], reverse=True))
     return out
 
 
@@ -190,25 +196,25 @@ def _attr_int(node: onnx.NodeProto, name: str, default: int) -> int:
 def _structural(loaded: LoadedModel, name: str, rank: int, consumers) -> tuple[str, int, tuple[str, ...] | None,
                                                                                   str, str | None] | None:
     """(kind, past axis, layout or None, evidence, op label) from how the graph reads ``name``."""
-    g = loaded.graph
     frontier = [(name, "")]
     for _ in range(3):  # through a Cast or two (fp16 graphs with float32 cache inputs)
         nxt = []
         for tensor, via in frontier:
-            for i, k in consumers.get(tensor, ()):
+            for g, i, k in consumers.get(tensor, ()):
                 op, domain, _ = g.heads[i]
+                where = "" if g is loaded.graph else " (in a subgraph)"
                 slots = ATTENTION_SLOTS.get((domain, op))
                 if slots and k in slots:
                     kind, axis, layout = slots[k]
                     label = f"{domain}::{op}" if domain else op
                     if len(layout) != rank:
                         layout, axis = None, (axis if rank == len(slots[k][2]) else -1)
-                    return kind, axis, layout, f"{label} input {k}{via}", label
+                    return kind, axis, layout, f"{label} input {k}{via}{where}", label
                 if op == "Concat" and not domain:
                     axis = _attr_int(g.nodes[i], "axis", 0)
                     axis = axis + rank if axis < 0 else axis
                     if 0 <= axis < rank:
-                        return "", axis, None, f"Concat axis {axis}{via}", "Concat"
+                        return "", axis, None, f"Concat axis {axis}{via}{where}", "Concat"
                 if op == "Cast" and not domain:
                     nxt.append((g.io[i][1][0], f"{via} (after a Cast)"))
         frontier = nxt
@@ -452,12 +458,11 @@ def _present_of(loaded: LoadedModel, name: str, shape, outputs, consumers) -> st
     cand = name.replace("past_key_values", "present").replace("past", "present")
     if cand != name and cand in outputs:
         return cand
-    g = loaded.graph
     frontier = {name}
     for _ in range(4):
         nxt = set()
         for tensor in sorted(frontier):
-            for i, _ in consumers.get(tensor, ()):
+            for g, i, _ in consumers.get(tensor, ()):
                 op = g.heads[i][0]
                 if op not in ("Concat", "Cast", "GroupQueryAttention", "MultiHeadAttention", "Attention",
                               "DecoderMaskedMultiHeadAttention"):
