@@ -565,3 +565,40 @@ def test_merged_decoder_reads_its_cache_inside_an_if(tmp_path):
     assert [c.how for c in st.caches] == ["Concat axis 2 (in a subgraph)"] * 2
     assert [c.present for c in st.caches] == ["present.0.key", "present.0.value"]
     assert not st.notes  # structural evidence: no "names only" warning
+
+
+def _params_gpt2(layers=4, d=256, vocab=8000, positions=1024, ffn=1024):
+    """GPT-2's parameters from its config: wte, wpe, per layer 2 LayerNorms, c_attn (d·3d + 3d),
+    c_proj (d² + d), c_fc (d·ffn + ffn), mlp c_proj (ffn·d + d), the final LayerNorm. The LM head
+    is tied to wte in the model, but the legacy export writes it again (a transposed copy for the
+    MatMul): + vocab·d."""
+    per_layer = 2 * 2 * d + (3 * d * d + 3 * d) + (d * d + d) + (d * ffn + ffn) + (ffn * d + d)
+    tied = vocab * d + positions * d + layers * per_layer + 2 * d
+    return tied, tied + vocab * d
+
+
+def _params_qwen_llama(layers=4, d=256, hq=8, hkv=2, ffn=704, vocab=1000, qkv_bias=True):
+    """Qwen2 / Llama from the config: embeddings, per layer q/k/v/o (Qwen2 has q/k/v biases), the
+    gated MLP (3·d·ffn), 2 RMSNorm weights, the final norm, an untied LM head; the export adds the
+    rotary inv_freq buffer (head_dim / 2 floats)."""
+    hd = d // hq
+    per_layer = d * hq * hd + 2 * d * hkv * hd + hq * hd * d + 3 * d * ffn + 2 * d
+    if qkv_bias:
+        per_layer += hq * hd + 2 * hkv * hd
+    return vocab * d + layers * per_layer + d + d * vocab + hd // 2
+
+
+@pytest.mark.parametrize("name, params, bytes_per", [
+    ("gpt2_decode_legacy.onnx", _params_gpt2()[1], 4),
+    ("qwen2_decode_dynamo18.onnx", _params_qwen_llama(), 4),
+    ("qwen2_decode_dynamo18_fp16.onnx", _params_qwen_llama(), 2),
+    ("llama_decode_dynamo23.onnx", _params_qwen_llama(ffn=688, qkv_bias=False), 4),
+])
+def test_weight_bytes_from_the_config(loaded, name, params, bytes_per):
+    """The LLM section's weights = parameters derived from the config × the element size."""
+    L = loaded(name)
+    fg = figures(L, recognize(L), batch=1, context=32, prompt=2, with_formulas=False)
+    assert fg.weight_bytes == params * bytes_per
+    # GPT-2 ties its head: the exported file holds vocab·d more than the config's own count
+    if name.startswith("gpt2"):
+        assert _params_gpt2()[1] - _params_gpt2()[0] == 8000 * 256
