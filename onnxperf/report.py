@@ -200,6 +200,8 @@ def measured_section(validation: Any, predicted: dict[str, float | None]) -> dic
         "points_columns": ["keys", "predicted_s", "measured_s"],
         "points": points,
         "errors": errs,
+        #: what makes the figures doubtful (a spec of another machine, a noisy measurement)
+        "warnings": [str(w) for w in (_get(validation, "warnings") or [])],
         "_node_times": node_times,  # removed by build_report
     }
 
@@ -435,7 +437,8 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
         "measured": meas,
         "largest_fit": d.get("largest_fit"),
         "llm": sm.llm.to_dict() if getattr(sm, "llm", None) is not None else None,
-        "warnings": _warnings(sm),
+        "warnings": _warnings(sm) + [{"code": "validation", "level": "warning", "message": w}
+                                     for w in (meas or {}).get("warnings", [])],
         "conventions": _conventions(sm),
         "notes": list(a.notes),
     }

@@ -87,6 +87,7 @@ def run_validation(args: argparse.Namespace, sm: Any) -> Any:
         "errors": figures.to_dict(),
         "errors_by_roofline": {"plain": v.plain.to_dict(),
                                **({"calibrated": v.calibrated_figures.to_dict()} if v.calibrated_figures else {})},
+        "warnings": list(v.warnings),
     }
 
 

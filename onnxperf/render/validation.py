@@ -85,6 +85,8 @@ def render_text(v: Validation, names: dict[int, str] | None = None) -> str:
                          f"{si(d.measured_tokens_per_s):>10}{seconds(d.predicted_s):>11}"
                          + (f"{seconds(d.predicted_calibrated_s):>11}" if v.calibrated else "")
                          + f"{'-' if d.error is None else f'{d.error:+.1%}':>9}")
+    for w in v.warnings:
+        lines.append("Warning    " + clean(w, 400))
     for n in v.notes:
         lines.append("Note       " + clean(n, 300))
     return "\n".join(lines) + "\n"

@@ -198,6 +198,9 @@ class Validation:
     provider: str = DEFAULT_PROVIDERS[0]
     #: a decoder LLM's decode step at several contexts (``--decode-context``)
     decode: tuple[DecodePoint, ...] = ()
+    #: what makes the error figures doubtful: a spec of another machine (:mod:`.machine`), a
+    #: measurement that varies a lot between runs
+    warnings: tuple[str, ...] = ()
 
     def node_measured_s(self, plain: RooflineResult) -> dict[int, float]:
         """Measured time per original main-graph node: a group's time is shared among its nodes in
@@ -237,6 +240,7 @@ class Validation:
                         "predicted_calibrated_s": d.predicted_calibrated_s, "error": d.error} for d in self.decode],
             "knee_batch": self.knee_batch, "predicted_knee_batch": self.predicted_knee_batch,
             "predicted_calibrated_knee_batch": self.predicted_calibrated_knee_batch,
+            "warnings": list(self.warnings),
             "notes": list(self.notes),
         }
 
@@ -338,8 +342,11 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
 
         batch = batch_of(a)
         stats = latency_stats(rr.latencies_s, batch=batch)
+        from .machine import mismatch
+
+        warnings = mismatch(spec, tuple(rr.providers) or tuple(providers))
         if stats.spread_warning:
-            notes.append(stats.spread_warning)
+            warnings.append(stats.spread_warning)
         rl_plain = roofline(a, plain_spec)
         rl_cal = roofline(a, spec) if is_cal else None
         groups = _group_results(a, mapping, rl_plain, rl_cal)
@@ -364,7 +371,7 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
         calibrated_figures=_figures(groups, True, rl_cal.latency_s, meas) if rl_cal else None,
         batches=points, knee_batch=knees[0], notes=tuple(notes), nodes=_node_results(a, groups, rl_plain, rl_cal),
         predicted_knee_batch=knees[1], predicted_calibrated_knee_batch=knees[2], provider=provider,
-        decode=decode,
+        decode=decode, warnings=tuple(warnings),
     )
 
 
