@@ -38,6 +38,11 @@ from .spec import HardwareSpec, cpu_peak_fp32
 FMA_CHAINS = 8    # independent accumulators per element: 8 vectors in flight cover 2 FMA units x 4 cycles latency
 FMA_STEPS = 16    # dependent FMA steps per chain per pass over the buffer
 DEFAULT_REPEATS = 7
+#: a clock no shipping CPU core exceeds (the fastest boost, 2024-26, is 6.2 GHz): the ceiling of a
+#: measured fp32 figure when the CPU's own maximum clock is not visible (VMs)
+MAX_PLAUSIBLE_GHZ = 6.2
+#: runs whose median is this much slower than the best one disagree: a busy or throttling machine
+SPREAD_WARNING = 0.10
 _FALLBACK_ARRAY_BYTES = 256 * 2 ** 20
 
 _SYS_CPU = Path("/sys/devices/system/cpu")
@@ -69,6 +74,22 @@ class CpuInfo:
         if not (self.clock_ghz and self.simd_fp32_lanes and self.fma_units):
             return None
         return cpu_peak_fp32(self.physical_cores, round(self.clock_ghz, 6), self.simd_fp32_lanes, self.fma_units)
+
+    @property
+    def fp32_ceiling(self) -> tuple[float, str] | None:
+        """(FLOP/s, how) above which a measured fp32 figure is impossible on this CPU: the
+        theoretical formula at the cpufreq maximum clock + 5% when sysfs gives it, else at
+        :data:`MAX_PLAUSIBLE_GHZ` (no shipping core runs faster; a VM's /proc/cpuinfo shows a
+        nominal or current clock, which boost exceeds). None when the SIMD width is unknown."""
+        if not (self.simd_fp32_lanes and self.fma_units):
+            return None
+        if self.clock_ghz and self.clock_source.startswith("cpufreq maximum"):
+            clock, why = self.clock_ghz * 1.05, f"the cpufreq maximum clock {self.clock_ghz:.3f} GHz + 5%"
+        else:
+            clock, why = MAX_PLAUSIBLE_GHZ, f"{MAX_PLAUSIBLE_GHZ} GHz, above any shipping core's boost clock"
+        value = cpu_peak_fp32(self.physical_cores, clock, self.simd_fp32_lanes, self.fma_units)
+        return value, (f"{self.physical_cores} cores x {why} x {self.simd_fp32_lanes} fp32 lanes ({self.isa}) x "
+                       f"{self.fma_units} FMA units x 2")
 
     def theoretical_text(self) -> str:
         if self.theoretical_fp32_flops_per_s is None:
@@ -181,6 +202,10 @@ def _simd(fields: dict[str, str], machine: str) -> tuple[str, int | None, int | 
     if machine in ("x86_64", "amd64", "i686", "i386", "x86"):
         if "avx512f" in flags:
             if vendor == "AuthenticAMD":
+                family = fields.get("cpu family", "")
+                if family.isdigit() and int(family) >= 26:
+                    notes.append("2 AVX-512 FMA units assumed (Zen 5, cpu family 26: full 512-bit FMA pipes)")
+                    return "AVX-512", 16, 2, notes
                 notes.append("1 AVX-512 FMA unit assumed (Zen 4 runs 512-bit FMAs on two 256-bit pipes)")
                 return "AVX-512", 16, 1, notes
             notes.append("2 AVX-512 FMA units assumed (Xeon Bronze/Silver and some Gold 5xxx have 1)")
@@ -300,9 +325,15 @@ class Measurement:
     def median(self) -> float:
         return self.work / statistics.median(self.seconds)
 
+    @property
+    def spread(self) -> float:
+        """How much slower the median run is than the best: (median time − best time) / best time."""
+        best = min(self.seconds)
+        return (statistics.median(self.seconds) - best) / best if best > 0 else 0.0
+
     def to_dict(self) -> dict:
         return {"key": self.key, "label": self.label, "unit": self.unit, "work": self.work,
-                "seconds": list(self.seconds), "best": self.best, "median": self.median,
+                "seconds": list(self.seconds), "best": self.best, "median": self.median, "spread": self.spread,
                 "theoretical": self.theoretical, "detail": self.detail}
 
 
@@ -315,6 +346,8 @@ class ProbeResult:
     when: str
     threads: int
     notes: tuple[str, ...] = field(default=())
+    #: what makes the figures doubtful: repeats that disagree, a busy machine, a refused figure
+    warnings: tuple[str, ...] = field(default=())
 
     def get(self, key: str) -> Measurement:
         return next(m for m in self.measurements if m.key == key)
@@ -322,7 +355,7 @@ class ProbeResult:
     def to_dict(self) -> dict:
         return {"schema": "onnxperf.probe/1", "when": self.when, "short": self.short, "threads": self.threads,
                 "cpu": self.cpu.to_dict(), "measurements": [m.to_dict() for m in self.measurements],
-                "notes": list(self.notes), "spec": self.spec.to_dict()}
+                "warnings": list(self.warnings), "notes": list(self.notes), "spec": self.spec.to_dict()}
 
 
 def _host_id() -> str:
@@ -373,6 +406,11 @@ def run_probe(*, short: bool = False, repeats: int | None = None,
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     theory = cpu.theoretical_fp32_flops_per_s
     notes: list[str] = []
+    warnings: list[str] = []
+    busy = _busy(cpu.logical_cpus)
+    if busy:
+        warnings.append(busy)
+    started = time.perf_counter()
 
     # fp32: FMA-bound kernel -------------------------------------------------------------------------
     say("compiling and calibrating the numba FMA kernel")
@@ -392,8 +430,14 @@ def run_probe(*, short: bool = False, repeats: int | None = None,
             break
         reps *= 8
     reps = max(1, math.ceil(reps * target / max(dt, 1e-9)))
-    say(f"FMA kernel: {repeats} runs")
     flops = float(threads * width * reps * FMA_CHAINS * FMA_STEPS * 2)
+    # estimates of what is left, from the kernel's calibration run (said with every stage)
+    rate = flops / target
+    n = 256 if short else 4096
+    est = {"fma": repeats * target, "sgemm": (repeats + 1) * 2.0 * n ** 3 / rate * 1.2}
+    array_bytes = _array_bytes(cpu, short, notes)
+    est["stream"] = (2 * repeats + 2) * 3 * array_bytes / 10e9  # at 10 GB/s, a low bandwidth for a server
+    say(f"FMA kernel: {repeats} runs, about {_eta(est['fma'])} ({_eta(sum(est.values()))} left in all)")
     secs = _times(lambda: kern(buf, reps, a, b, inv), repeats)
     if not np.isfinite(buf).all():  # pragma: no cover - the chains converge to 1
         raise RuntimeError("FMA kernel produced non-finite values")
@@ -402,8 +446,7 @@ def run_probe(*, short: bool = False, repeats: int | None = None,
                       f"{FMA_STEPS} FMA steps x 2 FLOP", theory)
 
     # fp32: sgemm ------------------------------------------------------------------------------------
-    n = 256 if short else 4096
-    say(f"sgemm {n}x{n}: {repeats} runs")
+    say(f"sgemm {n}x{n}: {repeats} runs, about {_eta(est['sgemm'])} ({_eta(est['sgemm'] + est['stream'])} left)")
     rng = np.random.default_rng(0)
     ma = rng.random((n, n), dtype=np.float32)
     mb = rng.random((n, n), dtype=np.float32)
@@ -415,17 +458,9 @@ def run_probe(*, short: bool = False, repeats: int | None = None,
     del ma, mb, mc
 
     # memory bandwidth: STREAM copy and triad --------------------------------------------------------
-    if short:
-        array_bytes = 2 * 2 ** 20
-        notes.append("short mode: 2 MiB arrays fit in cache, so the bandwidth is a cache figure")
-    else:
-        array_bytes = 4 * cpu.llc_bytes if cpu.llc_bytes else _FALLBACK_ARRAY_BYTES
-        avail = _meminfo_bytes("MemAvailable")
-        if avail and 3 * array_bytes > avail // 2:
-            array_bytes = max(2 ** 20, avail // 6)
-            notes.append(f"arrays capped at {array_bytes // 2 ** 20} MiB each by available memory")
     count = array_bytes // 8
-    say(f"STREAM copy and triad on 3 x {count * 8 / 2 ** 20:.0f} MiB float64 arrays: {repeats} runs")
+    say(f"STREAM copy and triad on 3 x {count * 8 / 2 ** 20:.0f} MiB float64 arrays (in memory, no file): "
+        f"{repeats} runs each, about {_eta(est['stream'])} left")
     fill, copy, triad = _stream_kernels()
     xa, xb, xc = np.empty(count), np.empty(count), np.empty(count)
     fill(xa, xb, xc)
@@ -441,13 +476,76 @@ def run_probe(*, short: bool = False, repeats: int | None = None,
     del xa, xb, xc
 
     measurements = (fma, sgemm, copy_m, triad_m)
-    if theory and max(fma.best, sgemm.best) > theory:
-        implied = max(fma.best, sgemm.best) / (cpu.physical_cores * cpu.simd_fp32_lanes * cpu.fma_units * 2)
+    accepted = _accepted_fp32(cpu, (fma, sgemm), warnings)
+    if theory and max(m.best for m in accepted) > theory:
+        implied = max(m.best for m in accepted) / (cpu.physical_cores * cpu.simd_fp32_lanes * cpu.fma_units * 2)
         notes.append(f"measured exceeds theoretical: implied clock {implied / 1e9:.2f} GHz vs "
                      f"{cpu.clock_ghz:.3f} GHz detected ({cpu.clock_source})")
-    spec = _spec(cpu, measurements, when, threads, repeats, short, notes)
+    for m in measurements:
+        if m.spread > SPREAD_WARNING and not short:
+            warnings.append(f"{m.label}: the runs disagree (the median run is {m.spread:.0%} slower than the best): "
+                            "the machine may be busy or throttling; probe again on an idle machine")
+    busy = _busy(cpu.logical_cpus)
+    if busy and busy not in warnings:
+        warnings.append(busy)
+    notes.append(f"probe took {time.perf_counter() - started:.1f} s")
+    spec = _spec(cpu, measurements, when, threads, repeats, short, notes + [f"warning: {w}" for w in warnings],
+                 accepted)
     return ProbeResult(cpu=cpu, measurements=measurements, spec=spec, short=short, when=when, threads=threads,
-                       notes=tuple(notes))
+                       notes=tuple(notes), warnings=tuple(warnings))
+
+
+class ImpossibleMeasurement(OptionError):
+    """Every fp32 figure of the probe is above what this CPU can do (exit 2: no spec is written)."""
+
+
+def _accepted_fp32(cpu: CpuInfo, ms: tuple[Measurement, ...], warnings: list[str]) -> tuple[Measurement, ...]:
+    """The fp32 measurements at or below the CPU's ceiling (:attr:`CpuInfo.fp32_ceiling`); a figure
+    above it is refused with the reason (a timer or a kernel that did not do its work)."""
+    ceiling = cpu.fp32_ceiling
+    if ceiling is None:
+        return ms
+    limit, how = ceiling
+    ok = tuple(m for m in ms if m.best <= limit)
+    for m in ms:
+        if m.best > limit:
+            warnings.append(f"{m.label}: {_fmt_rate(m.best, 'FLOP/s')} refused: above the most this CPU can do, "
+                            f"{_fmt_rate(limit, 'FLOP/s')} = {how}")
+    if not ok:
+        raise ImpossibleMeasurement(
+            f"hw probe: every fp32 figure is above the most this CPU can do ({_fmt_rate(limit, 'FLOP/s')} = {how}): "
+            + "; ".join(f"{m.label} {_fmt_rate(m.best, 'FLOP/s')}" for m in ms) + "; no spec written")
+    return ok
+
+
+def _array_bytes(cpu: CpuInfo, short: bool, notes: list[str]) -> int:
+    """Bytes of each STREAM array: 4 x the last-level cache, within half the available memory (in
+    memory: the probe writes no file)."""
+    if short:
+        notes.append("short mode: 2 MiB arrays fit in cache, so the bandwidth is a cache figure")
+        return 2 * 2 ** 20
+    array_bytes = 4 * cpu.llc_bytes if cpu.llc_bytes else _FALLBACK_ARRAY_BYTES
+    avail = _meminfo_bytes("MemAvailable")
+    if avail and 3 * array_bytes > avail // 2:
+        array_bytes = max(2 ** 20, avail // 6)
+        notes.append(f"arrays capped at {array_bytes // 2 ** 20} MiB each by available memory")
+    return array_bytes
+
+
+def _busy(cpus: int) -> str | None:
+    """A warning when other work competes for the CPUs: the 1-minute load average above half of them."""
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):  # pragma: no cover - not on this platform
+        return None
+    if load > max(0.5 * cpus, 0.75):
+        return (f"the machine is busy (1-minute load average {load:.2f} on {cpus} CPUs): other work competes with "
+                "the probe, its figures may be low")
+    return None
+
+
+def _eta(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds >= 1.5 else "1 s"
 
 
 def _blas_name() -> str:
@@ -460,14 +558,17 @@ def _blas_name() -> str:
 
 
 def _spec(cpu: CpuInfo, ms: tuple[Measurement, ...], when: str, threads: int, repeats: int, short: bool,
-          notes: list[str]) -> HardwareSpec:
+          notes: list[str], accepted: tuple[Measurement, ...] | None = None) -> HardwareSpec:
     fma, sgemm, copy_m, triad_m = ms
+    accepted = accepted if accepted is not None else (fma, sgemm)
     by = f"measured by onnxperf hw probe on {when}"
     mode = " (short mode)" if short else ""
     sources = {
         "fp32": (f"{by}{mode}: best of {repeats} runs, the larger of the numba FMA kernel "
-                 f"({_fmt_rate(fma.best, 'FLOP/s')}, {threads} threads) and numpy sgemm "
-                 f"({_fmt_rate(sgemm.best, 'FLOP/s')}, {sgemm.label.split()[2]})"),
+                 f"({_fmt_rate(fma.best, 'FLOP/s')}, {threads} threads"
+                 f"{'' if fma in accepted else ', refused: above the CPU ceiling'}) and numpy sgemm "
+                 f"({_fmt_rate(sgemm.best, 'FLOP/s')}, {sgemm.label.split()[2]}"
+                 f"{'' if sgemm in accepted else ', refused: above the CPU ceiling'})"),
         "memory_bandwidth": (f"{by}{mode}: STREAM-style triad, best of {repeats} runs on {triad_m.detail}; "
                              f"copy {_fmt_rate(copy_m.best, 'B/s')}"),
     }
@@ -480,6 +581,6 @@ def _spec(cpu: CpuInfo, ms: tuple[Measurement, ...], when: str, threads: int, re
              else f"theoretical fp32 {cpu.theoretical_text()}"]
     parts += list(cpu.assumptions) + notes
     return HardwareSpec(id=_host_id(), name=f"{cpu.model} ({cpu.physical_cores} cores, probed)", kind="cpu",
-                        peak_flops_per_s={"fp32": _sig4(max(fma.best, sgemm.best))},
+                        peak_flops_per_s={"fp32": _sig4(max(m.best for m in accepted))},
                         memory_bandwidth_bytes_per_s=_sig4(triad_m.best), memory_capacity_bytes=capacity,
                         sources=sources, notes=". ".join(parts))

@@ -106,6 +106,10 @@ def probe_text(result) -> str:
     lines += _table(["figure", "best", "median", "theoretical", "best/theor.", "work per run"], rows,
                     right={1, 2, 3, 4})
     lines += ["", f"theoretical fp32: {cpu.theoretical_text()}"]
+    ceiling = cpu.fp32_ceiling
+    if ceiling is not None:
+        lines.append(f"ceiling fp32 (a figure above it is refused): {_rate(ceiling[0])}FLOP/s = {ceiling[1]}")
+    lines += [f"warning: {w}" for w in getattr(result, "warnings", ())]
     lines += [f"note: {n}" for n in (*cpu.assumptions, *result.notes)]
     s = result.spec
     lines += ["", f"spec {s.id}: fp32 {_rate(s.peak_flops_per_s['fp32'])}FLOP/s, bandwidth "
