@@ -131,26 +131,24 @@ def test_an_impossible_peak_is_refused(monkeypatch):
     assert cli.main(["hw", "probe", "--short"]) == 2
 
 
-def test_one_refused_figure_leaves_the_other(monkeypatch):
-    """The ceiling between the two fp32 figures: the larger is refused (a warning says why), the
-    spec takes the other."""
-    from onnxperf.hardware import probe
+def test_one_refused_figure_leaves_the_other():
+    """A ceiling between the two fp32 figures: the larger is refused (a warning says why), the spec
+    takes the other; the spec's source says which was refused."""
+    from onnxperf.hardware.probe import Measurement, _accepted_fp32, _spec
 
-    real = run_probe(short=True)
-    lo, hi = sorted(m.best for m in real.measurements[:2])
-    cpu = real.cpu
-    per_ghz = cpu.physical_cores * cpu.simd_fp32_lanes * cpu.fma_units * 2 * 1e9
-    ceiling_clock = (lo * 1.02) / per_ghz / 1.05  # the ceiling just above the smaller of the two figures
-    fake = _cpu(clock_ghz=ceiling_clock, clock_source="cpufreq maximum (boost) clock")
-    monkeypatch.setattr(probe, "detect_cpu", lambda: fake)
-    r = run_probe(short=True)
-    limit = fake.fp32_ceiling[0]
-    figures = [m.best for m in r.measurements[:2]]
-    if not min(figures) <= limit < max(figures):  # the machine's speed moved between the two runs
-        pytest.skip("the two runs differ too much to place the ceiling between the figures")
-    assert any("refused" in w for w in r.warnings)
-    assert r.spec.peak_for("float32") == pytest.approx(min(figures), rel=1e-3)
-    assert "refused: above the CPU ceiling" in r.spec.sources["fp32"]
+    cpu = _cpu(physical_cores=2, simd_fp32_lanes=16, fma_units=1, clock_ghz=3.0,
+               clock_source="cpufreq maximum (boost) clock")  # ceiling 2·3.15 GHz·32 = 201.6 GFLOP/s
+    fma = Measurement("fma", "fp32 FMA kernel (numba)", "FLOP/s", 300e9, (1.0, 1.0), "")
+    sgemm = Measurement("sgemm", "fp32 sgemm 4096x4096 (numpy BLAS)", "FLOP/s", 150e9, (1.0, 1.0), "")
+    warnings: list[str] = []
+    ok = _accepted_fp32(cpu, (fma, sgemm), warnings)
+    assert ok == (sgemm,)
+    assert len(warnings) == 1 and "300.0 GFLOP/s refused" in warnings[0] and "201.6 GFLOP/s" in warnings[0]
+    copy = Measurement("copy", "copy", "B/s", 20e9, (1.0,), "")
+    triad = Measurement("triad", "triad", "B/s", 30e9, (1.0,), "x")
+    spec = _spec(cpu, (fma, sgemm, copy, triad), "now", 2, 2, False, [], ok)
+    assert spec.peak_for("float32") == 150e9
+    assert "refused: above the CPU ceiling" in spec.sources["fp32"]
 
 
 def test_runs_that_disagree_and_a_busy_machine_are_warnings(monkeypatch):
