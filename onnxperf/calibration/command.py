@@ -41,8 +41,9 @@ def run(args: argparse.Namespace) -> int:
     output = getattr(args, "output", None)
 
     def progress(msg: str) -> None:
-        if sys.stderr.isatty():
-            print(f"onnxperf: {msg}", file=sys.stderr, flush=True)
+        # every stage, with the time left, on a terminal or in a log alike (minutes of silence
+        # when redirected read as a hang)
+        print(f"onnxperf: {msg}", file=sys.stderr, flush=True)
 
     short = bool(args.short)
     if args.runs < 1 or args.warmup < 0 or args.repeats < 1:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,7 +29,8 @@ class CalibrationResult:
 def sample_case(case: Case, spec, workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str) -> Sample:
     """Measure one suite model and set its kernel time beside its plain roofline terms."""
     path = workdir / f"{case.name}.onnx"
-    onnx.save(case.model, str(path))
+    if not path.exists():  # written once, measured in every pass
+        onnx.save(case.model, str(path))
     a = analyze(path)
     rr = run_session(path, make_inputs(a, seed=0), runs=runs, warmup=warmup, threads=threads, opt=opt,
                      profile=True)
@@ -68,13 +70,18 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
     passes: list[list[Sample]] = []
     overheads: list[tuple[float, float]] = []
     repeats = max(1, repeats)
+    started = time.perf_counter()
+    total = repeats * len(cases)
     with tempfile.TemporaryDirectory(prefix="onnxperf-calibrate-") as tmp:
         for rep in range(repeats):
             row = []
             for i, case in enumerate(cases, 1):
                 if progress:
+                    done = rep * len(cases) + i - 1
+                    left = "" if not done else \
+                        f", about {(time.perf_counter() - started) / done * (total - done):.0f} s left"
                     progress(f"calibrating {i}/{len(cases)}: {case.name}"
-                             + (f" (pass {rep + 1}/{repeats})" if repeats > 1 else ""))
+                             + (f" (pass {rep + 1}/{repeats})" if repeats > 1 else "") + left)
                 row.append(sample_case(case, spec, Path(tmp), runs=runs, warmup=warmup, threads=threads, opt=opt))
             passes.append(row)
             if progress:
