@@ -437,6 +437,7 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
         "measured": meas,
         "largest_fit": d.get("largest_fit"),
         "llm": sm.llm.to_dict() if getattr(sm, "llm", None) is not None else None,
+        "precision": sm.precision.to_dict() if getattr(sm, "precision", None) is not None else None,
         "warnings": _warnings(sm) + [{"code": "validation", "level": "warning", "message": w}
                                      for w in (meas or {}).get("warnings", [])],
         "conventions": _conventions(sm),

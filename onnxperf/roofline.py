@@ -176,9 +176,12 @@ def overlap(spec: Spec, family: str) -> float:
 _NOT_EXECUTED = frozenset({"Constant"})
 
 
-def node_roofline(n, spec: Spec) -> NodeRoofline:
-    """Roofline of one NodeCost: integer ops use the integer peak, FLOPs the float one."""
+def node_roofline(n, spec: Spec, float_key: str | None = None) -> NodeRoofline:
+    """Roofline of one NodeCost: integer ops use the integer peak, FLOPs the float one
+    (``float_key``: the peak of a ``--precision`` what-if for every floating-point operation)."""
     dtype = compute_dtype(n.inputs)
+    if float_key is not None and n.flops:
+        dtype = float_key
     nbytes = n.bytes_read + n.bytes_written
     e_c, e_m, overhead = efficiencies(spec, n.family)
     if n.op_type in _NOT_EXECUTED:
@@ -186,7 +189,8 @@ def node_roofline(n, spec: Spec) -> NodeRoofline:
     bw = spec.memory_bandwidth_bytes_per_s * e_m
     if n.status not in (COUNTED, ZERO):
         return NodeRoofline(n.key, n.op_type, n.family, dtype, 0, 0, None, 0.0, 0.0, NONE, None, None)
-    float_peak = spec.peak_for(dtype if dtype in _FLOAT_NAMES or dtype.startswith("float8") else "float32") * e_c
+    float_peak = spec.peak_for(float_key if float_key is not None else
+                               dtype if dtype in _FLOAT_NAMES or dtype.startswith("float8") else "float32") * e_c
     idt = int_dtype(n.inputs)
     int_peak = spec.peak_for(idt) * e_c
     if n.int_ops > n.flops:
@@ -488,9 +492,12 @@ def _elem(dtype_name: str) -> int:
     return getattr(onnx.TensorProto, name, 0)
 
 
-def roofline(a: Analysis, spec: Spec) -> RooflineResult:
-    """Per-node and whole-model roofline of an analysis on a hardware spec."""
-    raw = [node_roofline(n, spec) for n in a.main_nodes]
+def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
+    """Per-node and whole-model roofline of an analysis on a hardware spec; ``precision``
+    (:class:`onnxperf.precision.Precision`, with ``a`` its :func:`~onnxperf.precision.what_if`):
+    floating-point arithmetic at that precision's peak."""
+    key = precision.peak_key if precision is not None else None
+    raw = [node_roofline(n, spec, key) for n in a.main_nodes]
     eff = getattr(spec, "efficiency", None) or {}
     if float(eff.get("fusion.constant_folding", 0)) >= 1:
         gone = folded(a)

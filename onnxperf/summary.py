@@ -25,6 +25,8 @@ class Summary:
     batch: int = 1
     #: decoder LLMs: the KV cache recognized, and with ``--llm`` the deployment figures
     llm: Any | None = None  # llm.section.LLMSection
+    #: the ``--precision`` what-if the figures are for (:class:`onnxperf.precision.Precision`), None: as stored
+    precision: Any | None = None
 
     def to_dict(self, encoded_rows: bool = False) -> dict[str, Any]:
         """The JSON contract; ``encoded_rows``: node records as JSON text (see :func:`analysis.to_dict`)."""
@@ -65,6 +67,8 @@ class Summary:
             }
         if self.llm is not None:
             d["llm"] = self.llm.to_dict()
+        if self.precision is not None:
+            d["precision"] = self.precision.to_dict()
         return d
 
 
@@ -81,7 +85,7 @@ def batch_of(a: Analysis) -> int:
 
 def summarize(model, dims: dict[str, int] | None = None, input_shapes=None, convention: str = "default",
               hw: str | None = None, memory_budget: int | None = None, memory_dim: str = "batch",
-              llm: Any | None = None) -> Summary:
+              llm: Any | None = None, precision: str | None = None) -> Summary:
     """Analyze ``model`` and add memory, roofline (``hw``: preset id or spec file) and the largest
     value of ``memory_dim`` that fits ``memory_budget`` bytes. ``llm``
     (:class:`onnxperf.llm.section.LLMOptions`): look for a decoder step with a KV cache and, when
@@ -93,7 +97,16 @@ def summarize(model, dims: dict[str, int] | None = None, input_shapes=None, conv
 
         model = model if isinstance(model, LoadedModel) else load(model)
         dims = decode_bindings(model, dims, llm.context)
+    prec = None
+    if precision is not None:
+        from .precision import get
+
+        prec = get(precision)
     a = analyze(model, dims=dims, input_shapes=input_shapes, convention=convention)
+    if prec is not None:
+        from .precision import what_if
+
+        a = what_if(a, prec)
     spec = None
     rl = None
     if hw:
@@ -101,13 +114,17 @@ def summarize(model, dims: dict[str, int] | None = None, input_shapes=None, conv
         from .roofline import roofline  # ~10 ms of imports a summary without --hw does not need
 
         spec = load_spec(hw)
-        rl = roofline(a, spec)
+        rl = roofline(a, spec, prec)
     largest = None
     if memory_budget is not None:
+        if prec is not None:
+            from .errors import OptionError
+
+            raise OptionError("--memory with --precision: the largest fit is not computed for a precision what-if yet")
         largest = largest_fitting(a.loaded, memory_budget, memory_dim, dims)
     section = None
     if llm is not None and a.loaded is not None:
         from .llm.section import build
 
-        section = build(a, spec, memory_budget, llm, dims, convention)
-    return Summary(a, liveness(a), spec, rl, largest, batch_of(a), section)
+        section = build(a, spec, memory_budget, llm, dims, convention, prec)
+    return Summary(a, liveness(a), spec, rl, largest, batch_of(a), section, prec)

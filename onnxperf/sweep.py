@@ -59,6 +59,8 @@ class SweepResult:
     rows: tuple[SweepRow, ...]
     formulas: tuple[tuple[str, Polynomial | None, str], ...]  # (figure, polynomial, why-not)
     knee: tuple[tuple[str, int], ...] | None  # where throughput stops rising (batch sweeps)
+    #: the --precision what-if of every row, None: as stored
+    precision: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -71,6 +73,7 @@ class SweepResult:
                       "unknown_size_tensors": r.unknown_size_tensors, "lost_at": r.lost_at} for r in self.rows],
             "formulas": {name: (p.to_dict() if p is not None else {"error": why}) for name, p, why in self.formulas},
             "knee": None if self.knee is None else dict(self.knee),
+            **({"precision": self.precision} if self.precision else {}),
         }
 
 
@@ -112,7 +115,7 @@ def _figures(sm: Summary) -> list[int]:
 
 
 def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None, hw: str | None = None,
-          convention: str = "default", formulas: bool = True) -> SweepResult:
+          convention: str = "default", formulas: bool = True, precision: str | None = None) -> SweepResult:
     """Evaluate every combination of ``grid`` values (with ``fixed`` dims bound) and fit formulas."""
     if not grid:
         raise OptionError("sweep needs at least one --dim NAME=V1,V2,...")
@@ -122,12 +125,12 @@ def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None
     rows = []
     for combo in itertools.product(*(grid[n] for n in names)):
         values = tuple(zip(names, combo))
-        sm = summarize(loaded, dims={**fixed, **dict(values)}, convention=convention, hw=hw)
+        sm = summarize(loaded, dims={**fixed, **dict(values)}, convention=convention, hw=hw, precision=precision)
         rows.append(_row(sm, values))
     fits: list[tuple[str, Polynomial | None, str]] = []
     if formulas:
         def evaluate(b: dict[str, int]) -> list[int]:
-            sm = summarize(loaded, dims={**fixed, **b}, convention=convention)
+            sm = summarize(loaded, dims={**fixed, **b}, convention=convention, precision=precision)
             if not (sm.analysis.coverage.complete and sm.memory.complete):
                 raise NotPolynomialError("some nodes stay without cost at the fit points; bind every dim")
             return _figures(sm)
@@ -152,4 +155,4 @@ def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None
         at = knee_index([r.throughput_per_s for r in rows])
         knee = rows[at].values if at < len(rows) - 1 else None  # still rising at the last value: no knee seen
     return SweepResult(str(getattr(loaded, "path", model)), names, tuple(sorted(fixed.items())),
-                       hw, tuple(rows), tuple(fits), knee)
+                       hw, tuple(rows), tuple(fits), knee, precision)

@@ -6,6 +6,7 @@ Every key is optional; an unknown key is an error that names it, so a typo never
 disables a limit::
 
     hw = "t4"                          # spec for the latency / throughput limits
+    precision = "fp16"                 # figures for this precision (what-if; default: as stored)
     dims = { batch = 1, sequence = 128 }
     max_params = "25M"                 # counts: 25000000, "25M", "4.1G" (SI, exact)
     max_model_size = "100MiB"          # sizes: bytes, or "100MiB", "1.5GB"
@@ -68,6 +69,7 @@ class Budget:
     """Limits; ``None`` means "no limit". Units are in the names; sizes are bytes."""
 
     hw: str | None = None
+    precision: str | None = None
     dims: tuple[tuple[str, int], ...] = ()
     max_params: int | None = None
     max_model_size_bytes: int | None = None
@@ -99,7 +101,8 @@ class Budget:
     source: str | None = None
 
     def with_overrides(self, hw: str | None = None, dims: dict[str, int] | None = None,
-                       execution_provider: str | None = None, strict: bool = False) -> Budget:
+                       execution_provider: str | None = None, strict: bool = False,
+                       precision: str | None = None) -> Budget:
         """Command-line options win over the file."""
         from dataclasses import replace
 
@@ -107,14 +110,14 @@ class Budget:
         merged.update(dims or {})
         return replace(self, hw=hw or self.hw, dims=tuple(sorted(merged.items())),
                        execution_provider=execution_provider or self.execution_provider,
-                       strict=strict or self.strict)
+                       strict=strict or self.strict, precision=precision or self.precision)
 
     def limits(self) -> dict[str, Any]:
         """The limits that are set, by their TOML key (for reports)."""
         out: dict[str, Any] = {}
         for key, (attr, _kind) in _KEYS.items():
             v = getattr(self, attr)
-            if key in ("hw", "dims", "allow_partial", "strict", "context", "prompt", "device_memory"):
+            if key in ("hw", "precision", "dims", "allow_partial", "strict", "context", "prompt", "device_memory"):
                 continue
             if v is None or v is False:
                 continue
@@ -207,6 +210,14 @@ def _positive(value: object, key: str) -> int:
     return v
 
 
+def _precision(value: object, key: str) -> str:
+    from ..precision import PRECISIONS
+
+    if value not in PRECISIONS:
+        raise OptionError(f"budget key {key!r}: expected one of {', '.join(PRECISIONS)}, got {value!r}")
+    return str(value)
+
+
 def _bool(value: object, key: str) -> bool:
     if not isinstance(value, bool):
         raise OptionError(f"budget key {key!r}: expected true or false, got {value!r}")
@@ -258,6 +269,7 @@ def _domains(value: object, key: str) -> tuple[str, ...]:
 #: TOML key -> (Budget attribute, parser)
 _KEYS: dict[str, tuple[str, Any]] = {
     "hw": ("hw", _str),
+    "precision": ("precision", _precision),
     "dims": ("dims", _dims),
     "max_params": ("max_params", parse_count),
     "max_model_size": ("max_model_size_bytes", parse_size),

@@ -89,16 +89,25 @@ def exit_code(verdicts: Sequence[Verdict]) -> int:
 
 # ---------------------------------------------------------------- figures and limits
 
-def model_size_bytes(a: Analysis) -> int:
+def model_size_bytes(a: Analysis, precision=None) -> int:
     """Bytes of every constant tensor (weights and shape constants, subgraphs included) by its
-    declared dtype: the model's data, whether stored inline or as external data."""
+    declared dtype: the model's data, whether stored inline or as external data. ``precision``
+    (a ``--precision`` what-if): floating-point constants at its width."""
     if a.loaded is None:
         return a.totals.param_bytes
+    from .. import dtypes
+
+    floats = new_et = None
+    if precision is not None:
+        from ..precision import FLOAT_TYPES
+
+        floats, new_et = FLOAT_TYPES, precision.elem_type
     total = 0
     stack = [a.loaded.graph]
     while stack:
         g = stack.pop()
-        total += sum(r.nbytes for r in g.initializers.values()) + sum(r.nbytes for r in g.constants.values())
+        for r in (*g.initializers.values(), *g.constants.values()):
+            total += dtypes.nbytes(new_et, r.numel) if floats and r.elem_type in floats else r.nbytes
         stack.extend(g.subgraphs.values())
     return total
 
@@ -108,11 +117,12 @@ def figures(sm: Summary) -> dict[str, Any]:
     r = sm.roofline
     uncosted = a.coverage.unsupported + a.coverage.unknown_shape + a.coverage.rule_errors
     return {
-        "params": a.totals.params, "model_size_bytes": model_size_bytes(a),
+        "params": a.totals.params, "model_size_bytes": model_size_bytes(a, getattr(sm, "precision", None)),
         "macs": a.totals.macs, "flops": a.totals.flops, "uncosted_nodes": uncosted,
         "activation_peak_bytes": mem.peak_bytes, "total_memory_bytes": mem.total_bytes,
         "unknown_size_tensors": mem.unknown_tensors,
         "hw": None if r is None else r.spec_id,
+        **({"precision": sm.precision.name} if getattr(sm, "precision", None) is not None else {}),
         "latency_s": None if r is None else r.latency_s,
         "throughput_per_s": None if r is None else r.throughput_per_s(sm.batch),
         "batch": sm.batch,
@@ -188,7 +198,8 @@ def evaluate(sm: Summary, budget: Budget) -> list[BudgetResult]:
     if b.max_params is not None:
         out.append(_max_limit("max_params", b.max_params, a.totals.params, None, ap, count))
     if b.max_model_size_bytes is not None:
-        out.append(_max_limit("max_model_size", b.max_model_size_bytes, model_size_bytes(a), None, ap, binary_bytes))
+        out.append(_max_limit("max_model_size", b.max_model_size_bytes, model_size_bytes(a, sm.precision), None, ap,
+                              binary_bytes))
     if b.max_macs is not None:
         out.append(_max_limit("max_macs", b.max_macs, a.totals.macs, _uncosted(a), ap, count))
     if b.max_flops is not None:
@@ -424,7 +435,8 @@ def _check(path: str, budget: Budget, input_shapes, convention: str) -> Verdict:
 
         llm = LLMOptions(full=True, context=budget.context, prompt=budget.prompt, required=False,
                          memory_bytes=budget.device_memory_bytes)
-    sm = summarize(loaded, dims=dims, input_shapes=shapes, convention=convention, hw=budget.hw, llm=llm)
+    sm = summarize(loaded, dims=dims, input_shapes=shapes, convention=convention, hw=budget.hw, llm=llm,
+                   precision=budget.precision)
     results = evaluate(sm, budget)
     if budget.strict:
         results += _strict(sm)

@@ -10,7 +10,7 @@ from ..check.render import RENDERERS
 from ..check.runner import check_models, exit_code
 from ..errors import OptionError
 from ..output import write_output
-from .common import add_bindings, add_output, parse_dims, parse_input_shapes
+from .common import add_bindings, add_output, add_precision, parse_dims, parse_input_shapes
 
 FORMATS = ("text", "json", "junit", "sarif", "md")
 
@@ -35,6 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="a model with any partial figure (a node not costed, a tensor of unknown size) fails "
                         "(exit 1), whatever its limits; same as strict = true in the budget")
     add_bindings(p)
+    add_precision(p)
     add_output(p, FORMATS)
     p.set_defaults(run=run)
 
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         budget = discover_budget()
     budget = budget.with_overrides(hw=args.hw, dims=parse_dims(args.dim), execution_provider=args.ep,
-                                   strict=args.strict)
+                                   strict=args.strict, precision=args.precision)
     shapes = parse_input_shapes(args.input_shape)
     _validate_up_front(budget)
     verdicts = check_models(args.models, budget, shapes, args.convention, args.jobs)

@@ -43,6 +43,15 @@ def add_bindings(p: argparse.ArgumentParser) -> None:
                         "fvcore (fvcore FlopCountAnalysis), tf (the TF profiler's float_ops); see docs/conventions.md")
 
 
+def add_precision(p: argparse.ArgumentParser) -> None:
+    from ..precision import PRECISIONS
+
+    p.add_argument("--precision", choices=tuple(PRECISIONS), default=None,
+                   help="what if the model ran in this precision: floating-point tensors (weights and activations) "
+                        "at its width, arithmetic at its peak; stated in every output (default: as stored in the "
+                        "file)")
+
+
 def parse_dims(items: list[str]) -> dict[str, int]:
     dims: dict[str, int] = {}
     for item in items:

@@ -15,7 +15,7 @@ from ..report import build_report
 from ..render.report import RENDERERS, render_netron
 from ..summary import summarize
 from ..units import parse_bytes
-from .common import add_bindings, add_llm, add_strict, llm_options, parse_dims, parse_input_shapes, strict_exit
+from .common import add_bindings, add_llm, add_precision, add_strict, llm_options, parse_dims, parse_input_shapes, strict_exit
 
 FORMATS = ("html", "json", "md")
 
@@ -46,6 +46,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="also write a Netron attachment (JSON, signature netron:attachment): open the model in "
                         "Netron, then this file, to see onnxperf's figures on every node")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on the terminal")
+    add_precision(p)
     add_llm(p)
     add_strict(p)
     add_validate_options(p)
@@ -99,6 +100,8 @@ def options_of(args: argparse.Namespace) -> dict[str, Any]:
         "convention": args.convention, "hw": args.hw, "memory": args.memory,
         "memory_dim": args.memory_dim if args.memory else None,
     }
+    if args.precision:
+        opts["precision"] = args.precision
     llm = llm_options(args)
     if llm.full:
         opts["llm"] = {"context": args.context, "prompt": args.prompt, "kv_dim": list(args.kv_dim),
@@ -122,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         progress.stage("analyzing")
         sm = summarize(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
                        convention=args.convention, hw=args.hw, memory_budget=budget, memory_dim=args.memory_dim,
-                       llm=replace(llm_options(args), curve=True))
+                       llm=replace(llm_options(args), curve=True), precision=args.precision)
         validation = None
         if "measuring" in stages:
             progress.stage("measuring")

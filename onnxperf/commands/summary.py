@@ -8,7 +8,7 @@ from ..output import write_output
 from ..render.summary import RENDERERS, STREAMS
 from ..summary import summarize
 from ..units import parse_bytes
-from .common import add_bindings, add_llm, add_output, add_strict, llm_options, parse_dims, parse_input_shapes, strict_exit
+from .common import add_bindings, add_llm, add_output, add_precision, add_strict, llm_options, parse_dims, parse_input_shapes, strict_exit
 
 FORMATS = ("text", "json", "csv", "md")
 
@@ -24,6 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="memory budget (e.g. 8GiB): report the largest --memory-dim value whose weights + "
                         "activation peak fit")
     p.add_argument("--memory-dim", metavar="NAME", default="batch", help="dim to grow for --memory (default: batch)")
+    add_precision(p)
     add_llm(p)
     add_strict(p)
     add_output(p, FORMATS)
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     budget = parse_bytes(args.memory) if args.memory else None
     sm = summarize(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
                    convention=args.convention, hw=args.hw, memory_budget=budget, memory_dim=args.memory_dim,
-                   llm=llm_options(args))
+                   llm=llm_options(args), precision=args.precision)
     write_output(STREAMS.get(args.format, RENDERERS[args.format])(sm), args.output)
     from ..partial import reasons
 

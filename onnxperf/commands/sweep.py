@@ -9,7 +9,7 @@ from ..errors import OptionError
 from ..output import write_output
 from ..render.sweep import RENDERERS
 from ..sweep import sweep
-from .common import add_output, add_strict, strict_exit
+from .common import add_output, add_precision, add_strict, strict_exit
 
 FORMATS = ("text", "json", "csv")
 
@@ -24,6 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hw", metavar="NAME|SPEC.toml", default=None, help="hardware for predicted latency")
     p.add_argument("--convention", choices=CONVENTIONS, default="default")
     p.add_argument("--no-formulas", action="store_true", help="skip the formula fit")
+    add_precision(p)
     add_strict(p)
     add_output(p, FORMATS)
     p.set_defaults(run=run)
@@ -51,7 +52,8 @@ def parse_grid(items: list[str]) -> tuple[dict[str, list[int]], dict[str, int]]:
 
 def run(args: argparse.Namespace) -> int:
     grid, fixed = parse_grid(args.dim)
-    result = sweep(args.model, grid, fixed, hw=args.hw, convention=args.convention, formulas=not args.no_formulas)
+    result = sweep(args.model, grid, fixed, hw=args.hw, convention=args.convention, formulas=not args.no_formulas,
+                   precision=args.precision)
     write_output(RENDERERS[args.format](result), args.output)
     partial = [" ".join(f"{k}={v}" for k, v in r.values) for r in result.rows if not r.complete]
     return strict_exit(args.strict, [f"{len(partial)} of {len(result.rows)} rows ({', '.join(partial[:5])}"

@@ -30,7 +30,7 @@ def list_rows(specs: Iterable[HardwareSpec]) -> list[dict]:
     rows = []
     for s in specs:
         row = {"id": s.id, "kind": s.kind, "name": s.name}
-        for dtype in ("fp32", "fp16", "bf16", "int8"):
+        for dtype in ("fp32", "tf32", "fp16", "bf16", "fp8", "int8"):
             value, basis = s.resolve_peak(dtype)
             row[dtype] = value
             row[f"{dtype}_basis"] = basis
@@ -49,14 +49,15 @@ def list_text(specs: Iterable[HardwareSpec]) -> str:
         mark = "" if r[f"{k}_basis"] == k else "*"
         return f"{r[k] / 1e12:.2f}{mark}"
 
-    body = [[r["id"], r["kind"], peak(r, "fp32"), peak(r, "fp16"), peak(r, "bf16"), peak(r, "int8"),
-             f"{r['memory_bandwidth_bytes_per_s'] / 1e9:.1f}",
+    body = [[r["id"], r["kind"], peak(r, "fp32"), peak(r, "tf32"), peak(r, "fp16"), peak(r, "bf16"), peak(r, "fp8"),
+             peak(r, "int8"), f"{r['memory_bandwidth_bytes_per_s'] / 1e9:.1f}",
              "-" if r["memory_capacity_bytes"] is None else f"{r['memory_capacity_bytes'] / _GIB:g}",
              f"{r['ridge_fp32']:.1f}", r["name"]] for r in rows]
-    header = ["id", "kind", "fp32 TFLOP/s", "fp16 TFLOP/s", "bf16 TFLOP/s", "int8 TOP/s", "GB/s", "GiB",
+    header = ["id", "kind", "fp32 TFLOP/s", "tf32", "fp16", "bf16", "fp8", "int8 TOP/s", "GB/s", "GiB",
               "ridge fp32", "name"]
-    lines = _table(header, body, right={2, 3, 4, 5, 6, 7, 8})
-    lines += ["", "Dense peaks. * = no figure of its own: falls back (bf16 -> fp16 -> fp32, int8 -> fp16 -> fp32);",
+    lines = _table(header, body, right={2, 3, 4, 5, 6, 7, 8, 9, 10})
+    lines += ["", "Dense peaks (TFLOP/s; int8 TOP/s), one column per --precision. * = no figure of its own: falls back "
+              "(tf32 -> fp32, bf16 -> fp16 -> fp32, fp8 -> fp16 -> fp32, int8 -> fp16 -> fp32);",
               "ridge = FLOP per byte of memory traffic where compute and bandwidth balance. "
               "`onnxperf hw show ID` gives the sources."]
     return "\n".join(lines) + "\n"

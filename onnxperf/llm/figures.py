@@ -121,10 +121,9 @@ class LLMFigures:
     notes: tuple[str, ...] = field(default=())
     #: decode tokens/s and memory over a grid of contexts and batches (for the report's chart)
     curve: tuple[CurvePoint, ...] = ()
-
-    @property
-    def kv_bytes_per_token(self) -> int | None:
-        return self.step.kv_bytes_per_token
+    #: the KV cache's bytes per token in the figures' precision (the cache inputs' own, or a
+    #: ``--precision`` what-if's width for floating-point caches)
+    kv_bytes_per_token: int | None = None
 
     @property
     def kv_cache_bytes(self) -> int | None:
@@ -149,8 +148,9 @@ class _Evaluator:
     """Analyses of one loaded decoder at (batch, past, new) points, cached."""
 
     def __init__(self, loaded: LoadedModel, step: DecoderStep, convention: str, spec: Any | None,
-                 fixed: dict[str, int]):
+                 fixed: dict[str, int], precision: Any | None = None):
         self.loaded, self.step, self.convention, self.spec = loaded, step, convention, spec
+        self.precision = precision
         self.fixed = {k: v for k, v in fixed.items() if k not in (step.batch, step.past, step.new, step.total)}
         self._cache: dict[tuple[int, int, int, bool], Step] = {}
         self._kv_names: frozenset[str] | None = None
@@ -162,7 +162,12 @@ class _Evaluator:
         dims = {**self.fixed, **self.step.bindings(batch, past, new)}
         self.analyses += 1
         with _gc_paused():  # past may be 0 (an empty cache), which the public analyze() refuses
-            return _analyze(self.loaded, dims, None, self.convention)
+            a = _analyze(self.loaded, dims, None, self.convention)
+        if self.precision is not None:
+            from ..precision import what_if
+
+            a = what_if(a, self.precision)
+        return a
 
     def __call__(self, batch: int, past: int, new: int, timed: bool = False) -> Step:
         key = (batch, past, new, timed and self.spec is not None)
@@ -207,7 +212,7 @@ class _Evaluator:
         if timed:
             from ..roofline import roofline
 
-            r = roofline(a, self.spec)
+            r = roofline(a, self.spec, self.precision)
             if not r.unknown_nodes:
                 lat = r.latency_s
                 share = r.memory_bound_time_s / r.latency_s if r.latency_s else None
@@ -241,10 +246,11 @@ def _power_sum_closed(poly: Polynomial, var: str, upto: int, fixed: dict[str, in
 
 def figures(loaded: LoadedModel, step: DecoderStep, batch: int = 1, context: int = 2048, prompt: int = 512,
             convention: str = "default", spec: Any | None = None, budget_bytes: int | None = None,
-            fixed: dict[str, int] | None = None, with_formulas: bool = True, curve: bool = False) -> LLMFigures:
+            fixed: dict[str, int] | None = None, with_formulas: bool = True, curve: bool = False,
+            precision: Any | None = None) -> LLMFigures:
     """Every figure of :class:`LLMFigures` for ``batch`` sequences at ``context`` tokens with a
     prompt of ``prompt`` tokens (see the module docstring for the definitions)."""
-    ev = _Evaluator(loaded, step, convention, spec, dict(fixed or {}))
+    ev = _Evaluator(loaded, step, convention, spec, dict(fixed or {}), precision)
     notes: list[str] = []
     new_fixed = step.new if isinstance(step.new, int) else 1
     if new_fixed != 1 and not step.prefill_capable:
@@ -307,10 +313,31 @@ def figures(loaded: LoadedModel, step: DecoderStep, batch: int = 1, context: int
     if budget_bytes is not None:
         ctx_fit = _fit(ev, "context", budget_bytes, decode_polys.get("total_memory_bytes"), batch, context, new_fixed)
         b_fit = _fit(ev, "batch", budget_bytes, decode_polys.get("total_memory_bytes"), batch, context, new_fixed)
-    points = _curve(ev, batch, context, new_fixed) if curve else ()
+    points = _curve(ev, batch, context, new_fixed, kv_per_token(step, precision)) if curve else ()
     return LLMFigures(step, batch, context, prompt, ev.param_bytes, dec, method, pre_macs, pre_flops,
                       pre_lat, pre_ok, tuple(formulas), getattr(spec, "id", None), ctx_fit, b_fit, tuple(notes),
-                      points)
+                      points, kv_per_token(step, precision))
+
+
+def kv_per_token(step: DecoderStep, precision: Any | None = None) -> int | None:
+    """KV-cache bytes per token per sequence; with a ``--precision`` what-if, floating-point cache
+    tensors at its width (:mod:`onnxperf.precision`)."""
+    if precision is None:
+        return step.kv_bytes_per_token
+    from .. import dtypes
+    from ..precision import FLOAT_TYPES
+
+    total = 0
+    for c in step.caches:
+        if c.bytes_per_token is None:
+            return None
+        et = next((t for t in FLOAT_TYPES if dtypes.name(t) == c.dtype), None)
+        if et is None:
+            total += c.bytes_per_token
+            continue
+        numel = c.bytes_per_token * 8 // dtypes.bits(et)
+        total += (numel * dtypes.bits(precision.elem_type) + 7) // 8
+    return total
 
 
 def curve_grid(batch: int, context: int, max_context: int | None) -> tuple[list[int], list[int]]:
@@ -325,9 +352,8 @@ def curve_grid(batch: int, context: int, max_context: int | None) -> tuple[list[
     return batches, sorted(contexts)
 
 
-def _curve(ev: _Evaluator, batch: int, context: int, new: int) -> tuple[CurvePoint, ...]:
+def _curve(ev: _Evaluator, batch: int, context: int, new: int, kv: int | None) -> tuple[CurvePoint, ...]:
     batches, contexts = curve_grid(batch, context, ev.step.max_context)
-    kv = ev.step.kv_bytes_per_token
     out = []
     for b in batches:
         for c in contexts:

@@ -65,7 +65,7 @@ class LLMSection:
         if f is not None:
             d["figures"] = {
                 "batch": f.batch, "context": f.context, "prompt": f.prompt, "sources": dict(self.sources),
-                "hardware": f.hardware,
+                "hardware": f.hardware, "kv_bytes_per_token": f.kv_bytes_per_token,
                 "memory": {"weight_bytes": f.weight_bytes, "kv_cache_bytes": f.kv_cache_bytes,
                            "step_activation_peak_bytes": f.decode.activation_peak_bytes,
                            "total_bytes": f.decode.total_memory_bytes, "complete": f.decode.complete},
@@ -135,6 +135,9 @@ def text_lines(sec: LLMSection) -> list[str]:
     kvt = s.kv_bytes_per_token
     out.append(f"  KV per token {binary_bytes(kvt)} per sequence ({clean(kv_formula(s), 200)})"
                if kvt is not None else "  KV per token unknown (a cache dim other than batch and past is symbolic)")
+    if f is not None and f.kv_bytes_per_token != kvt:
+        out.append(f"               {binary_bytes(f.kv_bytes_per_token)} per token in the --precision what-if "
+                   f"({f.kv_bytes_per_token:,} B)")
     for n in s.notes:
         out.append("  Note         " + clean(n, 300))
     if f is None:
@@ -195,7 +198,7 @@ def md_rows(sec: LLMSection, cell) -> list[str]:
 
 
 def build(a, spec, budget_bytes: int | None, opts: LLMOptions, dims: dict[str, int] | None,
-          convention: str) -> LLMSection | None:
+          convention: str, precision: Any | None = None) -> LLMSection | None:
     """The section for analysis ``a``: None when the graph is not a decoder step (an error when the
     user asked for the figures with ``--llm``)."""
     from ..errors import OptionError
@@ -237,7 +240,7 @@ def build(a, spec, budget_bytes: int | None, opts: LLMOptions, dims: dict[str, i
     fixed = {k: v for k, v in dims.items() if k not in (step.batch, step.past, step.new, step.total)}
     fg = figures(a.loaded, step, batch=batch, context=context, prompt=prompt, convention=convention, spec=spec,
                  budget_bytes=opts.memory_bytes if opts.memory_bytes is not None else budget_bytes, fixed=fixed,
-                 curve=opts.curve)
+                 curve=opts.curve, precision=precision)
     return LLMSection(step, fg, tuple(sources))
 
 

@@ -66,6 +66,8 @@ def render_text(sm: Summary) -> str:
     lines += _io_line(m.outputs)
     binds = [f"{k}={v}" for k, v in a.dims] + [f"{k}={'x'.join(map(str, v))}" for k, v in a.input_shapes]
     lines.append("Bindings   " + (" ".join(binds) if binds else "none") + f"   convention: {a.convention}")
+    if sm.precision is not None:
+        lines.append(f"Precision  {sm.precision.name} (what-if: {sm.precision.text})")
     lines.append("")
     part = not t.complete
     lines.append("Totals" + ("   (partial: lower bounds, some nodes are not costed)" if part else ""))
@@ -248,6 +250,7 @@ def render_md(sm: Summary) -> str:
             f"| Producer | {_md_cell(m.producer_name)} {_md_cell(m.producer_version)} |",
             f"| Opsets | {_md_cell(_opsets(m.opsets), 1000)} |",
             f"| Nodes | {m.nodes} |", f"| Bindings | {binds} |",
+            *([f"| Precision | {sm.precision.name} (what-if: {sm.precision.text}) |"] if sm.precision else []),
             f"| Params | {si(t.params)} ({binary_bytes(t.param_bytes)}) |",
             f"| MACs | {lower_bound(si(t.macs), t.macs, part)} |",
             f"| FLOPs | {lower_bound(si(t.flops), t.flops, part)} |",

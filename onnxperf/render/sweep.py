@@ -20,7 +20,8 @@ def render_text(s: SweepResult) -> str:
     if s.hardware:
         head += f"{'latency':>11}{'items/s':>10}{'compute':>9}"
     lines = [f"Sweep of {clean(s.model, 100)}" + (f" on {s.hardware}" if s.hardware else "")
-             + ("   fixed: " + " ".join(f"{k}={v}" for k, v in s.fixed) if s.fixed else ""), "", head]
+             + ("   fixed: " + " ".join(f"{k}={v}" for k, v in s.fixed) if s.fixed else "")
+             + (f"   precision: {s.precision} (what-if)" if s.precision else ""), "", head]
     partial_rows = []
     for r in s.rows:
         vals = dict(r.values)

@@ -1,0 +1,156 @@
+"""``--precision`` what-ifs (issue 18, point 3): bytes, weights, activation memory and peaks of
+another precision, checked against a real fp16 export of the same network and against formulas."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from onnxperf.analysis import analyze
+from onnxperf.cli import main
+from onnxperf.hardware import load_spec
+from onnxperf.memory import liveness
+from onnxperf.precision import PRECISIONS, get, what_if
+from onnxperf.roofline import roofline
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "models" / "corpus"
+
+
+@pytest.fixture(scope="module")
+def effnet():
+    return (analyze(CORPUS / "efficientnet_b0_torch.onnx", dims={"batch": 1}),
+            analyze(CORPUS / "efficientnet_b0_fp16.onnx", dims={"batch": 1}))
+
+
+def test_fp16_what_if_equals_the_real_fp16_export(effnet):
+    """EfficientNet-B0 as exported (fp32) seen in fp16 is the fp16 export of it (onnxruntime's
+    float16 converter, keep_io_types), but for the two Casts that export adds at its edges: the
+    same parameter bytes, activation peak, MACs and FLOPs, and the same bytes once those Casts'
+    own traffic is taken out."""
+    a32, a16 = effnet
+    w = what_if(a32, "fp16")
+    assert w.totals.param_bytes == a16.totals.param_bytes == 2 * a32.totals.params
+    assert w.totals.param_bytes_by_dtype == (("float16", 2 * a32.totals.params),)
+    assert liveness(w).peak_bytes == liveness(a16).peak_bytes
+    assert (w.totals.macs, w.totals.flops) == (a16.totals.macs, a16.totals.flops)
+    casts = [n for n in a16.main_nodes if n.op_type == "Cast"]
+    assert len(casts) == 2
+    assert w.totals.bytes_read == a16.totals.bytes_read - sum(n.bytes_read for n in casts)
+    assert w.totals.bytes_written == a16.totals.bytes_written - sum(n.bytes_written for n in casts)
+
+
+@pytest.mark.parametrize("name, bits", [("fp32", 32), ("tf32", 32), ("fp16", 16), ("bf16", 16), ("fp8", 8),
+                                        ("int8", 8)])
+def test_every_float_tensor_at_the_new_width(name, bits):
+    """ResNet-50 holds only float32 tensors (but its shape constants): bytes and memory scale by
+    bits / 32 exactly; MACs do not change."""
+    a = analyze(ROOT / "models" / "resnet50_torch.onnx", dims={"batch": 2})
+    w = what_if(a, name)
+    assert w.totals.bytes_read * 32 == a.totals.bytes_read * bits
+    assert w.totals.bytes_written * 32 == a.totals.bytes_written * bits
+    assert w.totals.param_bytes * 32 == a.totals.param_bytes * bits
+    assert liveness(w).peak_bytes * 32 == liveness(a).peak_bytes * bits
+    assert (w.totals.macs, w.totals.flops, w.totals.params) == (a.totals.macs, a.totals.flops, a.totals.params)
+    assert {i.dtype for i in w.model.inputs} == {get(name).dtype}
+
+
+def test_integer_tensors_keep_their_type():
+    """BERT's int64 token ids, masks and shape arithmetic stay int64; its float tensors change."""
+    a = analyze(ROOT / "models" / "bert_encoder_torch.onnx", dims={"batch": 1, "sequence": 64})
+    w = what_if(a, "bf16")
+    assert [i.dtype for i in w.model.inputs] == ["int64", "int64"]
+    kinds = {r.dtype for n in w.nodes for r in (*n.inputs, *n.outputs) if r is not None}
+    assert "float32" not in kinds and "bfloat16" in kinds and "int64" in kinds
+
+
+@pytest.mark.parametrize("name", ["tf32", "fp16", "int8"])
+def test_compute_at_the_precision_peak(name):
+    """A conv's predicted time is max(FLOPs at the precision's peak, its bytes at the new width over
+    the bandwidth) (tf32: tensor cores on float32 data; int8: the integer rate)."""
+    spec = load_spec("a100-80gb")
+    a = analyze(ROOT / "models" / "resnet50_torch.onnx", dims={"batch": 32})
+    p = get(name)
+    w = what_if(a, p)
+    r = roofline(w, spec, p)
+    node = max((n for n in w.main_nodes if n.op_type == "Conv"), key=lambda n: n.flops)
+    nr = next(x for x in r.nodes if x.key == node.key)
+    compute_s = node.flops / spec.peak_for(p.peak_key)
+    memory_s = (node.bytes_read + node.bytes_written) / spec.memory_bandwidth_bytes_per_s
+    assert nr.time_s == pytest.approx(max(compute_s, memory_s))
+    assert nr.bound == ("compute" if compute_s >= memory_s else "memory")
+    plain = roofline(a, spec)
+    assert r.latency_s < plain.latency_s
+
+
+def test_unknown_precision_is_refused():
+    from onnxperf.errors import OptionError
+
+    with pytest.raises(OptionError, match="choose one of"):
+        get("fp4")
+    assert list(PRECISIONS) == ["fp32", "tf32", "fp16", "bf16", "fp8", "int8"]
+
+
+def _run(argv, capsys):
+    rc = main(argv)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_every_output_states_the_precision(capsys, tmp_path):
+    model = str(ROOT / "models" / "resnet50_torch.onnx")
+    rc, out, _ = _run(["summary", model, "--dim", "batch=1", "--precision", "fp16"], capsys)
+    assert rc == 0 and "Precision  fp16 (what-if: floating-point tensors as float16" in out
+    assert "48.7 MiB (float16 48.7 MiB)" in out
+    rc, out, _ = _run(["summary", model, "--dim", "batch=1", "--precision", "fp16", "--format", "json"], capsys)
+    d = json.loads(out)
+    assert d["precision"] == {"name": "fp16", "tensor_dtype": "float16", "peak": "fp16",
+                              "what_if": PRECISIONS["fp16"].text}
+    rc, out, _ = _run(["summary", model, "--dim", "batch=1", "--precision", "int8", "--format", "md"], capsys)
+    assert "| Precision | int8 (what-if:" in out
+    rc, out, _ = _run(["sweep", model, "--dim", "batch=1,2", "--precision", "bf16", "--no-formulas"], capsys)
+    assert rc == 0 and "precision: bf16 (what-if)" in out
+    rc, out, _ = _run(["check", model, "--dim", "batch=1", "--precision", "fp8", "--format", "json"], capsys)
+    v = json.loads(out)["models"][0]
+    assert v["figures"]["precision"] == "fp8" and v["figures"]["model_size_bytes"] * 4 == 102121888
+    page = tmp_path / "r.html"
+    rc, _, _ = _run(["report", model, "--dim", "batch=1", "--precision", "tf32", "--hw", "a100-80gb", "-o",
+                     str(page), "--no-progress"], capsys)
+    assert rc == 0 and "precision: tf32 (what-if)" in page.read_text()
+    rc, _, err = _run(["summary", model, "--precision", "fp4"], capsys)
+    assert rc == 2
+
+
+def test_budget_precision_key(tmp_path, capsys):
+    model = str(ROOT / "models" / "resnet50_torch.onnx")
+    b = tmp_path / "b.toml"
+    b.write_text('precision = "fp16"\ndims = { batch = 1 }\nmax_model_size = "50MiB"\n')
+    rc, out, _ = _run(["check", model, "--budget", str(b), "--format", "json"], capsys)
+    assert rc == 0, out  # 97.4 MiB as stored, 48.7 MiB in fp16
+    b.write_text('precision = "fp4"\n')
+    rc, _, err = _run(["check", model, "--budget", str(b)], capsys)
+    assert rc == 2 and "expected one of" in err
+
+
+def test_hw_list_shows_every_precision(capsys):
+    rc, out, _ = _run(["hw", "list"], capsys)
+    head = out.splitlines()[0]
+    for col in ("fp32", "tf32", "fp16", "bf16", "fp8", "int8"):
+        assert col in head
+
+
+def test_llm_figures_follow_the_precision():
+    """A decode step in an fp16 what-if: the KV cache at 2 bytes an element (2·4·2·32·2 = 1024 B
+    per token), weights halved, the same MACs."""
+    from onnxperf.llm import recognize
+    from onnxperf.llm.figures import figures
+    from onnxperf.loader import load
+
+    L = load(CORPUS / "qwen2_decode_dynamo18.onnx")
+    st = recognize(L)
+    base = figures(L, st, batch=2, context=256, prompt=4, with_formulas=False)
+    half = figures(L, st, batch=2, context=256, prompt=4, with_formulas=False, precision=get("fp16"))
+    assert base.kv_bytes_per_token == 2048 and half.kv_bytes_per_token == 1024
+    assert half.kv_cache_bytes == 1024 * 2 * 256
+    assert half.weight_bytes * 2 == base.weight_bytes
+    assert half.decode.macs == base.decode.macs
