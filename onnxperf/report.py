@@ -394,7 +394,7 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
         rd = d["roofline"]
         roof = {
             "hardware": rd["hardware"], "ridge_fp32_flops_per_byte": rd["ridge_fp32_flops_per_byte"],
-            "latency_s": rd["latency_s"], "batch": rd["batch"],
+            "latency_s": rd["latency_s"], "latency_is_lower_bound": rd["latency_is_lower_bound"], "batch": rd["batch"],
             "throughput_items_per_s": rd["throughput_items_per_s"], "unknown_nodes": rd["unknown_nodes"],
             "compute_bound_time_s": rd["compute_bound_time_s"], "memory_bound_time_s": rd["memory_bound_time_s"],
             "dtypes": dtypes_used,
@@ -409,6 +409,7 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
         "intensity_flops_per_byte": t.intensity_flops_per_byte,
         "activation_peak_bytes": sm.memory.peak_bytes, "total_memory_bytes": sm.memory.total_bytes,
         "predicted_latency_s": rl.latency_s if rl is not None else None,
+        "predicted_latency_is_lower_bound": rl.lower_bound if rl is not None else None,
         "predicted_throughput_items_per_s": rl.throughput_per_s(sm.batch) if rl is not None else None,
         "batch": sm.batch,
         "measured_latency_s": meas["latency_s"] if meas else None,

@@ -152,6 +152,9 @@ class RooflineResult:
     #: per-run cost of the runtime beyond its nodes (a calibrated spec's ``overhead_run_s``);
     #: ``latency_s`` = the sum of node times + this
     run_overhead_s: float = 0.0
+    #: a plain roofline (a spec with no efficiencies, dispatch overheads or fusions): every node at
+    #: its roof with nothing between them, so the latency is a lower bound (throughput an upper one)
+    lower_bound: bool = False
 
     def throughput_per_s(self, batch: int = 1) -> float | None:
         return None if self.latency_s <= 0 else batch / self.latency_s
@@ -519,7 +522,7 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
         nodes=nodes, latency_s=latency, unknown_nodes=sum(r.time_s is None for r in nodes),
         compute_bound_time_s=sum(r.time_s for r in nodes if r.bound == COMPUTE and r.time_s),
         memory_bound_time_s=sum(r.time_s for r in nodes if r.bound == MEMORY and r.time_s),
-        by_op_type=by_op, run_overhead_s=run_overhead,
+        by_op_type=by_op, run_overhead_s=run_overhead, lower_bound=not eff,
     )
 
 

@@ -44,7 +44,7 @@ class Summary:
             d["roofline"] = {
                 "hardware": self.spec.id if self.spec is not None else r.spec_id,
                 "ridge_fp32_flops_per_byte": r.ridge_fp32,
-                "latency_s": r.latency_s, "batch": self.batch,
+                "latency_s": r.latency_s, "latency_is_lower_bound": r.lower_bound, "batch": self.batch,
                 "throughput_items_per_s": r.throughput_per_s(self.batch),
                 "unknown_nodes": r.unknown_nodes, "complete": not r.unknown_nodes,
                 "compute_bound_time_s": r.compute_bound_time_s, "memory_bound_time_s": r.memory_bound_time_s,

@@ -154,3 +154,21 @@ def test_llm_figures_follow_the_precision():
     assert half.kv_cache_bytes == 1024 * 2 * 256
     assert half.weight_bytes * 2 == base.weight_bytes
     assert half.decode.macs == base.decode.macs
+
+
+def test_plain_roofline_figures_are_labelled_lower_bounds(capsys, tmp_path):
+    """A preset without efficiencies predicts every node at its roof: its latency is a lower bound,
+    and every output says so; a calibrated spec's is not labelled so."""
+    model = str(ROOT / "models" / "resnet50_torch.onnx")
+    rc, out, _ = _run(["summary", model, "--dim", "batch=1", "--hw", "t4"], capsys)
+    assert "the latency is a lower bound" in out
+    rc, out, _ = _run(["summary", model, "--dim", "batch=1", "--hw", "t4", "--format", "json"], capsys)
+    assert json.loads(out)["roofline"]["latency_is_lower_bound"] is True
+    rc, out, _ = _run(["summary", model, "--dim", "batch=1", "--hw", "t4", "--format", "md"], capsys)
+    assert "(plain roofline: a lower bound)" in out
+    cal = str(ROOT / "benchmarks" / "results" / "calibrated-spec.toml")
+    rc, out, _ = _run(["summary", model, "--dim", "batch=1", "--hw", cal, "--format", "json"], capsys)
+    assert json.loads(out)["roofline"]["latency_is_lower_bound"] is False
+    page = tmp_path / "r.html"
+    assert _run(["report", model, "--dim", "batch=1", "--hw", "t4", "-o", str(page), "--no-progress"], capsys)[0] == 0
+    assert "plain roofline: a lower bound" in page.read_text()

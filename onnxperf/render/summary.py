@@ -173,6 +173,9 @@ def _roofline_text(sm: Summary) -> list[str]:
     partial = f"  (partial: {r.unknown_nodes} nodes without cost)" if part else ""
     out.append(f"  Predicted latency   {lower_bound(seconds(r.latency_s), r.latency_s, part, True)}   "
                f"throughput {upper_bound(si(tput) + '/s', tput, part, True)} (batch {sm.batch}){partial}")
+    if r.lower_bound:
+        out.append("  Plain roofline: every node at its roof, no launch overhead, no fusion: the latency is a lower "
+                   "bound (throughput an upper bound)")
     tot = (r.latency_s - r.run_overhead_s) or 1.0
     out.append(f"  Compute-bound {pct(r.compute_bound_time_s / tot)} of node time, memory-bound {pct(r.memory_bound_time_s / tot)}"
                + (f"; runtime overhead {seconds(r.run_overhead_s)} per run" if r.run_overhead_s else ""))
@@ -260,7 +263,8 @@ def render_md(sm: Summary) -> str:
             f"| Activation peak / total memory | {lower_bound(binary_bytes(mem.peak_bytes), mem.peak_bytes, mpart)} / "
             f"{lower_bound(binary_bytes(mem.total_bytes), mem.total_bytes, mpart)} |",
             *([f"| Predicted latency ({_md_cell(sm.roofline.spec_id)}) | "
-               f"{lower_bound(seconds(sm.roofline.latency_s), sm.roofline.latency_s, bool(sm.roofline.unknown_nodes))} |"]
+               f"{lower_bound(seconds(sm.roofline.latency_s), sm.roofline.latency_s, bool(sm.roofline.unknown_nodes))}"
+               f"{' (plain roofline: a lower bound)' if sm.roofline.lower_bound else ''} |"]
               if sm.roofline else []),
             *([f"| Largest {_md_cell(sm.largest.dim)} in {binary_bytes(sm.largest.budget_bytes)} | {sm.largest.value} |"]
               if sm.largest else []),
