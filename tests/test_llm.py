@@ -602,3 +602,44 @@ def test_weight_bytes_from_the_config(loaded, name, params, bytes_per):
     # GPT-2 ties its head: the exported file holds vocab·d more than the config's own count
     if name.startswith("gpt2"):
         assert _params_gpt2()[1] - _params_gpt2()[0] == 8000 * 256
+
+
+def test_int4_weight_only_decoder(tmp_path):
+    """onnxruntime's int4 weight-only quantization (com.microsoft MatMulNBits: uint8-packed 4-bit
+    weights [N, K/32, 16] with float scales [N·K/32]) in the fused GQA step: the same decode MACs
+    as float projections, weights read as packed bytes + scales (N·K/2 + N·K/32·4 per projection)."""
+    hidden, hq, hkv, d, block = 128, 8, 2, 16, 32
+    f, u8 = TensorProto.FLOAT, TensorProto.UINT8
+    p = _gqa_decoder(tmp_path / "fp.onnx")
+    m = onnx.load(p)
+    g = m.graph
+    keep = [t for t in g.initializer if t.name in ("emb",)]
+    del g.initializer[:]
+    g.initializer.extend(keep)
+    sizes = {"wq": hq * d, "wk": hkv * d, "wv": hkv * d}
+    new_nodes = []
+    for node in g.node:
+        if node.op_type == "MatMul" and node.input[1] in sizes:
+            w, n_out = node.input[1], sizes[node.input[1]]
+            blocks = hidden // block
+            g.initializer.extend([
+                helper.make_tensor(f"{w}_q", u8, [n_out, blocks, block // 2], [0] * (n_out * blocks * block // 2)),
+                helper.make_tensor(f"{w}_s", f, [n_out * blocks], [1.0] * (n_out * blocks))])
+            new_nodes.append(helper.make_node("MatMulNBits", [node.input[0], f"{w}_q", f"{w}_s"], list(node.output),
+                                              domain="com.microsoft", K=hidden, N=n_out, bits=4, block_size=block))
+        else:
+            new_nodes.append(node)
+    del g.node[:]
+    g.node.extend(new_nodes)
+    q = tmp_path / "int4.onnx"
+    onnx.save(m, q)
+    L = load(q)
+    st = recognize(L)
+    fg = figures(L, st, batch=1, context=64, prompt=4)
+    fp = figures(load(p), recognize(load(p)), batch=1, context=64, prompt=4)
+    assert fg.decode.macs == fp.decode.macs
+    packed = sum(n * hidden // 2 + n * hidden // block * 4 for n in sizes.values())
+    assert fg.weight_bytes == 100 * hidden * 4 + packed
+    # the projections read their packed weights and scales (the embedding Gather reads one row)
+    assert fg.decode.weight_read_bytes == packed + hidden * 4
+    assert fp.decode.weight_read_bytes == sum(n * hidden * 4 for n in sizes.values()) + hidden * 4

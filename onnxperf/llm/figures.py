@@ -16,7 +16,7 @@ Definitions (also in docs/conventions.md, "Decoder LLMs"):
 * **memory** at (batch, C) = weights + the decode step's activation peak (:mod:`onnxperf.memory`),
   which holds the past cache and what the step writes (the present cache) as the graph has them.
 * **traffic** of a step, split: weight reads (per node, its initializer inputs, capped at what
-  the node's rule reads: a Gather reads its rows, not the table), KV-cache traffic (reads and
+  the node's rule reads beyond its other inputs: a Gather reads its rows, not the table), KV-cache traffic (reads and
   writes of the cache inputs, the present outputs and their copies by data-movement ops: the
   Concat with the new keys, a Cast, a Transpose, the Expand of GQA), and the rest (activations).
 * **decode tokens/s** = batch / step latency; **prefill tokens/s** = batch · P / prefill latency;
@@ -200,7 +200,8 @@ class _Evaluator:
         w_read = kv_bytes = 0
         for n in a.main_nodes:
             w = sum(size(i) for i in n.inputs if i is not None and i.name in weights)
-            w = min(w, n.bytes_read)
+            others = sum(size(i) for i in n.inputs if i is not None and i.name not in weights)
+            w = min(w, max(n.bytes_read - others, 0))  # a Gather reads its rows (and its indices)
             k_in = sum(size(i) for i in n.inputs if i is not None and i.name in kv)
             k_out = sum(size(o) for o in n.outputs if o is not None and o.name in kv)
             w_read += w
