@@ -44,6 +44,8 @@ LLAMA = _config(4, 8, 2, 256, 688, 1000, gated=True)  # hidden 256, 8 query / 2 
 
 DECODERS = {
     "gpt2_decode_legacy.onnx": (GPT2, {"batch": "batch", "past": "past", "new": 1, "total": "total_sequence"}),
+    "gpt2_decode_dynamo18.onnx": (GPT2, {"batch": "batch", "past": "past", "new": 1, "total": None}),
+    "llama_decode_legacy.onnx": (LLAMA, {"batch": "batch", "past": "past", "new": 1, "total": "total_sequence"}),
     "qwen2_decode_dynamo18.onnx": (QWEN2, {"batch": "batch", "past": "past", "new": 1, "total": None}),
     "qwen2_decode_dynamo18_fp16.onnx": (QWEN2, {"batch": "batch", "past": "past", "new": 1, "total": None}),
     "llama_decode_dynamo23.onnx": (LLAMA, {"batch": "batch", "past": "past", "new": 1, "total": None}),
@@ -90,8 +92,8 @@ def test_other_models_are_not_decoder_steps(path):
         recognize(load(ROOT / "models" / path))
 
 
-@pytest.mark.parametrize("name", ["gpt2_decode_legacy.onnx", "qwen2_decode_dynamo18.onnx",
-                                  "llama_decode_dynamo23.onnx", "qwen2_chunk_dynamo18.onnx"])
+@pytest.mark.parametrize("name", ["gpt2_decode_legacy.onnx", "gpt2_decode_dynamo18.onnx", "qwen2_decode_dynamo18.onnx",
+                                  "llama_decode_dynamo23.onnx", "llama_decode_legacy.onnx", "qwen2_chunk_dynamo18.onnx"])
 def test_decode_formulas_from_the_config(loaded, name):
     """decode MACs = batch·(linear MACs per token + attention MACs per context token · context),
     exactly; KV bytes = kv_bytes_per_token · batch · context."""
@@ -113,7 +115,8 @@ def test_decode_matches_the_flop_counter_truth(loaded):
     """At batch 1, context 128 (past 127), the corpus truth (torch.utils.flop_counter)."""
     truth = {e["file"].split("/")[-1]: e["truth_macs"] for e in json.loads(
         (ROOT / "tests" / "fixtures" / "corpus_nlp.json").read_text())["models"]}
-    for name in ("gpt2_decode_legacy.onnx", "qwen2_decode_dynamo18.onnx", "llama_decode_dynamo23.onnx"):
+    for name in ("gpt2_decode_legacy.onnx", "gpt2_decode_dynamo18.onnx", "qwen2_decode_dynamo18.onnx",
+                 "llama_decode_dynamo23.onnx", "llama_decode_legacy.onnx"):
         L = loaded(name)
         fg = figures(L, recognize(L), batch=1, context=128, prompt=4, with_formulas=False)
         assert fg.decode.macs == truth[name], name
@@ -392,6 +395,8 @@ def test_learned_position_table_bounds_the_context(loaded):
     assert fg.context_fit.value == 1024 and "position table" in fg.context_fit.method
     assert any("beyond the model's position table" in n for n in fg.notes)
     assert recognize(loaded("qwen2_decode_dynamo18.onnx")).max_context is None
+    assert recognize(loaded("gpt2_decode_dynamo18.onnx")).max_context == 1024
+    assert recognize(loaded("llama_decode_legacy.onnx")).max_context is None
 
 
 # ---------------------------------------------------------------- the report
@@ -590,6 +595,8 @@ def _params_qwen_llama(layers=4, d=256, hq=8, hkv=2, ffn=704, vocab=1000, qkv_bi
 
 @pytest.mark.parametrize("name, params, bytes_per", [
     ("gpt2_decode_legacy.onnx", _params_gpt2()[1], 4),
+    ("gpt2_decode_dynamo18.onnx", _params_gpt2()[0], 4),  # the dynamo exporter keeps the tied head once
+    ("llama_decode_legacy.onnx", _params_qwen_llama(ffn=688, qkv_bias=False), 4),
     ("qwen2_decode_dynamo18.onnx", _params_qwen_llama(), 4),
     ("qwen2_decode_dynamo18_fp16.onnx", _params_qwen_llama(), 2),
     ("llama_decode_dynamo23.onnx", _params_qwen_llama(ffn=688, qkv_bias=False), 4),

@@ -645,6 +645,66 @@ def m_gpt2_decode_legacy(work, keep, x):
     return [e], {}
 
 
+def gpt2_decode_dynamic_shapes(cfg):
+    B, P = torch.export.Dim("batch", max=64), torch.export.Dim("past", max=1000)
+    return {"input_ids": {0: B}, "attention_mask": {0: B, 1: P + 1},
+            "past_kv": tuple({0: B, 2: P} for _ in range(2 * cfg.n_layer))}
+
+
+def m_gpt2_decode_dynamo18(work, keep, x):
+    """The GPT-2 decode step of gpt2_decode_legacy through the dynamo exporter (issue 17: both exporters)."""
+    name = "gpt2_decode_dynamo18"
+    cfg, model = build_gpt2(GPT2Decode)
+    ex = gpt2_decode_inputs(cfg, 2, 16, 6)
+    test = gpt2_decode_inputs(cfg, 1, PAST, 5)
+    names, outs = ["input_ids", "attention_mask"], ["logits"]
+    for i in range(cfg.n_layer):
+        names += [f"past_key_values.{i}.key", f"past_key_values.{i}.value"]
+        outs += [f"present.{i}.key", f"present.{i}.value"]
+    full = os.path.join(work, name + ".onnx")
+    export_dynamo(model, ex, full, names, outs, gpt2_decode_dynamic_shapes(cfg), opset=18)
+    check_torch(full, model, names, test)
+    light = ship(full, name, keep)
+    truth = torch_macs(lambda: model(*test))
+    e = entry(name, light, family="llm", exporter=f"torch {TORCH_V} dynamo (torch.export), opset 18",
+              source=GPT2_SRC + "; one decode step with a DynamicCache (use_cache=True)",
+              dims={"batch": 1, "past": PAST}, input_shapes={}, truth=truth,
+              method=(f"torch.utils.flop_counter FLOPs/2 of one decode step: batch 1, 1 new token, past {PAST} "
+                      "(same cache contents as the ONNX inputs)"),
+              covers="whole decode step (4 layers + lm_head)", dims_meaning=DECODE_DIMS_MEANING)
+    return [e], {}
+
+
+def m_llama_decode_legacy(work, keep, x):
+    """The Llama decode step of llama_decode_dynamo23 (eager attention) through the legacy exporter
+    (issue 17: a GQA model from both exporters)."""
+    name = "llama_decode_legacy"
+    cfg, model = build_lm("llama", "eager")
+    ex = decode_inputs(cfg, 2, 16, 6)
+    test = decode_inputs(cfg, 1, PAST, 5)
+    names, outs = decode_names(cfg)
+    axes = {"input_ids": {0: "batch"}, "attention_mask": {0: "batch", 1: "total_sequence"},
+            "logits": {0: "batch"}}
+    for n_in, n_out in zip(names[2:], outs[1:]):
+        axes[n_in] = {0: "batch", 2: "past"}
+        axes[n_out] = {0: "batch", 2: "total_sequence"}
+    full = os.path.join(work, name + ".onnx")
+    export_legacy(model, ex, full, names, outs, axes)
+    check_torch(full, model, names, test)
+    light = ship(full, name, keep)
+    truth = torch_macs(lambda: model(*test))
+    src = (f"transformers LlamaForCausalLM(LlamaConfig({', '.join(f'{k}={v}' for k, v in LLAMA_KW.items())})), "
+           "eager attention, GQA 8 query / 2 KV heads; one decode step with a DynamicCache (use_cache=True)")
+    e = entry(name, light, family="llm", exporter=f"torch {TORCH_V} legacy (TorchScript), opset 17", source=src,
+              dims={"batch": 1, "past": PAST, "total_sequence": PAST + 1}, input_shapes={}, truth=truth,
+              method=(f"torch.utils.flop_counter FLOPs/2 of one decode step: batch 1, 1 new token, past {PAST} "
+                      "(same cache contents as the ONNX inputs)"),
+              covers="whole decode step (4 layers + lm_head)",
+              dims_meaning=("batch = batch size, past = tokens already in the KV cache, total_sequence = past + 1 "
+                            "(the legacy exporter cannot name a derived dim)"))
+    return [e], {}
+
+
 # ---------------------------------------------------------------------------------------------------- T5
 T5_KW = dict(vocab_size=4096, d_model=256, d_kv=64, d_ff=1024, num_layers=4, num_decoder_layers=4,
              num_heads=4, dropout_rate=0.0, feed_forward_proj="relu", decoder_start_token_id=0)
@@ -1200,6 +1260,8 @@ MODELS = {
     "qwen2_chunk_dynamo18": m_qwen2_chunk_dynamo18,
     "llama_decode_dynamo23": m_llama_decode_dynamo23,
     "gpt2_decode_legacy": m_gpt2_decode_legacy,
+    "gpt2_decode_dynamo18": m_gpt2_decode_dynamo18,
+    "llama_decode_legacy": m_llama_decode_legacy,
     "bert4_torch_legacy": m_bert4_torch_legacy,
     "bert4_ort_fused": m_bert4_ort_fused,
     "bert4_ort_fused_qdyn": m_bert4_ort_fused_qdyn,
