@@ -650,3 +650,47 @@ def test_int4_weight_only_decoder(tmp_path):
     # the projections read their packed weights and scales (the embedding Gather reads one row)
     assert fg.decode.weight_read_bytes == packed + hidden * 4
     assert fp.decode.weight_read_bytes == sum(n * hidden * 4 for n in sizes.values()) + hidden * 4
+
+
+# ---------------------------------------------------------------- onnxruntime-genai exports (real ones)
+
+def _genai_weight_bytes(int4: bool, layers=4, d=256, qkv=384, ffn=688, vocab=1000, rot=16, max_pos=4096, block=32):
+    """The builder's weights from the config: the embedding, 2 norms a layer and the final one, the
+    cos/sin caches [max_pos, rotary/2]; the projections (packed QKV, O, gate, up, down) and the LM head
+    as float32, or (int4) as MatMulNBits blocks: N·ceil(K/32)·16 packed bytes + N·ceil(K/32) float
+    scales (symmetric: no zero points)."""
+    def proj(k, n):
+        blocks = -(-k // block)
+        return n * blocks * 16 + n * blocks * 4 if int4 else 4 * k * n
+    linear = layers * (proj(d, qkv) + proj(d, d) + 2 * proj(d, ffn) + proj(ffn, d)) + proj(d, vocab)
+    return linear + 4 * (vocab * d + (2 * layers + 1) * d + 2 * max_pos * rot)
+
+
+@pytest.mark.parametrize("name, int4", [("llama_genai_gqa_fp32.onnx", False), ("llama_genai_gqa_int4.onnx", True)])
+def test_genai_decoders(loaded, name, int4):
+    """onnxruntime-genai's GQA decoder (the Llama of the corpus through its builder): the cache at
+    GroupQueryAttention's past slots, its symbolic head size (kv_cache_dim) inferred as 384 / 12
+    heads = 32, a symbolic new-token dim (one-pass prefill); decode MACs as the torch exports', weights
+    as the builder lays them out."""
+    L = loaded(name)
+    st = recognize(L)
+    assert st.attention == ("com.microsoft::GroupQueryAttention",)
+    assert (st.batch, st.past, st.new, st.total) == ("batch_size", "past_sequence_length", "sequence_length",
+                                                      "total_sequence_length")
+    assert st.inferred == (("kv_cache_dim", 32, "the packed Q, K, V width 384 over 12 heads of GroupQueryAttention"),)
+    assert (st.layers, st.kv_heads, st.head_dim, st.kv_bytes_per_token) == (4, 2, 32, LLAMA["kv_bytes_per_token"])
+    fg = figures(L, st, batch=1, context=128, prompt=16, fixed={"kv_cache_dim": 32})
+    assert fg.decode.complete and fg.prefill_method == "one pass"
+    assert dict(fg.formula("decode.macs").terms) == {(1, 0): LLAMA["linear_macs"],
+                                                     (1, 1): LLAMA["attention_macs_per_context"]}
+    assert fg.weight_bytes == _genai_weight_bytes(int4)
+
+
+def test_genai_summary_binds_the_inferred_head_size(capsys):
+    """summary --llm binds kv_cache_dim (and the past) itself: every node is costed."""
+    rc, out, err = _run(["summary", str(CORPUS / "llama_genai_gqa_int4.onnx"), "--llm", "--context", "512",
+                         "--format", "json"], capsys)
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["coverage"]["unknown_shape"] == 0 and d["bindings"]["dims"]["kv_cache_dim"] == 32
+    assert d["llm"]["figures"]["decode"]["macs"] == LLAMA["linear_macs"] + 512 * LLAMA["attention_macs_per_context"]

@@ -121,6 +121,9 @@ class DecoderStep:
     #: the rows of a learned position table (a Gather of positions, not of tokens): contexts
     #: above it are outside what the model was built for; None when the graph has none (RoPE)
     max_context: int | None = None
+    #: symbolic cache dims whose value the graph implies (onnxruntime-genai's ``kv_cache_dim``,
+    #: the head size): (dim, value, how); bound for the figures unless the user binds them
+    inferred: tuple[tuple[str, int, str], ...] = ()
 
     @property
     def kv_bytes_per_token(self) -> int | None:
@@ -314,19 +317,32 @@ def recognize(loaded: LoadedModel, overrides: Overrides | None = None) -> Decode
     # 4. each cache's layout and per-token bytes
     caches = []
     outputs = _declared_outputs(loaded)
+    inferred: dict[str, tuple[int, str]] = {}
+    for name, kind, axis, layout, how, label in found:
+        shape = declared[name][1]
+        if layout is not None and "head_dim" in layout and isinstance(shape[layout.index("head_dim")], str):
+            sym = shape[layout.index("head_dim")]
+            if sym not in inferred and sym not in roles.values():
+                got = _head_size(loaded, name, consumers)
+                if got is not None:
+                    inferred[sym] = got
     for name, kind, axis, layout, how, label in sorted(found, key=lambda f: (_layer_of(f[0]) or 0, f[0])):
         elem, shape = declared[name]
         layout = layout if layout is not None else _layout(shape, past, batch)
         if kind == "" and layout and layout[0] == "kv":
             kind = "kv"
+        shape = tuple(inferred[d][0] if isinstance(d, str) and d in inferred else d for d in shape)
         per = _bytes_per_token(elem, shape, layout)
-        caches.append(CacheTensor(name, kind or "?", _layer_of(name), dtypes.name(elem), shape, layout, per,
+        caches.append(CacheTensor(name, kind or "?", _layer_of(name), dtypes.name(elem), declared[name][1], layout, per,
                                   _present_of(loaded, name, shape, outputs, consumers), how))
     keys = [c for c in caches if c.kind in ("key", "kv")]
     layers = len(keys) if keys and all(c.kind in ("key", "value", "kv") for c in caches) else \
         max(1, len(caches) // 2)
-    heads = {c.shape[c.layout.index("kv_heads")] for c in caches if "kv_heads" in c.layout}
-    hdims = {c.shape[c.layout.index("head_dim")] for c in caches if "head_dim" in c.layout}
+    def resolved(c, role):
+        d = c.shape[c.layout.index(role)]
+        return inferred[d][0] if isinstance(d, str) and d in inferred else d
+    heads = {resolved(c, "kv_heads") for c in caches if "kv_heads" in c.layout}
+    hdims = {resolved(c, "head_dim") for c in caches if "head_dim" in c.layout}
     kv_dtypes = sorted({c.dtype for c in caches})
     attention = tuple(sorted({f[5] for f in found if f[5]}))
     evidence = [f"{len(caches)} cache inputs ({', '.join(sorted({c.how for c in caches}))})",
@@ -338,6 +354,8 @@ def recognize(loaded: LoadedModel, overrides: Overrides | None = None) -> Decode
     if total:
         evidence.append(f"total length = {total!r}, bound to past + new" + (" (--kv-dim)" if "total" in roles else ""))
     notes = []
+    for sym, (value, how) in sorted(inferred.items()):
+        evidence.append(f"{sym} = {value} ({how})")
     max_context = _position_table(loaded, token_input)
     if max_context is not None:
         evidence.append(f"a learned position table of {max_context:,} rows: the context is at most {max_context:,}")
@@ -350,10 +368,50 @@ def recognize(loaded: LoadedModel, overrides: Overrides | None = None) -> Decode
                        else None, hdims.pop() if len(hdims) == 1 and isinstance(next(iter(hdims)), int) else None,
                        kv_dtypes[0] if len(kv_dtypes) == 1 else "/".join(kv_dtypes), batch, past,
                        new if new is not None else 1, total, token_input, attention, tuple(evidence), tuple(notes),
-                       max_context)
+                       max_context, tuple((k, v, h) for k, (v, h) in sorted(inferred.items())))
 
 
 _PASS_THROUGH = frozenset({"Reshape", "Cast", "Unsqueeze", "Squeeze", "Flatten", "Identity"})
+
+
+def _head_size(loaded: LoadedModel, cache: str, consumers) -> tuple[int, str] | None:
+    """The head size a fused attention op implies for a cache read at its past slot: its query
+    width (the N of the MatMul or MatMulNBits that makes it, packed Q, K and V when its key input
+    is absent) over num_heads (+ 2·kv_num_heads when packed). onnxruntime-genai names the head
+    size of its caches ``kv_cache_dim``."""
+    for g, i, k in consumers.get(cache, ()):
+        op, domain, _ = g.heads[i]
+        if domain != "com.microsoft" or op not in ("GroupQueryAttention", "MultiHeadAttention"):
+            continue
+        node = g.nodes[i]
+        heads = _attr_int(node, "num_heads", 0)
+        kv_heads = _attr_int(node, "kv_num_heads", heads)
+        ins = g.io[i][0]
+        packed = len(ins) < 2 or not ins[1]
+        width = _out_width(g, ins[0]) if ins else None
+        parts = heads + 2 * kv_heads if packed else heads
+        if width and parts and width % parts == 0:
+            what = "packed Q, K, V" if packed else "query"
+            return width // parts, (f"the {what} width {width} over {parts} heads of {op}")
+    return None
+
+
+def _out_width(g, tensor: str) -> int | None:
+    """The last dim a MatMul / MatMulNBits / Gemm gives ``tensor``, from its weight or its N."""
+    for j, (ins, outs) in enumerate(g.io):
+        if tensor not in outs:
+            continue
+        op = g.heads[j][0]
+        if op == "MatMulNBits":
+            n = _attr_int(g.nodes[j], "N", 0)
+            return n or None
+        if op in ("MatMul", "Gemm") and len(ins) > 1:
+            w = g.initializers.get(ins[1])
+            if w is not None and len(w.dims) == 2:
+                return int(w.dims[0] if op == "Gemm" and _attr_int(g.nodes[j], "transB", 0) else w.dims[1])
+        if op in ("Add",) and ins:  # a bias after the projection
+            return _out_width(g, ins[0])
+    return None
 
 
 def _position_table(loaded: LoadedModel, token_input: str | None) -> int | None:

@@ -237,7 +237,8 @@ def build(a, spec, budget_bytes: int | None, opts: LLMOptions, dims: dict[str, i
     else:
         prompt, src = min(DEFAULT_PROMPT, context), "default"
     sources.append(("prompt", src))
-    fixed = {k: v for k, v in dims.items() if k not in (step.batch, step.past, step.new, step.total)}
+    fixed = {**{d: v for d, v, _ in step.inferred},
+             **{k: v for k, v in dims.items() if k not in (step.batch, step.past, step.new, step.total)}}
     fg = figures(a.loaded, step, batch=batch, context=context, prompt=prompt, convention=convention, spec=spec,
                  budget_bytes=opts.memory_bytes if opts.memory_bytes is not None else budget_bytes, fixed=fixed,
                  curve=opts.curve, precision=precision)
@@ -259,6 +260,7 @@ def decode_bindings(loaded, dims: dict[str, int] | None, context: int | None) ->
     batch = dims.get(step.batch, 1) if isinstance(step.batch, str) else 1
     ctx = context or (dims[step.past] + new if step.past in dims else DEFAULT_CONTEXT)
     bound = step.bindings(batch, max(ctx - new, 0), new)
+    bound.update({d: v for d, v, _ in step.inferred})
     if bound.get(step.past) == 0:
-        return dims  # an empty cache: the public analysis binds positive sizes only
+        return {**{d: v for d, v, _ in step.inferred}, **dims}  # an empty cache: positive sizes only
     return {**bound, **dims}
