@@ -694,3 +694,25 @@ def test_genai_summary_binds_the_inferred_head_size(capsys):
     d = json.loads(out)
     assert d["coverage"]["unknown_shape"] == 0 and d["bindings"]["dims"]["kv_cache_dim"] == 32
     assert d["llm"]["figures"]["decode"]["macs"] == LLAMA["linear_macs"] + 512 * LLAMA["attention_macs_per_context"]
+
+
+def test_onnx_attention_23_past_slots(tmp_path):
+    """ai.onnx Attention (opset 23) reading its cache at inputs 4 and 5 (past_key, past_value
+    [batch, kv_heads, past, head_dim]), 4-D Q/K/V: recognized by its slots."""
+    f = TensorProto.FLOAT
+    q = helper.make_tensor_value_info("q", f, ["b", 8, 1, 16])
+    k = helper.make_tensor_value_info("k", f, ["b", 2, 1, 16])
+    v = helper.make_tensor_value_info("v", f, ["b", 2, 1, 16])
+    pk = helper.make_tensor_value_info("cache_a", f, ["b", 2, "p", 16])
+    pv = helper.make_tensor_value_info("cache_b", f, ["b", 2, "p", 16])
+    node = helper.make_node("Attention", ["q", "k", "v", "", "cache_a", "cache_b"], ["y", "pk_out", "pv_out"])
+    outs = [helper.make_tensor_value_info(n, f, None) for n in ("y", "pk_out", "pv_out")]
+    p = tmp_path / "attn23.onnx"
+    onnx.save(helper.make_model(helper.make_graph([node], "a", [q, k, v, pk, pv], outs),
+                                opset_imports=[helper.make_opsetid("", 23)]), p)
+    st = recognize(load(p))
+    assert st.attention == ("Attention",)
+    assert [c.how for c in st.caches] == ["Attention input 4", "Attention input 5"]
+    assert [c.kind for c in st.caches] == ["key", "value"]
+    assert st.past == "p" and st.kv_bytes_per_token == 2 * 2 * 16 * 4
+    assert [c.present for c in st.caches] == ["pk_out", "pv_out"]

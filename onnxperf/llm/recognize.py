@@ -53,6 +53,15 @@ ATTENTION_SLOTS: dict[tuple[str, str], dict[int, tuple[str, int, tuple[str, ...]
         5: ("value", 2, ("batch", "kv_heads", "past", "head_dim"))},
 }
 
+#: (domain, op type) -> {past input slot: the output that is its present}
+PRESENT_SLOTS: dict[tuple[str, str], dict[int, int]] = {
+    ("com.microsoft", "GroupQueryAttention"): {3: 1, 4: 2},
+    ("com.microsoft", "MultiHeadAttention"): {6: 1, 7: 2},
+    ("com.microsoft", "DecoderMaskedMultiHeadAttention"): {5: 1, 6: 2},
+    ("com.microsoft", "Attention"): {4: 1},
+    ("", "Attention"): {4: 1, 5: 2},
+}
+
 _CACHE_NAME = re.compile(r"past|cache|key_values|pkv|\bkv\b|_kv_|kv_", re.IGNORECASE)
 _KEY_NAME = re.compile(r"(^|[._/])(key|keys|k)($|[._/\d])|key_cache|k_cache|past_key(?!_values)", re.IGNORECASE)
 _VALUE_NAME = re.compile(r"(^|[._/])(value|values|v)($|[._/\d])|value_cache|v_cache|past_value", re.IGNORECASE)
@@ -520,8 +529,13 @@ def _present_of(loaded: LoadedModel, name: str, shape, outputs, consumers) -> st
     for _ in range(4):
         nxt = set()
         for tensor in sorted(frontier):
-            for g, i, _ in consumers.get(tensor, ()):
+            for g, i, slot in consumers.get(tensor, ()):
                 op = g.heads[i][0]
+                out_slot = PRESENT_SLOTS.get((g.heads[i][1], op), {}).get(slot)
+                if out_slot is not None:
+                    outs = g.io[i][1]
+                    o = outs[out_slot] if out_slot < len(outs) else ""
+                    return o if o and o in outputs else None
                 if op not in ("Concat", "Cast", "GroupQueryAttention", "MultiHeadAttention", "Attention",
                               "DecoderMaskedMultiHeadAttention"):
                     continue
