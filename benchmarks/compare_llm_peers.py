@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         "- **Decode time.** Both are plain rooflines (no launch overhead): lower bounds. LLM-Viewer charges its "
         "own idealized traffic (weights once, the KV cache once); onnxperf charges the exported graph's traffic, "
         "which for these eager-attention exports includes the Concat copies of the cache and GQA's Expand of K/V "
-        "to the query heads (the `kv_bytes` of `summary --llm`): 1.2x LLM-Viewer for Qwen2/Llama. GPT-2 is not "
+        "to the query heads (the `kv_bytes` of `summary --llm`): 1.2-1.3x LLM-Viewer for Llama and Qwen2. GPT-2 is not "
         "among LLM-Viewer's configs (Llama, ChatGLM3, GPT-J, OPT).",
         ""])
     if args.out:
