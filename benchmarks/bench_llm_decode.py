@@ -30,8 +30,9 @@ from onnxperf.llm import recognize  # noqa: E402
 from onnxperf.loader import load  # noqa: E402
 from onnxperf.validate.compare import validate  # noqa: E402
 
-MODELS = ("gpt2_decode_legacy.onnx", "qwen2_decode_dynamo18.onnx", "llama_decode_dynamo23.onnx",
-          "qwen2_decode_dynamo18_fp16.onnx")
+MODELS = ("gpt2_decode_legacy.onnx", "gpt2_decode_dynamo18.onnx", "qwen2_decode_dynamo18.onnx",
+          "llama_decode_dynamo23.onnx", "llama_decode_legacy.onnx", "qwen2_decode_dynamo18_fp16.onnx",
+          "llama_genai_gqa_fp32.onnx", "llama_genai_gqa_int4.onnx")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     for m in models:
         step = recognize(load(corpus / m))
         plan[m] = [c for c in contexts if step.max_context is None or c <= step.max_context]
-        dims[m] = step.bindings(1, plan[m][0] - 1, 1)  # the profiled main run: the first context
+        # the profiled main run: the first context; a head size the graph implies (genai's kv_cache_dim)
+        dims[m] = {**step.bindings(1, plan[m][0] - 1, 1), **{d: v for d, v, _ in step.inferred}}
     # sessions[model] -> list of {context: DecodePoint}
     sessions: dict[str, list[dict[int, object]]] = {m: [] for m in models}
     for k in range(args.sessions):
