@@ -716,3 +716,15 @@ def test_onnx_attention_23_past_slots(tmp_path):
     assert [c.kind for c in st.caches] == ["key", "value"]
     assert st.past == "p" and st.kv_bytes_per_token == 2 * 2 * 16 * 4
     assert [c.present for c in st.caches] == ["pk_out", "pv_out"]
+
+
+def test_token_by_token_prefill_formula(loaded):
+    """The prefill of a decode-only export as a formula of batch and prompt: the sum of the P steps,
+    batch·(P·linear + attention·P(P+1)/2), fitted exactly."""
+    L = loaded("qwen2_decode_dynamo18.onnx")
+    fg = figures(L, recognize(L), batch=1, context=64, prompt=8)
+    p = fg.formula("prefill.macs")
+    a = QWEN2["attention_macs_per_context"]
+    assert dict(p.terms) == {(1, 1): QWEN2["linear_macs"] + Fraction(a, 2), (1, 2): Fraction(a, 2)}
+    for b, prompt in ((1, 8), (3, 100)):
+        assert p({"batch": b, "prompt": prompt}) == b * (prompt * QWEN2["linear_macs"] + a * prompt * (prompt + 1) // 2)

@@ -109,8 +109,8 @@ class LLMFigures:
     decode: Step
     #: the prefill of ``prompt`` tokens: one pass (prefill-capable graph) or the sum of decode steps
     prefill_method: str  # "one pass" | "token by token"
-    prefill_macs: int
-    prefill_flops: int
+    prefill_macs: int | None  # None: unknown (never 0)
+    prefill_flops: int | None
     prefill_latency_s: float | None
     prefill_complete: bool
     #: figure name -> polynomial (None with the reason when it is not one)
@@ -296,10 +296,17 @@ def figures(loaded: LoadedModel, step: DecoderStep, batch: int = 1, context: int
         if macs_p is not None and flops_p is not None:
             pre_macs = int(_power_sum(macs_p, "context", prompt, {"batch": batch}))
             pre_flops = int(_power_sum(flops_p, "context", prompt, {"batch": batch}))
+            # Σ over the P steps of a polynomial of the context is a polynomial of the prompt, one degree up
+            for fig, poly in (("macs", macs_p), ("flops", flops_p)):
+                (sum_poly,) = fit_many(lambda b, poly=poly: [int(_power_sum(poly, "context", b["prompt"],
+                                                                                {"batch": b["batch"]}))],
+                                       ("batch", "prompt"), degree=poly.degree + 1)
+                formulas.append((f"prefill.{fig}", sum_poly, "" if sum_poly is not None else
+                                 "the sum of the decode steps is not a polynomial"))
         else:
             steps = [ev(batch, c - 1, 1) for c in range(1, prompt + 1)] if prompt <= 64 else []
-            pre_macs = sum(s.macs for s in steps) if steps else 0
-            pre_flops = sum(s.flops for s in steps) if steps else 0
+            pre_macs = sum(s.macs for s in steps) if steps else None  # unknown, never 0
+            pre_flops = sum(s.flops for s in steps) if steps else None
             if not steps:
                 notes.append("prefill MACs unknown: the decode MACs are not a polynomial of the context")
         pre_lat = _token_by_token_latency(ev, batch, prompt)
