@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import onnx
 
 from . import conventions, dtypes
-from .frozen import fast_init
+from .frozen import fast_init, record
 from .loader import GraphIR, Initializer
 from .ops import REGISTRY
 from .errors import RuleError
@@ -54,16 +54,14 @@ _NON_PARAM_TYPES = {onnx.TensorProto.INT64, onnx.TensorProto.BOOL, onnx.TensorPr
                     onnx.TensorProto.UNDEFINED}
 
 
-@fast_init
-@dataclass(frozen=True)
+@record
 class TensorRef:
     name: str
     dtype: str
     shape: tuple[Dim, ...] | None
 
 
-@fast_init
-@dataclass(frozen=True)
+@record
 class NodeCost:
     """The cost of one node. Units are in the field names; MACs and FLOPs are separate."""
 

@@ -27,15 +27,14 @@ from __future__ import annotations
 
 import contextlib
 import io
+import operator
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 import onnx
 
 from . import dtypes
-from .frozen import fast_init
 from .errors import DimBindingError
 from .loader import GraphIR, LoadedModel
 
@@ -44,27 +43,43 @@ Dim = int | str | None
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/-]*")
 
 
-@fast_init
-@dataclass(frozen=True)
-class TensorInfo:
-    """A tensor's element type and shape. ``shape`` is None when even the rank is unknown."""
+class TensorInfo(tuple):
+    """A tensor's element type and shape. ``shape`` is None when even the rank is unknown.
 
-    name: str
-    elem_type: int
-    shape: tuple[Dim, ...] | None
+    An immutable record (a tuple subclass: one per tensor of the graph, so it is kept small and
+    quick to build, see :func:`onnxperf.frozen.record`), with :attr:`is_static` computed once."""
 
-    @cached_property
-    def is_static(self) -> bool:
-        return self.shape is not None and all(isinstance(d, int) for d in self.shape)
+    __slots__ = ()
+    _fields = ("name", "elem_type", "shape", "is_static")
+
+    def __new__(cls, name: str, elem_type: int, shape: tuple[Dim, ...] | None) -> TensorInfo:
+        return tuple.__new__(cls, (name, elem_type, shape,
+                                   shape is not None and all(isinstance(d, int) for d in shape)))
+
+    name = property(operator.itemgetter(0))
+    elem_type = property(operator.itemgetter(1))
+    shape = property(operator.itemgetter(2))
+    is_static = property(operator.itemgetter(3), doc="Every dim a known integer.")
 
     @classmethod
     def of(cls, name: str, elem_type: int, shape: tuple[Dim, ...] | None, static: bool) -> TensorInfo:
-        """A TensorInfo whose :attr:`is_static` the caller already knows (a cached property,
-        stored in the instance dict under its name): shapes read from a type cache or from
-        initializer dims skip the per-tensor check."""
-        ti = cls(name, elem_type, shape)
-        ti.__dict__["is_static"] = static
-        return ti
+        """A TensorInfo whose :attr:`is_static` the caller already knows: shapes read from a type
+        cache or from initializer dims skip the per-tensor check."""
+        return tuple.__new__(cls, (name, elem_type, shape, static))
+
+    def __repr__(self) -> str:
+        return f"TensorInfo(name={self[0]!r}, elem_type={self[1]!r}, shape={self[2]!r})"
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and tuple.__eq__(self, other)
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = tuple.__hash__
+
+    def __getnewargs__(self):
+        return tuple(self)[:3]
 
     @property
     def numel(self) -> int:

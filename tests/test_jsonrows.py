@@ -3,7 +3,6 @@ encoder, deterministic, with one table row per line."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -61,7 +60,7 @@ def test_node_rows_are_the_encoders_text_of_the_node_records(nodes):
     with quotes, control characters and non-ASCII, symbolic and unknown dims, unknown shapes,
     absent inputs, tensors shared between nodes."""
     if len(nodes) > 1 and nodes[0].outputs:  # a tensor record shared with the next node
-        nodes[1] = dataclasses.replace(nodes[1], inputs=nodes[0].outputs)
+        nodes[1] = nodes[1]._replace(inputs=nodes[0].outputs)
     assert list(node_rows(nodes, _node_dict)) == [_ROW(_node_dict(n)) for n in nodes]
 
 
