@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import onnx
 
 from . import conventions, dtypes
-from .frozen import fast_init, record
+from .frozen import record
 from .loader import GraphIR, Initializer
 from .ops import REGISTRY
 from .errors import RuleError

@@ -20,10 +20,10 @@ by node id.
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,6 @@ import onnx.inliner
 from onnx import numpy_helper
 
 from . import dtypes
-from .frozen import fast_init
 from .errors import ExternalDataError, GraphError, InputError, ModelFileError
 from .output import note_input
 
@@ -47,28 +46,51 @@ SMALL_TENSOR_ELEMENTS = 64
 _INT_TYPES = {onnx.TensorProto.INT64, onnx.TensorProto.INT32}
 
 
-@fast_init
-@dataclass(frozen=True)
-class Initializer:
-    """A constant tensor of the graph: shape and dtype from the proto, never its bytes."""
+class Initializer(tuple):
+    """A constant tensor of the graph: shape and dtype from the proto, never its bytes.
 
-    name: str
-    elem_type: int
-    dims: tuple[int, ...]
-    external: bool
-    #: value, only for small integer/float tensors that are inline or safely readable.
-    value: np.ndarray | None = field(default=None, compare=False, repr=False)
+    ``value``: only for small integer/float tensors that are inline or safely readable. An
+    immutable record (a tuple subclass: one per weight, so small and quick to build; see
+    :func:`onnxperf.frozen.record`); equality ignores ``value``."""
 
-    @cached_property
-    def numel(self) -> int:
+    __slots__ = ()
+    _fields = ("name", "elem_type", "dims", "external", "value", "numel")
+
+    def __new__(cls, name: str, elem_type: int, dims: tuple[int, ...], external: bool,
+                value: np.ndarray | None = None) -> Initializer:
         n = 1
-        for d in self.dims:
+        for d in dims:
             n *= d
-        return n
+        return tuple.__new__(cls, (name, elem_type, dims, external, value, n))
+
+    name = property(operator.itemgetter(0))
+    elem_type = property(operator.itemgetter(1))
+    dims = property(operator.itemgetter(2))
+    external = property(operator.itemgetter(3))
+    value = property(operator.itemgetter(4))
+    numel = property(operator.itemgetter(5), doc="Element count (the product of the dims).")
 
     @property
     def nbytes(self) -> int:
-        return dtypes.nbytes(self.elem_type, self.numel)
+        return dtypes.nbytes(self[1], self[5])
+
+    def __repr__(self) -> str:
+        return f"Initializer(name={self[0]!r}, elem_type={self[1]!r}, dims={self[2]!r}, external={self[3]!r})"
+
+    def _key(self) -> tuple:
+        return self[0], self[1], self[2], self[3]
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and self._key() == other._key()
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __getnewargs__(self):
+        return tuple(self)[:5]
 
 
 @dataclass
