@@ -669,7 +669,7 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
         producer[name] = "input"
         dag_sources.append(("input", name))
 
-    nodes = list(g.node)
+    nodes = g.node  # the proto's own sequence: node wrappers are made when read, not kept (1M nodes: ~100 MB)
     constants: dict[str, Initializer] = {}
     const_cache: dict[bytes, tuple] = {}
     for i, (op, domain, name) in enumerate(heads):
