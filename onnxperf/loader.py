@@ -24,6 +24,7 @@ import operator
 import os
 import sys
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,14 +102,10 @@ class GraphIR:
     loader recorded: costing a model needs only the order, so ``analyze`` never pays for it."""
 
     name: str
-    nodes: list[onnx.NodeProto]
-    #: the DAG's source nodes as (kind, tensor name): initializers, then graph inputs
-    dag_sources: list[tuple[str, str]]
+    #: the GraphProto's own node list (indexed like a list; no Python object per node is kept)
+    nodes: Sequence[onnx.NodeProto]
     #: DAG nodes added after the ops, in insertion order: outer-scope references and outputs
     dag_tail: list[tuple[str, dict[str, Any]]]
-    #: (source, target, tensor name); a source that is not an op is written as its kind alone
-    #: ("initializer", "input", "outer"), its id being "<kind>:<tensor name>" (see :attr:`dag_edges`)
-    dag_links: list[tuple[int | str, int | str, str]]
     order: list[int]
     inputs: list[str]
     outputs: list[str]
@@ -127,6 +124,42 @@ class GraphIR:
     #: indices of the nodes that have attributes
     with_attrs: frozenset[int] = frozenset()
     _dag: nx.MultiDiGraph | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def dag_sources(self) -> list[tuple[str, str]]:
+        """The DAG's source nodes as (kind, tensor name): initializers, then graph inputs."""
+        inits = self.initializers
+        return [("initializer", name) for name in inits] + [("input", name) for name in self.inputs
+                                                             if name not in inits]
+
+    @property
+    def dag_links(self) -> list[tuple[int | str, int | str, str]]:
+        """(source, target, tensor name) for every tensor flowing along the DAG; a source that is
+        not an op is written as its kind alone ("initializer", "input", "outer"), its id being
+        "<kind>:<tensor name>" (see :attr:`dag_edges`). Made from :attr:`io` when asked for (the
+        loader checked every link as it read the graph): a million-node graph need not hold them."""
+        inits = self.initializers
+        producer: dict[str, int | str] = dict.fromkeys(inits, "initializer")
+        for name in self.inputs:
+            if name not in inits:
+                producer[name] = "input"
+        for i, (_, outs) in enumerate(self.io):
+            for out in outs:
+                if out:
+                    producer[out] = i
+        for ref in self.outer_refs:
+            producer.setdefault(ref, "outer")
+        bodies: dict[int, list[GraphIR]] = {}
+        for (i, _), sub in self.subgraphs.items():
+            bodies.setdefault(i, []).append(sub)
+        links: list[tuple[int | str, int | str, str]] = []
+        for i, (ins, _) in enumerate(self.io):
+            links += [(producer[x], i, x) for x in ins if x]
+            for sub in bodies.get(i, ()):
+                # the body's free variables are implicit inputs of this node
+                links += [(producer[ref], i, ref) for ref in sub.outer_refs if ref in producer]
+        links += [(producer[name], f"output:{name}", name) for name in self.outputs]
+        return links
 
     @property
     def dag_nodes(self) -> list[tuple[int | str, dict[str, Any]]]:
@@ -325,7 +358,12 @@ def _external_info(t: onnx.TensorProto) -> dict[str, str]:
 
 
 class _PathCache(dict):
-    """location -> resolved path, so each external file is checked once per load."""
+    """location -> resolved path, so each external file is checked once per load; and
+    :attr:`dims`, one tuple per distinct initializer shape (the weights of a network share a few)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dims: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 
 _KNOWN_TYPES = frozenset(v for v in onnx.TensorProto.DataType.values() if v != onnx.TensorProto.UNDEFINED)
@@ -408,9 +446,12 @@ def _initializer(t: onnx.TensorProto, base_dir: Path | None, missing: set[str],
     name = t.name
     if not isinstance(name, str):
         raise GraphError(f"initializer name {name!r} is not valid UTF-8 text")
+    name = sys.intern(name)
     external = t.data_location == onnx.TensorProto.EXTERNAL
     raw = None if external else t.raw_data
     dims, numel = _check_tensor(t, "initializer", raw)
+    if paths is not None:
+        dims = paths.dims.setdefault(dims, dims)
     value = None
     if external:
         info = _external_info(t)
@@ -611,12 +652,17 @@ def _read_nodes(g: onnx.GraphProto) -> tuple[list[tuple[tuple[str, ...], tuple[s
     with_graphs = []
     with_attrs = []
     join = "".join
+    intern = sys.intern
+    # the heads of unnamed nodes repeat: one tuple per distinct (op type, domain)
+    unnamed: dict[tuple[str, str, str], tuple[str, str, str]] = {}
     try:
         for i, n in enumerate(g.node):
-            # slicing first: tuple() over a repeated field is twice as slow
-            ins, outs = tuple(n.input[:]), tuple(n.output[:])
-            op, domain, name = n.op_type, n.domain, n.name
-            join((op, domain, name) + ins + outs)
+            # slicing first: tuple() over a repeated field is twice as slow. Names are interned:
+            # a tensor's producer, its consumers and its records then share one string (and dict
+            # lookups by name compare pointers)
+            ins, outs = tuple(map(intern, n.input[:])), tuple(map(intern, n.output[:]))
+            op, domain, name = intern(n.op_type), n.domain, n.name
+            join((domain, name))  # a name that is not text raises here (interning checks the others)
             attrs = n.attribute
             if attrs:
                 with_attrs.append(i)
@@ -624,7 +670,8 @@ def _read_nodes(g: onnx.GraphProto) -> tuple[list[tuple[tuple[str, ...], tuple[s
                 if any(a.type in _GRAPH_ATTRS for a in attrs):
                     with_graphs.append(i)
             io.append((ins, outs))
-            heads.append((op, "" if domain == "ai.onnx" else domain, name))
+            head = (op, "" if domain == "ai.onnx" else intern(domain), name)
+            heads.append(head if name else unnamed.setdefault(head, head))
         for vi in (*g.input, *g.output, *g.value_info):
             join((vi.name,))
             t = vi.type
@@ -644,9 +691,7 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
                 outer_scope: frozenset[str] = frozenset()) -> GraphIR:
     """Turn a GraphProto into a :class:`GraphIR`; subgraphs are built recursively."""
     io, heads, with_graphs, with_attrs = _read_nodes(g)
-    dag_sources: list[tuple[str, str]] = []
     dag_nodes: list[tuple[str, dict[str, Any]]] = []  # after the ops: outer references and outputs
-    dag_edges: list[tuple[int | str, int | str, str]] = []
     outer_nodes: set[str] = set()
     paths = _PathCache()
     inits: dict[str, Initializer] = {}
@@ -661,13 +706,11 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
     # producer: tensor -> op index, or the kind of source ("initializer", "input", "outer") whose
     # DAG id is "<kind>:<tensor>"; ids are made only when the networkx graph is asked for
     producer: dict[str, int | str] = dict.fromkeys(inits, "initializer")
-    dag_sources += [("initializer", name) for name in inits]
-    inputs = [vi.name for vi in g.input]
+    inputs = [sys.intern(vi.name) for vi in g.input]
     for name in inputs:
         if name in inits:  # old-style models list initializers as inputs too
             continue
         producer[name] = "input"
-        dag_sources.append(("input", name))
 
     nodes = g.node  # the proto's own sequence: node wrappers are made when read, not kept (1M nodes: ~100 MB)
     constants: dict[str, Initializer] = {}
@@ -708,7 +751,6 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
                 else:
                     raise GraphError(
                         f"node {i} ({heads[i][0]} {heads[i][2]!r}) reads tensor {inp!r}, which nothing produces")
-            dag_edges.append((src, i, inp))
             if src.__class__ is int and src >= i:
                 in_file_order = False
         if i not in graph_nodes:
@@ -730,12 +772,10 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
                             dag_nodes.append((f"outer:{ref}", {"kind": "outer", "tensor": ref}))
                             outer_refs.append(ref)
                         producer[ref] = src
-                    if src is not None:
-                        dag_edges.append((src, i, ref))
-                        if src.__class__ is int and src >= i:
-                            in_file_order = False
+                    if src.__class__ is int and src >= i:
+                        in_file_order = False
 
-    outputs = [vi.name for vi in g.output]
+    outputs = [sys.intern(vi.name) for vi in g.output]
     sinks: set[str] = set()
     for name in outputs:
         src = producer.get(name)
@@ -753,10 +793,9 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
             raise GraphError(f"graph output {name!r} is listed twice")
         sinks.add(sink)
         dag_nodes.append((sink, {"kind": "output", "tensor": name}))
-        dag_edges.append((src, sink, name))
 
-    ir = GraphIR(g.name, nodes, dag_sources, dag_nodes, dag_edges, [], inputs, outputs, inits, constants,
-                 subgraphs, outer_refs, io, heads, with_attrs)
+    ir = GraphIR(g.name, nodes, dag_nodes, [], inputs, outputs, inits, constants, subgraphs, outer_refs, io, heads,
+                 with_attrs)
     ir.order, ir._dag = _stable_order(ir, in_file_order)
     return ir
 
