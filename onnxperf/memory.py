@@ -19,6 +19,7 @@ Unknown tensor sizes are never taken as zero: they are counted, and the figures 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate
 
 from . import dtypes
 from .analysis import Analysis
@@ -70,86 +71,83 @@ def liveness(a: Analysis) -> MemoryResult:
     nodes = a.main_nodes
     tensors = a.tensors or {}
     lm = a.loaded
-    weights = set()
-    if lm is not None:
-        weights = set(lm.graph.initializers) | set(lm.graph.constants)
-    # buffer of each tensor (alias chains resolved to their root)
-    buffer_of: dict[str, str] = {}
-    size: dict[str, int | None] = {}
-
-    def root(name: str) -> str:
-        while name in buffer_of and buffer_of[name] != name:
-            name = buffer_of[name]
-        return name
+    inits = lm.graph.initializers if lm is not None else {}
+    consts = lm.graph.constants if lm is not None else {}
+    # buffers are numbered in the order they appear; each tensor with one maps to its number
+    # (an alias to its root's); a tensor without one (a weight, a tensor nothing produced) is absent
+    buffer_of: dict[str, int] = {}
+    size: list[int | None] = []
+    first: list[int] = []
+    last: list[int] = []
+    bits = dtypes.bits
+    get_ti = tensors.get
 
     def tensor_bytes(name: str) -> int | None:
-        ti = tensors.get(name)
-        if ti is None or not ti.is_static or dtypes.bits(ti.elem_type) is None:
+        ti = get_ti(name)
+        if ti is None or not ti.is_static or bits(ti.elem_type) is None:
             return None
         return ti.nbytes
 
+    def new_buffer(name: str, step: int) -> None:
+        buffer_of[name] = len(size)
+        size.append(tensor_bytes(name))
+        first.append(step)
+        last.append(step)
+
     n_steps = len(nodes)
-    first: dict[str, int] = {}
-    last: dict[str, int] = {}
     for ref in a.model.inputs:
-        buffer_of[ref.name] = ref.name
-        size[ref.name] = tensor_bytes(ref.name)
-        first[ref.name] = 0
-        last[ref.name] = 0
-    # steps only grow, so a tensor's last use is the latest step that reads it
+        if ref.name not in buffer_of:  # a name listed twice is one buffer
+            new_buffer(ref.name, 0)
+    get = buffer_of.get
+    # steps only grow, so a buffer's last use is the latest step that reads it
     for step, n in enumerate(nodes):
         for ref in n.inputs:
+            if ref is not None:
+                b = get(ref.name)
+                if b is not None:  # else a weight, or a tensor nothing produced (it has no buffer)
+                    last[b] = step
+        op_type = n.op_type
+        # a view: zero by design, or (Dropout at inference from opset 12) a rule that moves no byte
+        alias = op_type in ALIAS_OPS and (n.status == ZERO or (
+            n.status == COUNTED and n.bytes_read == 0 and n.flops == 0 and n.int_ops == 0))
+        if alias:
+            x = n.inputs[0] if n.inputs else None
+            alias = x is not None and x.name not in inits and x.name not in consts
+        if op_type == "Constant" and not alias:
+            continue
+        for j, ref in enumerate(n.outputs):
             if ref is None:
                 continue
             name = ref.name
-            b = buffer_of.get(name)
-            if b is None:  # a weight, or a tensor nothing produced (it has no buffer)
+            if name in inits or name in consts:
                 continue
-            if b != name:
-                b = root(b)
-            if b in first:
-                last[b] = step
-        # a view: zero by design, or (Dropout at inference from opset 12) a rule that moves no byte
-        is_view = n.status == ZERO or (n.status == COUNTED and n.bytes_read == 0 and n.flops == 0 and n.int_ops == 0)
-        alias = is_view and n.op_type in ALIAS_OPS and n.inputs and n.inputs[0] is not None \
-            and n.inputs[0].name not in weights
-        if n.op_type == "Constant" and not alias:
-            continue
-        for j, ref in enumerate(n.outputs):
-            if ref is None or ref.name in weights:
-                continue
-            name = ref.name
             if alias and j == 0:
-                buffer_of[name] = root(n.inputs[0].name)  # type: ignore[union-attr]
+                b = get(n.inputs[0].name)  # type: ignore[union-attr]
+                if b is not None:
+                    buffer_of[name] = b
+                else:
+                    buffer_of.pop(name, None)
                 continue
-            if n.op_type == "Constant":
+            if op_type == "Constant":
                 continue
-            buffer_of[name] = name
-            size[name] = tensor_bytes(name)
-            first[name] = step
-            last[name] = step
+            new_buffer(name, step)
     for ref in a.model.outputs:
-        b = root(ref.name)
-        if b in first:
+        b = get(ref.name)
+        if b is not None:
             last[b] = n_steps - 1 if n_steps else 0
 
     # sweep: +size at first step, -size after last step
     delta = [0] * (n_steps + 1)
     unknown = 0
     prealloc = 0
-    for b, start in first.items():
-        s = size.get(b)
+    for s, start, end in zip(size, first, last):
         if s is None:
             unknown += 1
             continue
         prealloc += s
         delta[start] += s
-        delta[last[b] + 1] -= s
-    timeline = []
-    live = 0
-    for step in range(n_steps):
-        live += delta[step]
-        timeline.append(live)
+        delta[end + 1] -= s
+    timeline = list(accumulate(delta[:n_steps]))
     peak = max(timeline, default=0)
     peak_step = timeline.index(peak) if timeline else None
     pn = nodes[peak_step] if peak_step is not None else None
