@@ -241,6 +241,9 @@ class Forward:
         self._sigs: dict[int, tuple[np.ndarray, tuple]] = {}
         #: (op, attributes, input types and values) -> ONNX's output types, by output position
         self._node_memo: dict[tuple, list[bytes | None]] = {}
+        #: (op, input shapes and types, attributes, output count) -> the fast static rule's answer,
+        #: for the rules that read no input value (see :meth:`_static`)
+        self._static_memo: dict[tuple, list | None] = {}
         #: tensors whose (static) shape or value is an upper bound: they depend on a data-dependent size
         self.bounded: set[str] = set()
         #: never ask ONNX; raise :class:`Unshaped` at the first node left unshaped
@@ -655,10 +658,23 @@ class Forward:
                 return False
             shapes.append(shape)
             types.append(ti.elem_type)
-        attrs = shape_rules.attributes(node) if len(node.attribute) else {}
-        res = shape_static.apply(rule, op_type, self._opset, tuple(shapes), types, attrs.get,
-                                 lambda i: self.value(g, in_names[i]) if in_names[i] else None,
-                                 len(out_names))
+        # a rule that reads no input value is a function of the op, the input shapes and types and
+        # the attributes: repeated blocks ask it once, and their outputs share the shape tuples
+        has_attrs = len(node.attribute) > 0
+        key = (op_type, tuple(shapes), tuple(types), _attr_key(node) if has_attrs else (), len(out_names))
+        res = self._static_memo.get(key, _MISSING)
+        if res is _MISSING:
+            read = []
+
+            def value(i: int) -> np.ndarray | None:
+                read.append(i)
+                return self.value(g, in_names[i]) if in_names[i] else None
+
+            attrs = shape_rules.attributes(node) if has_attrs else {}
+            res = shape_static.apply(rule, op_type, self._opset, tuple(shapes), types, attrs.get, value,
+                                     len(out_names))
+            if not read:
+                self._static_memo[key] = res
         if res is None or len(res) != len(out_names):
             return False
         better = self._better
