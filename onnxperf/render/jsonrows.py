@@ -130,47 +130,70 @@ def node_rows(nodes, node_dict) -> Encoded:
     the two). ``nodes``: a sequence (its length is the table's)."""
     s = json.encoder.encode_basestring
     seen: dict[int, tuple[Any, str]] = {}
+    #: id(shape) -> (shape, its text): tensors of one shape mostly share the tuple
+    shapes: dict[int, tuple[Any, str]] = {}
+    dtypes: dict[str, str] = {}
 
     def tensor(t) -> str:
         if t is None:
             return "null"
         hit = seen.get(id(t))
         if hit is None or hit[0] is not t:
-            if t.shape is None:
-                shape = "null"
-            else:
-                shape = "[" + ", ".join(int.__repr__(d) if d.__class__ is int else s(d) if d.__class__ is str
-                                        else "null" if d is None else _ROW(d) for d in t.shape) + "]"
-            hit = seen[id(t)] = (t, f'{{"name": {s(t.name)}, "dtype": {s(t.dtype)}, "shape": {shape}}}')
+            shape = t.shape
+            sh = shapes.get(id(shape))
+            if sh is None or sh[0] is not shape:
+                if shape is None:
+                    text = "null"
+                else:
+                    text = "[" + ", ".join(int.__repr__(d) if d.__class__ is int else s(d) if d.__class__ is str
+                                           else "null" if d is None else _ROW(d) for d in shape) + "]"
+                if len(shapes) > _TENSOR_CACHE:
+                    shapes.clear()
+                sh = shapes[id(shape)] = (shape, text)
+            dtype = t.dtype
+            dt = dtypes.get(dtype) if dtype.__class__ is str else None
+            if dt is None:
+                dt = s(dtype)
+                if dtype.__class__ is str:
+                    dtypes[dtype] = dt
+            hit = seen[id(t)] = (t, f'{{"name": {s(t.name)}, "dtype": {dt}, "shape": {sh[1]}}}')
         return hit[1]
 
     kinds: dict[tuple, str] = {}
+    int_, bool_, str_ = int, bool, str
+    num = int.__repr__
+    ratio = float.__repr__  # the encoder's text of a finite float (a ratio of two ints always is)
 
     def rows() -> Iterator[str]:
         for n in nodes:
             if len(seen) > _TENSOR_CACHE:  # the records a producer shares with its nearby consumers
                 seen.clear()
-            ints = (n.id, n.macs, n.flops, n.int_ops, n.bytes_read, n.bytes_written, n.params)
-            if any(v.__class__ is not int for v in ints) or n.exact.__class__ is not bool or (
-                    n.rule_since is not None and n.rule_since.__class__ is not int) or n.note.__class__ is not str:
+            nid, macs, flops, int_ops = n.id, n.macs, n.flops, n.int_ops
+            br, bw, params, exact, since, note = n.bytes_read, n.bytes_written, n.params, n.exact, n.rule_since, n.note
+            if not (nid.__class__ is int_ and macs.__class__ is int_ and flops.__class__ is int_
+                    and int_ops.__class__ is int_ and br.__class__ is int_ and bw.__class__ is int_
+                    and params.__class__ is int_ and exact.__class__ is bool_ and note.__class__ is str_
+                    and (since is None or since.__class__ is int_)):
                 yield _ROW(node_dict(n))
                 continue
-            total = n.bytes_read + n.bytes_written
-            kind = (n.op_type, n.domain, n.family, n.rule_since, n.status, n.exact)
+            total = br + bw
+            op_type, domain, family, status, scope = n.op_type, n.domain, n.family, n.status, n.scope
+            kind = (op_type, domain, family, since, status, exact)
             mid = kinds.get(kind)
             if mid is None:  # the few (op, domain, family, rule, status, exactness) of a graph
                 mid = kinds[kind] = (
-                    f'"op_type": {s(n.op_type)}, "domain": {s(n.domain)}, "family": {s(n.family)}, '
-                    f'"rule_since": {_num(n.rule_since)}, "status": {s(n.status)}, '
-                    f'"exact": {"true" if n.exact else "false"}, ')
+                    f'"op_type": {s(op_type)}, "domain": {s(domain)}, "family": {s(family)}, '
+                    f'"rule_since": {_num(since)}, "status": {s(status)}, '
+                    f'"exact": {"true" if exact else "false"}, ')
+            blocking = n.blocking
             yield (
-                f'{{"id": {n.id}, "key": {s(n.key) if n.scope else f"{chr(34)}{n.id}{chr(34)}"}, '
-                f'"scope": {s(n.scope)}, "name": {s(n.name)}, {mid}'
-                f'"macs": {n.macs}, "flops": {n.flops}, "int_ops": {n.int_ops}, "bytes_read": {n.bytes_read}, '
-                f'"bytes_written": {n.bytes_written}, "params": {n.params}, '
-                f'"intensity_flops_per_byte": {"null" if total == 0 else _ROW(n.flops / total)}, '
+                f'{{"id": {num(nid)}, "key": {s(n.key) if scope else f"{chr(34)}{num(nid)}{chr(34)}"}, '
+                f'"scope": {s(scope)}, "name": {s(n.name)}, {mid}'
+                f'"macs": {num(macs)}, "flops": {num(flops)}, "int_ops": {num(int_ops)}, "bytes_read": {num(br)}, '
+                f'"bytes_written": {num(bw)}, "params": {num(params)}, '
+                f'"intensity_flops_per_byte": {"null" if total == 0 else ratio(flops / total)}, '
                 f'"inputs": [{", ".join([tensor(t) for t in n.inputs])}], '
                 f'"outputs": [{", ".join([tensor(t) for t in n.outputs])}], '
-                f'"blocking": [{", ".join([s(b) for b in n.blocking])}], "note": {s(n.note)}}}')
+                f'"blocking": [{", ".join([s(b) for b in blocking]) if blocking else ""}], "note": {s(note)}}}')
 
     return Encoded(len(nodes), rows)
