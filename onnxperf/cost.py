@@ -172,6 +172,7 @@ class CostWalker:
         self._refs: dict[str, TensorRef | None] = {"": None}
         self._views_cache: dict[str, tuple[TensorView | None, frozenset[str]]] = {}
         self._sigs: dict[str, Any] = {"": ("",)}
+        self._sig_parts: dict[tuple, tuple] = {}
         self._entries: dict[tuple[str, str], RuleEntry | None] = {}
         self._const_dicts: dict[int, dict[str, Initializer]] = {}
         #: id(array) -> (array, its signature part): see :meth:`_value_sig`
@@ -190,7 +191,9 @@ class CostWalker:
                 self._sigs[name] = ("?",)
             else:
                 r = self._refs[name] = TensorRef(name, dtypes.name(ti.elem_type), ti.shape)
-                self._sigs[name] = (ti.elem_type, ti.shape)
+                sig = (ti.elem_type, ti.shape)
+                # one tuple per distinct (dtype, shape): a repeated block's tensors share it
+                self._sigs[name] = self._sig_parts.setdefault(sig, sig)
         return r
 
     def walk(self, g: GraphIR, scope: str = "", param_names: set[str] | None = None) -> list[NodeCost]:
