@@ -61,6 +61,9 @@ class SweepResult:
     knee: tuple[tuple[str, int], ...] | None  # where throughput stops rising (batch sweeps)
     #: the --precision what-if of every row, None: as stored
     precision: str | None = None
+    #: the latencies are a plain roofline's (no launch overhead, no fusion): lower bounds, and the
+    #: knee of such a curve comes early (nothing to amortize)
+    latency_lower_bound: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +77,7 @@ class SweepResult:
             "formulas": {name: (p.to_dict() if p is not None else {"error": why}) for name, p, why in self.formulas},
             "knee": None if self.knee is None else dict(self.knee),
             **({"precision": self.precision} if self.precision else {}),
+            **({"latency_is_lower_bound": self.latency_lower_bound} if self.hardware else {}),
         }
 
 
@@ -123,10 +127,12 @@ def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None
     fixed = dict(fixed or {})
     names = tuple(grid)
     rows = []
+    lower = False
     for combo in itertools.product(*(grid[n] for n in names)):
         values = tuple(zip(names, combo))
         sm = summarize(loaded, dims={**fixed, **dict(values)}, convention=convention, hw=hw, precision=precision)
         rows.append(_row(sm, values))
+        lower = lower or bool(sm.roofline is not None and sm.roofline.lower_bound)
     fits: list[tuple[str, Polynomial | None, str]] = []
     if formulas:
         def evaluate(b: dict[str, int]) -> list[int]:
@@ -155,4 +161,4 @@ def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None
         at = knee_index([r.throughput_per_s for r in rows])
         knee = rows[at].values if at < len(rows) - 1 else None  # still rising at the last value: no knee seen
     return SweepResult(str(getattr(loaded, "path", model)), names, tuple(sorted(fixed.items())),
-                       hw, tuple(rows), tuple(fits), knee, precision)
+                       hw, tuple(rows), tuple(fits), knee, precision, lower)

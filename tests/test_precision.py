@@ -172,3 +172,16 @@ def test_plain_roofline_figures_are_labelled_lower_bounds(capsys, tmp_path):
     page = tmp_path / "r.html"
     assert _run(["report", model, "--dim", "batch=1", "--hw", "t4", "-o", str(page), "--no-progress"], capsys)[0] == 0
     assert "plain roofline: a lower bound" in page.read_text()
+
+
+def test_sweep_and_check_label_plain_roofline_latency(capsys, tmp_path):
+    model = str(ROOT / "models" / "resnet50_torch.onnx")
+    rc, out, _ = _run(["sweep", model, "--dim", "batch=1,2", "--hw", "t4", "--no-formulas"], capsys)
+    assert rc == 0 and "a lower bound" in out
+    rc, out, _ = _run(["sweep", model, "--dim", "batch=1,2", "--hw", "t4", "--no-formulas", "--format", "json"], capsys)
+    assert json.loads(out)["latency_is_lower_bound"] is True
+    b = tmp_path / "b.toml"
+    b.write_text('hw = "t4"\ndims = { batch = 1 }\nmax_latency = "1s"\n')
+    rc, out, _ = _run(["check", model, "--budget", str(b), "--format", "json"], capsys)
+    msg = {r["key"]: r["message"] for r in json.loads(out)["models"][0]["budgets"]}["max_latency"]
+    assert "(plain roofline: a lower bound)" in msg

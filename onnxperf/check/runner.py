@@ -218,7 +218,8 @@ def evaluate(sm: Summary, budget: Budget) -> list[BudgetResult]:
                 out.append(BudgetResult(key, UNKNOWN, limit, None, f"{key}: cannot verify without a hardware spec (hw)"))
     if b.max_latency_s is not None and r is not None:
         out.append(_max_limit("max_latency", b.max_latency_s, r.latency_s, partial_latency, ap,
-                              lambda x: f"{seconds(x)} on {r.spec_id}"))
+                              lambda x: f"{seconds(x)} on {r.spec_id}"
+                              + (" (plain roofline: a lower bound)" if r.lower_bound and x == r.latency_s else "")))
     if b.min_throughput_per_s is not None and r is not None:
         tput = r.throughput_per_s(sm.batch)
         limit = b.min_throughput_per_s

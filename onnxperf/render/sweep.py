@@ -53,6 +53,9 @@ def render_text(s: SweepResult) -> str:
             if r.lost_at:
                 why.append(f"shapes lost first at {clean(r.lost_at, 80)} (a value past the model's limits?)")
             lines.append("  " + " ".join(f"{k}={v}" for k, v in r.values) + ": " + "; ".join(why))
+    if s.hardware and s.latency_lower_bound:
+        lines += ["", "Latency: a plain roofline (every node at its roof, no launch overhead, no fusion): a lower "
+                  "bound, and throughput an upper bound; its knee comes early, with no overhead to amortize"]
     if s.knee:
         lines += ["", "Throughput stops rising at " + ", ".join(f"{k}={v}" for k, v in s.knee)
                   + f" (no larger value gains more than {KNEE_GAIN:.0%})"]
