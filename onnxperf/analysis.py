@@ -338,23 +338,41 @@ def _coverage(nodes: tuple[NodeCost, ...], free_dims: list[str], inputs: tuple[T
     lost: dict[str, int] = {}
     first_lost = None
     exact_nodes = 0
+    flops = exact_flops = 0
+    # whether a shape is static, by the shape tuple (the tensors of repeated blocks share theirs)
+    shape_static: dict[int, tuple[Any, bool]] = {}
+
+    def static(t: TensorRef | None) -> bool:
+        if t is None:
+            return True
+        sh = t.shape
+        hit = shape_static.get(id(sh))
+        if hit is None or hit[0] is not sh:
+            hit = shape_static[id(sh)] = (sh, sh is not None and all(isinstance(d, int) for d in sh))
+        return hit[1]
+
     for n in nodes:
-        status[n.status] += 1
-        if n.status == UNSUPPORTED:
+        st = n.status
+        status[st] += 1
+        if st == UNSUPPORTED:
             unsupported[_label(n)] = unsupported.get(_label(n), 0) + 1
-        elif n.status == RULE_ERROR:
+        elif st == RULE_ERROR:
             failed[_label(n)] = failed.get(_label(n), 0) + 1
-        if n.status == UNKNOWN_SHAPE:
+        if st == UNKNOWN_SHAPE:
             blocking.update(n.blocking)
-        if n.status == ZERO or (n.status == COUNTED and n.exact):
+        if st == ZERO or (st == COUNTED and n.exact):
             exact_nodes += 1
-        if not all(_static(o) for o in n.outputs) and all(_static(i) for i in n.inputs):
-            lost[_label(n)] = lost.get(_label(n), 0) + 1
-            if first_lost is None:
-                first_lost = f"#{n.key} {_label(n)} {n.name!r}"
-    main = [n for n in nodes if not n.scope]
-    flops = sum(n.flops for n in main)
-    exact_flops = sum(n.flops for n in main if n.exact)
+        for o in n.outputs:
+            if not static(o):
+                if all(static(i) for i in n.inputs):
+                    lost[_label(n)] = lost.get(_label(n), 0) + 1
+                    if first_lost is None:
+                        first_lost = f"#{n.key} {_label(n)} {n.name!r}"
+                break
+        if not n.scope:
+            flops += n.flops
+            if n.exact:
+                exact_flops += n.flops
     complete = not any(status[st] for st in UNCOSTED)
     # no share of an unknown whole, and none of nothing: a graph without FLOPs is not "100% exact"
     share = None if not complete or flops == 0 else exact_flops / flops
@@ -437,18 +455,26 @@ def _analyze(model, dims, input_shapes, convention: str) -> Analysis:
     walker = CostWalker(sr.tensors, loaded.opsets, convention, bounded=sr.bounded, values=sr.values)
     walker.walk(loaded.graph)
     nodes = tuple(walker.records)
+    del walker  # its per-tensor tables (a million-node graph: hundreds of MB) are not needed past here
     main = [n for n in nodes if not n.scope]
     params, param_bytes, bytes_by_dtype, count_by_dtype = _params(loaded.graph)
     uncosted, uncosted_by_status = _uncosted(nodes)
+    macs = flops = int_ops = bytes_read = bytes_written = n_bounded = 0
+    for n in main:  # one pass: sums over a million nodes are memory-bound
+        macs += n.macs
+        flops += n.flops
+        int_ops += n.int_ops
+        bytes_read += n.bytes_read
+        bytes_written += n.bytes_written
+        if n.note and BOUNDED_NOTE in n.note:
+            n_bounded += 1
     totals = Totals(
-        macs=sum(n.macs for n in main), flops=sum(n.flops for n in main),
-        int_ops=sum(n.int_ops for n in main), bytes_read=sum(n.bytes_read for n in main),
-        bytes_written=sum(n.bytes_written for n in main), params=params, param_bytes=param_bytes,
-        param_bytes_by_dtype=tuple(bytes_by_dtype.items()), params_by_dtype=tuple(count_by_dtype.items()),
-        complete=not uncosted, uncosted=uncosted, uncosted_by_status=uncosted_by_status,
+        macs=macs, flops=flops, int_ops=int_ops, bytes_read=bytes_read, bytes_written=bytes_written, params=params,
+        param_bytes=param_bytes, param_bytes_by_dtype=tuple(bytes_by_dtype.items()),
+        params_by_dtype=tuple(count_by_dtype.items()), complete=not uncosted, uncosted=uncosted,
+        uncosted_by_status=uncosted_by_status,
     )
     notes = list(sr.notes) + newer_than_onnx_notes(loaded) + loaded.external_data_problems
-    n_bounded = sum(1 for n in main if n.note and BOUNDED_NOTE in n.note)
     if n_bounded:
         notes.append(f"{n_bounded} node(s) follow a data-dependent size (NonZero, NonMaxSuppression, TopK ...): "
                      "their shapes are the largest the model can produce, so their cost is an upper bound")
