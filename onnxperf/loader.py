@@ -20,7 +20,6 @@ by node id.
 
 from __future__ import annotations
 
-import operator
 import os
 import sys
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from onnx import numpy_helper
 
 from . import dtypes
 from .errors import ExternalDataError, GraphError, InputError, ModelFileError
+from .frozen import getter
 from .output import note_input
 
 if TYPE_CHECKING:
@@ -64,12 +64,12 @@ class Initializer(tuple):
             n *= d
         return tuple.__new__(cls, (name, elem_type, dims, external, value, n))
 
-    name = property(operator.itemgetter(0))
-    elem_type = property(operator.itemgetter(1))
-    dims = property(operator.itemgetter(2))
-    external = property(operator.itemgetter(3))
-    value = property(operator.itemgetter(4))
-    numel = property(operator.itemgetter(5), doc="Element count (the product of the dims).")
+    name = getter(0)
+    elem_type = getter(1)
+    dims = getter(2)
+    external = getter(3)
+    value = getter(4)
+    numel = getter(5, "Element count (the product of the dims).")
 
     @property
     def nbytes(self) -> int:

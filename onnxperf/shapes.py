@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import operator
 import re
 from dataclasses import dataclass, field
 
@@ -36,6 +35,7 @@ import onnx
 
 from . import dtypes
 from .errors import DimBindingError
+from .frozen import getter
 from .loader import GraphIR, LoadedModel
 
 Dim = int | str | None
@@ -56,10 +56,10 @@ class TensorInfo(tuple):
         return tuple.__new__(cls, (name, elem_type, shape,
                                    shape is not None and all(isinstance(d, int) for d in shape)))
 
-    name = property(operator.itemgetter(0))
-    elem_type = property(operator.itemgetter(1))
-    shape = property(operator.itemgetter(2))
-    is_static = property(operator.itemgetter(3), doc="Every dim a known integer.")
+    name = getter(0)
+    elem_type = getter(1)
+    shape = getter(2)
+    is_static = getter(3, "Every dim a known integer.")
 
     @classmethod
     def of(cls, name: str, elem_type: int, shape: tuple[Dim, ...] | None, static: bool) -> TensorInfo:
