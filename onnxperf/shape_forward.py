@@ -366,6 +366,7 @@ class Forward:
         heads, io, nodes = g.heads, g.io, g.nodes
         with_graphs = {k[0] for k in g.subgraphs}
         tensors = self.tensors
+        complete = self.complete
         # the static-first pass starts from nothing: every node but a Constant wants its shape,
         # so which values are needed below does not change what it computes
         needed = set() if self.static_only else self._needed(g, with_graphs)
@@ -381,7 +382,12 @@ class Forward:
                 if idx in with_graphs:
                     self._control_flow(g, idx, nodes[idx], op_type, in_names, out_names)
                     continue
-                want_shape = not all(self.complete(tensors.get(o)) for o in outs)
+                want_shape = False
+                for o in outs:
+                    ti = tensors.get(o)
+                    if ti is None or not (ti.is_static and ti.elem_type) and not complete(ti):
+                        want_shape = True
+                        break
                 want_value = (domain == "" and in_names and outs[0] not in self.values
                               and op_type != "Constant"  # its value is the loader's, when small enough to read
                               and (want_shape or any(o in needed for o in outs))
@@ -389,10 +395,13 @@ class Forward:
                                   not x or x in self.values or self.value(g, x) is not None for x in in_names)))
                 if not want_shape and not want_value:
                     continue
-                node = nodes[idx]
+                node = nodes[idx] if want_value else None  # a node's proto is read only if needed
                 if want_value and self._compute(g, node, op_type, in_names, outs):
                     continue
-                if want_shape and domain == "" and self._static(g, node, op_type, in_names, out_names):
+                shaped = want_shape and domain == "" and self._static(g, node, op_type, in_names, out_names, idx)
+                if node is None and not shaped:
+                    node = nodes[idx]
+                if shaped:
                     pass  # shaped by the fast path: ONNX would say the same, slower
                 elif want_shape and self.static_only:
                     # a data-dependent size (NonZero ...) gets the bound the usual way would give it
@@ -637,9 +646,11 @@ class Forward:
                 self._schemas[key] = None
         return self._schemas[key]
 
-    def _static(self, g: GraphIR, node: onnx.NodeProto, op_type: str, in_names, out_names) -> bool:
+    def _static(self, g: GraphIR, node: onnx.NodeProto | None, op_type: str, in_names, out_names,
+                idx: int | None = None) -> bool:
         """Step 2's fast path: :mod:`onnxperf.shape_static` where every present input has an element
-        type and a static shape; True when it shaped every output."""
+        type and a static shape; True when it shaped every output. ``node`` may be None (then read
+        from ``g`` at ``idx`` only if it has attributes)."""
         rule = self._static_rules.get(op_type)
         if rule is None:
             return False
@@ -660,10 +671,12 @@ class Forward:
             types.append(ti.elem_type)
         # a rule that reads no input value is a function of the op, the input shapes and types and
         # the attributes: repeated blocks ask it once, and their outputs share the shape tuples
-        has_attrs = len(node.attribute) > 0
+        has_attrs = idx in g.with_attrs if node is None else len(node.attribute) > 0
+        if has_attrs and node is None:
+            node = g.nodes[idx]
         key = (op_type, tuple(shapes), tuple(types), _attr_key(node) if has_attrs else (), len(out_names))
-        res = self._static_memo.get(key, _MISSING)
-        if res is _MISSING:
+        hit = self._static_memo.get(key)
+        if hit is None:
             read = []
 
             def value(i: int) -> np.ndarray | None:
@@ -673,11 +686,29 @@ class Forward:
             attrs = shape_rules.attributes(node) if has_attrs else {}
             res = shape_static.apply(rule, op_type, self._opset, tuple(shapes), types, attrs.get, value,
                                      len(out_names))
+            fast = None
+            if res is not None and len(res) == len(out_names) and all(
+                    elem and shape is not None and all(d.__class__ is int for d in shape) for elem, shape in res):
+                # every output typed and static: stored as they are (what :meth:`_better` does with a
+                # new tensor), without the checks per tensor
+                fast = [(int(elem), tuple(shape)) for elem, shape in res]
+            hit = (res, fast)
             if not read:
-                self._static_memo[key] = res
+                self._static_memo[key] = hit
+        res, fast = hit
         if res is None or len(res) != len(out_names):
             return False
         better = self._better
+        if fast is not None:
+            of = self.TensorInfo.of
+            for name, (elem, shape) in zip(out_names, fast):
+                if name:
+                    if tensors.get(name) is None:
+                        tensors[name] = of(name, elem, shape, True)
+                        self.gained += 1
+                    else:
+                        better(name, elem, shape)
+            return True
         for name, (elem, shape) in zip(out_names, res):
             if name:
                 better(name, elem, shape)
