@@ -171,8 +171,6 @@ class CostWalker:
         self.records: list[NodeCost] = []
         self._refs: dict[str, TensorRef | None] = {"": None}
         self._views_cache: dict[str, tuple[TensorView | None, frozenset[str]]] = {}
-        self._sigs: dict[str, Any] = {"": ("",)}
-        self._sig_parts: dict[tuple, tuple] = {}
         self._entries: dict[tuple[str, str], RuleEntry | None] = {}
         self._const_dicts: dict[int, dict[str, Initializer]] = {}
         #: id(array) -> (array, its signature part): see :meth:`_value_sig`
@@ -181,24 +179,19 @@ class CostWalker:
         self._memo: dict[tuple, tuple[str, OpCost, frozenset[str], str, int, int]] = {}
 
     def _ref(self, name: str) -> TensorRef | None:
-        """The tensor's record (None for an absent optional input), made once per name, with
-        its part of a node signature (dtype and shape) beside it in ``_sigs``."""
+        """The tensor's record (None for an absent optional input), made once per name."""
         r = self._refs.get(name)
         if r is None and name:
             ti = self.tensors.get(name)
             if ti is None:
                 r = self._refs[name] = TensorRef(name, "undefined", None)
-                self._sigs[name] = ("?",)
             else:
                 r = self._refs[name] = TensorRef(name, dtypes.name(ti.elem_type), ti.shape)
-                sig = (ti.elem_type, ti.shape)
-                # one tuple per distinct (dtype, shape): a repeated block's tensors share it
-                self._sigs[name] = self._sig_parts.setdefault(sig, sig)
         return r
 
     def walk(self, g: GraphIR, scope: str = "", param_names: set[str] | None = None) -> list[NodeCost]:
         """Cost every node of ``g`` (and, recursively, its subgraphs); returns ``g``'s own records."""
-        params = param_names if param_names is not None else set()
+        params = param_names  # collected only when asked for
         consts = self._consts_of(g)
         with_graphs = {k[0] for k in g.subgraphs} if g.subgraphs else ()
         node, records = self._node, self.records
@@ -209,7 +202,7 @@ class CostWalker:
             records.append(rec)
         return own
 
-    def _subgraph_costs(self, g: GraphIR, idx: int, scope: str, params: set[str]) -> dict[str, SubgraphCost]:
+    def _subgraph_costs(self, g: GraphIR, idx: int, scope: str, params: set[str] | None) -> dict[str, SubgraphCost]:
         out = {}
         for (node_idx, attr), sub in g.subgraphs.items():
             if node_idx != idx:
@@ -245,7 +238,7 @@ class CostWalker:
             d = self._const_dicts[id(g)] = {**g.constants, **g.initializers}
         return d
 
-    def _node(self, g: GraphIR, idx: int, scope: str, params: set[str], consts: dict[str, Initializer],
+    def _node(self, g: GraphIR, idx: int, scope: str, params: set[str] | None, consts: dict[str, Initializer],
               with_graphs) -> NodeCost:
         op_type, domain, name = g.heads[idx]
         try:
@@ -264,9 +257,12 @@ class CostWalker:
         for i, x in enumerate(in_names):
             rec = consts.get(x)
             if rec is not None:
-                if is_param(rec.elem_type, rec.numel, (family,)):
-                    node_params += rec.numel
-                    params.add(x)
+                numel = rec.numel
+                # is_param's answer for every tensor but the few of one element or of a non-weight type
+                if (numel > 1 and rec.elem_type not in _NON_PARAM_TYPES) or is_param(rec.elem_type, numel, (family,)):
+                    node_params += numel
+                    if params is not None:
+                        params.add(x)
                 if rec.value is not None and x:
                     values.append((i, rec))
             elif computed and x in computed:  # computed by shape inference (a trip count ...)
@@ -284,7 +280,7 @@ class CostWalker:
             res = (ZERO, 0, 0, 0, 0, 0, True, (), entry.zero_reason)
         else:
             opset = self.opsets.get(domain)
-            key = None if subcosts else self._signature(g, idx, entry, opset, in_names, out_names, values)
+            key = None if subcosts else self._signature(g, idx, entry, opset, ins, outs, values)
             res = self._memo.get(key) if key is not None else None
             if res is None:
                 status, cost, blocking, note, br, bw = self._cost(g, idx, entry, domain, opset, subcosts)
@@ -298,14 +294,16 @@ class CostWalker:
                         res[0], ins, outs, res[1], res[2], res[3], res[4], res[5], node_params, res[6], res[7],
                         res[8])
 
-    def _signature(self, g: GraphIR, idx: int, entry: RuleEntry, opset: int | None, in_names: tuple[str, ...],
-                   out_names: tuple[str, ...], consts: list[tuple[int, Initializer]]) -> tuple:
+    def _signature(self, g: GraphIR, idx: int, entry: RuleEntry, opset: int | None,
+                   ins: tuple[TensorRef | None, ...], outs: tuple[TensorRef | None, ...],
+                   consts: list[tuple[int, Initializer]]) -> tuple:
         """What a rule's result depends on: the rule (so the op, domain and since-version), the
-        model's opset, input and output dtypes and shapes, attributes and constant input values,
-        never names. Nodes with equal signatures (the repeated layers of a network) get the
-        rule's result once."""
-        sigs = self._sigs  # filled by _ref for every name of this node
-        tensor_sig = tuple([sigs[x] for x in in_names]), tuple([sigs[x] for x in out_names])
+        model's opset, input and output dtypes and shapes (from the node's tensor records; a
+        tensor of unknown type and rank is shaped and costed alike whether or not it has a record
+        of its own), attributes and constant input values, never names. Nodes with equal
+        signatures (the repeated layers of a network) get the rule's result once."""
+        tensor_sig = (tuple([("",) if r is None else (r.dtype, r.shape) for r in ins]),
+                      tuple([("",) if r is None else (r.dtype, r.shape) for r in outs]))
         values = tuple([(i, self._value_sig(getattr(rec, "value", rec))) for i, rec in consts]) if consts else ()
         akey = tuple([a.SerializeToString(deterministic=True) for a in g.nodes[idx].attribute]) \
             if idx in g.with_attrs else ()
