@@ -56,15 +56,16 @@ def _iter_dump(x: Any, pad: str, batch: int) -> Iterator[str]:
         yield "\n" + pad + "}"
     elif x.__class__ is Encoded and len(x):
         inner = pad + "  "
-        lead = "[\n"
+        sep = ",\n" + inner
+        lead = "[\n" + inner
         rows: list[str] = []
         for row in x:
-            rows.append(inner + row)
+            rows.append(row)
             if len(rows) == batch:
-                yield lead + ",\n".join(rows)
-                lead, rows = ",\n", []
+                yield lead + sep.join(rows)
+                lead, rows = sep, []
         if rows:
-            yield lead + ",\n".join(rows)
+            yield lead + sep.join(rows)
         yield "\n" + pad + "]"
     else:
         yield _dump(x, pad)
@@ -160,6 +161,7 @@ def node_rows(nodes, node_dict) -> Encoded:
         return hit[1]
 
     kinds: dict[tuple, str] = {}
+    costs: dict[tuple, tuple[str, str]] = {}
     int_, bool_, str_ = int, bool, str
     num = int.__repr__
     ratio = float.__repr__  # the encoder's text of a finite float (a ratio of two ints always is)
@@ -186,14 +188,21 @@ def node_rows(nodes, node_dict) -> Encoded:
                     f'"rule_since": {_num(since)}, "status": {s(status)}, '
                     f'"exact": {"true" if exact else "false"}, ')
             blocking = n.blocking
+            # the figures and the tail of a row repeat from block to block: their text is made once
+            ckey = (mid, macs, flops, int_ops, br, bw, params, blocking, note)
+            hit = costs.get(ckey)
+            if hit is None:
+                if len(costs) > _TENSOR_CACHE:
+                    costs.clear()
+                hit = costs[ckey] = (
+                    f'{mid}"macs": {num(macs)}, "flops": {num(flops)}, "int_ops": {num(int_ops)}, '
+                    f'"bytes_read": {num(br)}, "bytes_written": {num(bw)}, "params": {num(params)}, '
+                    f'"intensity_flops_per_byte": {"null" if total == 0 else ratio(flops / total)}, "inputs": [',
+                    f'], "blocking": [{", ".join([s(b) for b in blocking]) if blocking else ""}], "note": {s(note)}}}')
             yield (
                 f'{{"id": {num(nid)}, "key": {s(n.key) if scope else f"{chr(34)}{num(nid)}{chr(34)}"}, '
-                f'"scope": {s(scope)}, "name": {s(n.name)}, {mid}'
-                f'"macs": {num(macs)}, "flops": {num(flops)}, "int_ops": {num(int_ops)}, "bytes_read": {num(br)}, '
-                f'"bytes_written": {num(bw)}, "params": {num(params)}, '
-                f'"intensity_flops_per_byte": {"null" if total == 0 else ratio(flops / total)}, '
-                f'"inputs": [{", ".join([tensor(t) for t in n.inputs])}], '
-                f'"outputs": [{", ".join([tensor(t) for t in n.outputs])}], '
-                f'"blocking": [{", ".join([s(b) for b in blocking]) if blocking else ""}], "note": {s(note)}}}')
+                f'"scope": {s(scope) if scope else chr(34) * 2}, "name": {s(n.name)}, {hit[0]}'
+                f'{", ".join([tensor(t) for t in n.inputs])}], '
+                f'"outputs": [{", ".join([tensor(t) for t in n.outputs])}{hit[1]}')
 
     return Encoded(len(nodes), rows)
