@@ -381,12 +381,15 @@ _TYPED_FIELD: dict[int, tuple[str, int]] = {
 }
 
 
-def _check_tensor(t: onnx.TensorProto, what: str, raw: bytes | None = None) -> tuple[tuple[int, ...], int]:
+def _check_tensor(t: onnx.TensorProto, what: str, raw: bytes | None = None, data_type: int | None = None,
+                  external: bool | None = None) -> tuple[tuple[int, ...], int]:
     """A constant's dims and element count, after checking that they can be trusted: a known
     element type, no negative dim, and inline data (when there is any) of exactly the declared
     size. Data-free tensors (weights stripped) are fine: only shapes are needed. Nothing is
-    allocated from the declared dims. ``raw``: ``t.raw_data`` when the caller already read it."""
-    data_type = t.data_type
+    allocated from the declared dims. ``raw``, ``data_type``, ``external``: ``t.raw_data``,
+    ``t.data_type`` and whether its data is external, when the caller already read them."""
+    if data_type is None:
+        data_type = t.data_type
     if data_type not in _KNOWN_TYPES:
         raise ModelFileError(f"{what} {t.name!r} has an invalid element type ({data_type})")
     dims = tuple(t.dims[:])
@@ -395,7 +398,7 @@ def _check_tensor(t: onnx.TensorProto, what: str, raw: bytes | None = None) -> t
         if d < 0:
             raise ModelFileError(f"{what} {t.name!r} has a negative dim: {list(dims)}")
         numel *= d
-    if t.data_location == _T.EXTERNAL:
+    if external if external is not None else t.data_location == _T.EXTERNAL:
         return dims, numel
     if raw is None:
         raw = t.raw_data
@@ -446,10 +449,10 @@ def _initializer(t: onnx.TensorProto, base_dir: Path | None, missing: set[str],
     name = t.name
     if not isinstance(name, str):
         raise GraphError(f"initializer name {name!r} is not valid UTF-8 text")
-    name = sys.intern(name)
     external = t.data_location == onnx.TensorProto.EXTERNAL
     raw = None if external else t.raw_data
-    dims, numel = _check_tensor(t, "initializer", raw)
+    data_type = t.data_type
+    dims, numel = _check_tensor(t, "initializer", raw, data_type, external)
     if paths is not None:
         dims = paths.dims.setdefault(dims, dims)
     value = None
@@ -473,13 +476,13 @@ def _initializer(t: onnx.TensorProto, base_dir: Path | None, missing: set[str],
                     paths[location] = (target, is_file)
             if not is_file:
                 missing.add(location)
-                if numel <= SMALL_TENSOR_ELEMENTS and t.data_type in _INT_TYPES and target.exists():
+                if numel <= SMALL_TENSOR_ELEMENTS and data_type in _INT_TYPES and target.exists():
                     _problem(missing, t, location, "is not a regular file")
-            elif numel <= SMALL_TENSOR_ELEMENTS and t.data_type in _INT_TYPES:
+            elif numel <= SMALL_TENSOR_ELEMENTS and data_type in _INT_TYPES:
                 value = _read_small_external(t, target, dims, info, missing)
-    elif numel <= SMALL_TENSOR_ELEMENTS and t.data_type != onnx.TensorProto.STRING:
+    elif numel <= SMALL_TENSOR_ELEMENTS and data_type != onnx.TensorProto.STRING:
         value = _small_value(t, dims, raw)
-    return Initializer(name, int(t.data_type), dims, external, value)
+    return Initializer(name, int(data_type), dims, external, value)
 
 
 def _problem(missing: set[str], t: onnx.TensorProto, location: str, what: str) -> None:
@@ -657,12 +660,13 @@ def _read_nodes(g: onnx.GraphProto) -> tuple[list[tuple[tuple[str, ...], tuple[s
     unnamed: dict[tuple[str, str, str], tuple[str, str, str]] = {}
     try:
         for i, n in enumerate(g.node):
-            # slicing first: tuple() over a repeated field is twice as slow. Names are interned:
-            # a tensor's producer, its consumers and its records then share one string (and dict
-            # lookups by name compare pointers)
-            ins, outs = tuple(map(intern, n.input[:])), tuple(map(intern, n.output[:]))
-            op, domain, name = intern(n.op_type), n.domain, n.name
-            join((domain, name))  # a name that is not text raises here (interning checks the others)
+            # slicing first: tuple() over a repeated field is twice as slow. Op types and domains
+            # are interned (a million-node graph reads a million "MatMul"s); tensor names are made
+            # to share one string by build_graph
+            ins, outs = tuple(n.input[:]), tuple(n.output[:])
+            op, domain, name = n.op_type, n.domain, n.name
+            join((op, domain, name) + ins + outs)
+            op = intern(op)
             attrs = n.attribute
             if attrs:
                 with_attrs.append(i)
@@ -687,6 +691,16 @@ def _read_nodes(g: onnx.GraphProto) -> tuple[list[tuple[tuple[str, ...], tuple[s
     return io, heads, with_graphs, frozenset(with_attrs)
 
 
+def _first_producer(name: str, inits, inputs: list[str], io, before: int) -> int | str:
+    """What defined ``name`` first: "initializer", "input", or the index of the node (below
+    ``before``) that outputs it (for the message about a tensor produced twice)."""
+    if name in inits:
+        return "initializer"
+    if name in inputs:
+        return "input"
+    return next(j for j in range(before) if name in io[j][1])
+
+
 def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
                 outer_scope: frozenset[str] = frozenset()) -> GraphIR:
     """Turn a GraphProto into a :class:`GraphIR`; subgraphs are built recursively."""
@@ -703,39 +717,66 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
         if t.values.data_type not in _KNOWN_TYPES or any(d < 0 for d in dims):
             raise ModelFileError(f"sparse initializer {t.values.name!r} has an invalid element type or dims")
         inits[t.values.name] = Initializer(t.values.name, int(t.values.data_type), dims, False)
-    # producer: tensor -> op index, or the kind of source ("initializer", "input", "outer") whose
-    # DAG id is "<kind>:<tensor>"; ids are made only when the networkx graph is asked for
-    producer: dict[str, int | str] = dict.fromkeys(inits, "initializer")
-    inputs = [sys.intern(vi.name) for vi in g.input]
+    inputs = [vi.name for vi in g.input]
+    # every tensor defined so far (initializers, graph inputs, node outputs in file order), mapped
+    # to itself: a node's input names are replaced by the defining string, so that a tensor's
+    # producer, its consumers and its records share one string (a million-node graph: ~90 MB)
+    canon: dict[str, str] = {name: name for name in inits}
     for name in inputs:
-        if name in inits:  # old-style models list initializers as inputs too
-            continue
-        producer[name] = "input"
+        canon.setdefault(name, name)  # old-style models list initializers as inputs too
 
     nodes = g.node  # the proto's own sequence: node wrappers are made when read, not kept (1M nodes: ~100 MB)
     constants: dict[str, Initializer] = {}
     const_cache: dict[bytes, tuple] = {}
+    get = canon.get
+    # whether some node reads a tensor not defined above it (out of file order, from an outer
+    # scope, or from nowhere): only then, or with subgraphs, are the edges walked again below
+    unresolved = False
     for i, (op, domain, name) in enumerate(heads):
-        for out in io[i][1]:
+        ins, outs = io[i]
+        if ins:
+            same = []
+            for inp in ins:
+                c = get(inp)
+                if c is None:
+                    if inp:
+                        unresolved = True
+                    c = inp
+                same.append(c)
+            io[i] = (tuple(same), outs)
+        for out in outs:
             if not out:
                 continue
-            if out in producer:
-                first = producer[out]
+            if out in canon:
+                first = _first_producer(out, inits, inputs, io, i)
                 raise GraphError(f"tensor {out!r} is produced twice (node {i} {op} {name!r} and "
                                  f"{first if isinstance(first, int) else f'{first}:{out}'!r})")
-            producer[out] = i
-        if op == "Constant" and domain == "" and io[i][1]:
+            canon[out] = out
+        if op == "Constant" and domain == "" and outs:
             rec = _constant_record(nodes[i], const_cache)
             if rec is not None:
-                constants[io[i][1][0]] = rec
+                constants[outs[0]] = rec
 
+    # producer: tensor -> op index, or the kind of source ("initializer", "input", "outer") whose
+    # DAG id is "<kind>:<tensor>"; ids are made only when the networkx graph is asked for. Needed
+    # only to walk the edges again (out-of-order nodes, outer-scope reads, subgraphs)
+    producer: dict[str, int | str] = {}
+    if unresolved or with_graphs:
+        producer = dict.fromkeys(inits, "initializer")
+        for name in inputs:
+            if name not in inits:
+                producer[name] = "input"
+        for i, (_, outs) in enumerate(io):
+            for out in outs:
+                if out:
+                    producer[out] = i
     outer_refs: list[str] = []
     subgraphs: dict[tuple[int, str], GraphIR] = {}
     visible = outer_scope | frozenset(producer) if with_graphs else frozenset()
     graph_nodes = set(with_graphs)
     get = producer.get
     in_file_order = True  # every op edge goes from a lower to a higher file index
-    for i, (ins, _) in enumerate(io):
+    for i, (ins, _) in enumerate(io if unresolved or with_graphs else ()):
         for inp in ins:
             if not inp:
                 continue
@@ -775,13 +816,11 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
                     if src.__class__ is int and src >= i:
                         in_file_order = False
 
-    outputs = [sys.intern(vi.name) for vi in g.output]
+    outputs = [vi.name for vi in g.output]
     sinks: set[str] = set()
     for name in outputs:
-        src = producer.get(name)
-        if src is None:
+        if name not in canon:
             if name in outer_scope:
-                src = "outer"
                 if name not in outer_nodes:
                     outer_nodes.add(name)
                     dag_nodes.append((f"outer:{name}", {"kind": "outer", "tensor": name}))
