@@ -10,6 +10,7 @@ import contextlib
 import gc
 import numbers
 import os
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -18,8 +19,8 @@ import onnx
 
 from . import __version__, dtypes
 from .conventions import CONVENTIONS
-from .cost import (BOUNDED_NOTE, COUNTED, RULE_ERROR, STATUSES, UNCOSTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO, CostWalker,
-                   NodeCost, TensorRef, is_param)
+from .cost import (_NON_PARAM_TYPES, BOUNDED_NOTE, COUNTED, RULE_ERROR, STATUSES, UNCOSTED, UNKNOWN_SHAPE, UNSUPPORTED,
+                   ZERO, CostWalker, NodeCost, TensorRef, is_param)
 from .errors import OptionError
 from .loader import GraphIR, LoadedModel, load
 from .ops import REGISTRY
@@ -279,8 +280,11 @@ def _walk_params(g: GraphIR, seen: dict[str, tuple[int, int]]) -> None:
                         fam = families[(domain, op_type)] = entry.family if entry is not None else "misc"
                     consumers.setdefault(x, []).append(fam)
     for rec in recs:
-        if rec.name not in seen and is_param(rec.elem_type, rec.numel, consumers.get(rec.name, ("misc",))):
-            seen[rec.name] = (rec.elem_type, rec.numel)
+        et, numel = rec.elem_type, rec.numel
+        # is_param's answer, asked only for the few of one element or of a non-weight type
+        if rec.name not in seen and ((numel > 1 and et not in _NON_PARAM_TYPES)
+                                     or is_param(et, numel, consumers.get(rec.name, ("misc",)))):
+            seen[rec.name] = (et, numel)
     for sub in g.subgraphs.values():
         _walk_params(sub, seen)
 
@@ -290,11 +294,12 @@ def _params(g: GraphIR) -> tuple[int, int, dict[str, int], dict[str, int]]:
     _walk_params(g, seen)
     by_dtype_bytes: dict[str, int] = {}
     by_dtype_count: dict[str, int] = {}
-    for et, numel in seen.values():
+    # the weights of repeated blocks share (type, size): each pair's bytes are computed once
+    for (et, numel), k in Counter(seen.values()).items():
         nm = dtypes.name(et)
-        by_dtype_bytes[nm] = by_dtype_bytes.get(nm, 0) + dtypes.nbytes(et, numel)
-        by_dtype_count[nm] = by_dtype_count.get(nm, 0) + numel
-    return (sum(c for _, c in seen.values()), sum(by_dtype_bytes.values()),
+        by_dtype_bytes[nm] = by_dtype_bytes.get(nm, 0) + k * dtypes.nbytes(et, numel)
+        by_dtype_count[nm] = by_dtype_count.get(nm, 0) + k * numel
+    return (sum(by_dtype_count.values()), sum(by_dtype_bytes.values()),
             dict(sorted(by_dtype_bytes.items())), dict(sorted(by_dtype_count.items())))
 
 

@@ -19,6 +19,7 @@ Unknown tensor sizes are never taken as zero: they are counted, and the figures 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from itertools import accumulate
 
 from . import dtypes
@@ -81,12 +82,18 @@ def liveness(a: Analysis) -> MemoryResult:
     last: list[int] = []
     bits = dtypes.bits
     get_ti = tensors.get
+    # id(shape) -> (shape, element type, bytes): the tensors of repeated blocks share a shape tuple
+    sized: dict[int, tuple[Any, int, int | None]] = {}
 
     def tensor_bytes(name: str) -> int | None:
         ti = get_ti(name)
-        if ti is None or not ti.is_static or bits(ti.elem_type) is None:
+        if ti is None or not ti.is_static:
             return None
-        return ti.nbytes
+        shape, et = ti.shape, ti.elem_type
+        hit = sized.get(id(shape))
+        if hit is None or hit[0] is not shape or hit[1] != et:
+            hit = sized[id(shape)] = (shape, et, None if bits(et) is None else dtypes.nbytes(et, ti.numel))
+        return hit[2]
 
     def new_buffer(name: str, step: int) -> None:
         buffer_of[name] = len(size)

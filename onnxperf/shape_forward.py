@@ -244,6 +244,8 @@ class Forward:
         #: (op, input shapes and types, attributes, output count) -> the fast static rule's answer,
         #: for the rules that read no input value (see :meth:`_static`)
         self._static_memo: dict[tuple, list | None] = {}
+        #: id(graph) -> (graph, the names :meth:`value` finds a constant value for)
+        self._valued_sets: dict[int, tuple[GraphIR, frozenset[str]]] = {}
         #: tensors whose (static) shape or value is an upper bound: they depend on a data-dependent size
         self.bounded: set[str] = set()
         #: never ask ONNX; raise :class:`Unshaped` at the first node left unshaped
@@ -302,6 +304,21 @@ class Forward:
         if v is None and g is not self.loaded.graph:  # a body reading the main graph's constants
             v = self.loaded.graph.const_value(name)
         return v if v is not None and v.size <= MAX_ELEMENTS else None
+
+    def _valued(self, g: GraphIR) -> frozenset[str]:
+        """The constants of ``g`` (and, for a body, of the main graph) that :meth:`value` reads a
+        value from: asking this set spares a million-node graph two lookups in its big tables per
+        node. An initializer hides a Constant output of the same name, as in
+        :meth:`GraphIR.const_value`."""
+        hit = self._valued_sets.get(id(g))
+        if hit is None or hit[0] is not g:
+            names = {n for n, r in g.initializers.items() if r.value is not None and r.value.size <= MAX_ELEMENTS}
+            names.update(n for n, r in g.constants.items() if n not in g.initializers and r.value is not None
+                         and r.value.size <= MAX_ELEMENTS)
+            if g is not self.loaded.graph:
+                names |= self._valued(self.loaded.graph)
+            hit = self._valued_sets[id(g)] = (g, frozenset(names))
+        return hit[1]
 
     def _value_sig(self, g: GraphIR, name: str) -> tuple | None:
         v = self.value(g, name)
@@ -367,6 +384,8 @@ class Forward:
         with_graphs = {k[0] for k in g.subgraphs}
         tensors = self.tensors
         complete = self.complete
+        values = self.values
+        valued = self._valued(g)
         # the static-first pass starts from nothing: every node but a Constant wants its shape,
         # so which values are needed below does not change what it computes
         needed = set() if self.static_only else self._needed(g, with_graphs)
@@ -392,7 +411,7 @@ class Forward:
                               and op_type != "Constant"  # its value is the loader's, when small enough to read
                               and (want_shape or any(o in needed for o in outs))
                               and (op_type in ("Shape", "Size") or all(
-                                  not x or x in self.values or self.value(g, x) is not None for x in in_names)))
+                                  not x or x in values or x in valued for x in in_names)))
                 if not want_shape and not want_value:
                     continue
                 node = nodes[idx] if want_value else None  # a node's proto is read only if needed
