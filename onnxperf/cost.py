@@ -182,11 +182,16 @@ class CostWalker:
         """The tensor's record (None for an absent optional input), made once per name."""
         r = self._refs.get(name)
         if r is None and name:
-            ti = self.tensors.get(name)
-            if ti is None:
-                r = self._refs[name] = TensorRef(name, "undefined", None)
-            else:
-                r = self._refs[name] = TensorRef(name, dtypes.name(ti.elem_type), ti.shape)
+            r = self._new_ref(name)
+        return r
+
+    def _new_ref(self, name: str) -> TensorRef:
+        """A new record for the tensor ``name`` (not empty), kept for the nodes that read it."""
+        ti = self.tensors.get(name)
+        if ti is None:
+            r = self._refs[name] = TensorRef(name, "undefined", None)
+        else:
+            r = self._refs[name] = TensorRef(name, dtypes.name(ti.elem_type), ti.shape)
         return r
 
     def walk(self, g: GraphIR, scope: str = "", param_names: set[str] | None = None) -> list[NodeCost]:
@@ -247,10 +252,12 @@ class CostWalker:
             entry = self._entry(domain, op_type)
         family = entry.family if entry is not None else "misc"
         in_names, out_names = g.io[idx]
-        get, ref = self._refs.get, self._ref
-        # inputs were mostly seen before, as some node's output (a weight is seen first here)
-        ins = tuple([get(x) or ref(x) for x in in_names])
-        outs = tuple([ref(x) for x in out_names])
+        get, new = self._refs.get, self._new_ref
+        # inputs were mostly seen before, as some node's output (a weight is seen first here);
+        # outputs are new (each tensor has one producer, walked before its consumers; a record
+        # made again holds the same values)
+        ins = tuple([get(x) or (new(x) if x else None) for x in in_names])
+        outs = tuple([new(x) if x else None for x in out_names])
         node_params = 0
         values = []  # (input index, constant) pairs whose values rules may read
         computed = self.values
