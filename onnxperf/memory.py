@@ -122,12 +122,12 @@ def liveness(a: Analysis) -> MemoryResult:
             alias = x is not None and x.name not in inits and x.name not in consts
         if op_type == "Constant" and not alias:
             continue
+        # (a node's outputs are never weights: the loader refuses a tensor defined twice, and the
+        # outputs of Constant nodes, the graph's other weights, were skipped just above)
         for j, ref in enumerate(n.outputs):
             if ref is None:
                 continue
             name = ref.name
-            if name in inits or name in consts:
-                continue
             if alias and j == 0:
                 b = get(n.inputs[0].name)  # type: ignore[union-attr]
                 if b is not None:

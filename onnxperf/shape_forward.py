@@ -402,11 +402,15 @@ class Forward:
                     self._control_flow(g, idx, nodes[idx], op_type, in_names, out_names)
                     continue
                 want_shape = False
+                fresh = True  # no output known at all yet (most nodes of the static-first pass)
                 for o in outs:
                     ti = tensors.get(o)
+                    if ti is not None:
+                        fresh = False
                     if ti is None or not (ti.is_static and ti.elem_type) and not complete(ti):
                         want_shape = True
-                        break
+                        if not fresh:
+                            break
                 want_value = (domain == "" and in_names and outs[0] not in self.values
                               and op_type != "Constant"  # its value is the loader's, when small enough to read
                               and (want_shape or any(o in needed for o in outs))
@@ -417,7 +421,8 @@ class Forward:
                 node = nodes[idx] if want_value else None  # a node's proto is read only if needed
                 if want_value and self._compute(g, node, op_type, in_names, outs):
                     continue
-                shaped = want_shape and domain == "" and self._static(g, node, op_type, in_names, out_names, idx)
+                shaped = want_shape and domain == "" and self._static(g, node, op_type, in_names, out_names, idx,
+                                                                      fresh)
                 if node is None and not shaped:
                     node = nodes[idx]
                 if shaped:
@@ -666,10 +671,10 @@ class Forward:
         return self._schemas[key]
 
     def _static(self, g: GraphIR, node: onnx.NodeProto | None, op_type: str, in_names, out_names,
-                idx: int | None = None) -> bool:
+                idx: int | None = None, fresh: bool = False) -> bool:
         """Step 2's fast path: :mod:`onnxperf.shape_static` where every present input has an element
         type and a static shape; True when it shaped every output. ``node`` may be None (then read
-        from ``g`` at ``idx`` only if it has attributes)."""
+        from ``g`` at ``idx`` only if it has attributes); ``fresh``: no output of it is known yet."""
         rule = self._static_rules.get(op_type)
         if rule is None:
             return False
@@ -722,7 +727,7 @@ class Forward:
             of = self.TensorInfo.of
             for name, (elem, shape) in zip(out_names, fast):
                 if name:
-                    if tensors.get(name) is None:
+                    if fresh or tensors.get(name) is None:
                         tensors[name] = of(name, elem, shape, True)
                         self.gained += 1
                     else:
