@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from itertools import accumulate
+from array import array
+from itertools import accumulate, islice
 
 from . import dtypes
 from .analysis import Analysis
@@ -78,8 +79,9 @@ def liveness(a: Analysis) -> MemoryResult:
     # (an alias to its root's); a tensor without one (a weight, a tensor nothing produced) is absent
     buffer_of: dict[str, int] = {}
     size: list[int | None] = []
-    first: list[int] = []
-    last: list[int] = []
+    # steps as machine integers: no int object per buffer (a million-node graph: ~60 MB)
+    first = array("q")
+    last = array("q")
     bits = dtypes.bits
     get_ti = tensors.get
     # id(shape) -> (shape, element type, bytes): the tensors of repeated blocks share a shape tuple
@@ -142,6 +144,7 @@ def liveness(a: Analysis) -> MemoryResult:
         b = get(ref.name)
         if b is not None:
             last[b] = n_steps - 1 if n_steps else 0
+    buffer_of.clear()  # before the sweep: the peak of a large graph's analysis is about here
 
     # sweep: +size at first step, -size after last step
     delta = [0] * (n_steps + 1)
@@ -154,7 +157,11 @@ def liveness(a: Analysis) -> MemoryResult:
         prealloc += s
         delta[start] += s
         delta[end + 1] -= s
-    timeline = list(accumulate(delta[:n_steps]))
+    del first, last, size
+    # live bytes repeat from block to block: one int object per distinct value
+    distinct: dict[int, int] = {}
+    timeline = tuple([distinct.setdefault(v, v) for v in islice(accumulate(delta), n_steps)])
+    del delta, distinct
     peak = max(timeline, default=0)
     peak_step = timeline.index(peak) if timeline else None
     pn = nodes[peak_step] if peak_step is not None else None
@@ -162,7 +169,7 @@ def liveness(a: Analysis) -> MemoryResult:
         weight_bytes=a.totals.param_bytes, weight_bytes_fp16=_weights_as(a, 16), weight_bytes_int8=_weights_as(a, 8),
         preallocated_bytes=prealloc, peak_bytes=peak, peak_step=peak_step,
         peak_node_key=pn.key if pn else None, peak_node_name=pn.name if pn else None,
-        timeline=tuple(timeline), unknown_tensors=unknown,
+        timeline=timeline, unknown_tensors=unknown,
     )
 
 
