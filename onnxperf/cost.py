@@ -172,6 +172,8 @@ class CostWalker:
         self._refs: dict[str, TensorRef | None] = {"": None}
         self._views_cache: dict[str, tuple[TensorView | None, frozenset[str]]] = {}
         self._entries: dict[tuple[str, str], RuleEntry | None] = {}
+        #: (domain, op type) -> (rule entry, family, rule since, the model's opset of the domain)
+        self._kinds: dict[tuple[str, str], tuple[RuleEntry | None, str, int | None, int | None]] = {}
         self._const_dicts: dict[int, dict[str, Initializer]] = {}
         #: id(array) -> (array, its signature part): see :meth:`_value_sig`
         self._vsigs: dict[int, tuple[np.ndarray, tuple]] = {}
@@ -240,17 +242,20 @@ class CostWalker:
         as in :meth:`GraphIR.const_value`)."""
         d = self._const_dicts.get(id(g))
         if d is None:
-            d = self._const_dicts[id(g)] = {**g.constants, **g.initializers}
+            # no copy of a big graph's initializers when it has no Constant node
+            d = self._const_dicts[id(g)] = {**g.constants, **g.initializers} if g.constants else g.initializers
         return d
 
     def _node(self, g: GraphIR, idx: int, scope: str, params: set[str] | None, consts: dict[str, Initializer],
               with_graphs) -> NodeCost:
         op_type, domain, name = g.heads[idx]
-        try:
-            entry = self._entries[(domain, op_type)]
-        except KeyError:
+        kind = self._kinds.get((domain, op_type))
+        if kind is None:
             entry = self._entry(domain, op_type)
-        family = entry.family if entry is not None else "misc"
+            kind = self._kinds[(domain, op_type)] = (entry, entry.family if entry is not None else "misc",
+                                                      entry.since if entry is not None else None,
+                                                      self.opsets.get(domain))
+        entry, family, since, opset = kind
         in_names, out_names = g.io[idx]
         get, new = self._refs.get, self._new_ref
         # inputs were mostly seen before, as some node's output (a weight is seen first here);
@@ -274,10 +279,9 @@ class CostWalker:
                     values.append((i, rec))
             elif computed and x in computed:  # computed by shape inference (a trip count ...)
                 values.append((i, computed[x]))
-        subcosts = self._subgraph_costs(g, idx, scope, params) if idx in with_graphs else {}
+        subcosts = self._subgraph_costs(g, idx, scope, params) if idx in with_graphs else None
 
         if entry is None:
-            opset = self.opsets.get(domain)
             if domain not in SUPPORTED_DOMAINS:
                 why = f"domain {domain!r} is not supported"
             else:
@@ -286,20 +290,18 @@ class CostWalker:
         elif entry.fn is None:
             res = (ZERO, 0, 0, 0, 0, 0, True, (), entry.zero_reason)
         else:
-            opset = self.opsets.get(domain)
             key = None if subcosts else self._signature(g, idx, entry, opset, ins, outs, values)
             res = self._memo.get(key) if key is not None else None
             if res is None:
-                status, cost, blocking, note, br, bw = self._cost(g, idx, entry, domain, opset, subcosts)
+                status, cost, blocking, note, br, bw = self._cost(g, idx, entry, domain, opset, subcosts or {})
                 res = (status, cost.macs, cost.flops, cost.int_ops, br, bw, cost.exact, tuple(sorted(blocking)),
                        note or cost.note)
                 if key is not None and status not in (UNSUPPORTED, RULE_ERROR):  # their notes name the node
                     self._memo[key] = res
         if self.bounded and res[0] == COUNTED and not self.bounded.isdisjoint(in_names + out_names):
             res = res[:6] + (False, res[7], (res[8] + "; " if res[8] else "") + BOUNDED_NOTE)
-        return NodeCost(idx, scope, name, op_type, domain, family, entry.since if entry is not None else None,
-                        res[0], ins, outs, res[1], res[2], res[3], res[4], res[5], node_params, res[6], res[7],
-                        res[8])
+        return NodeCost(idx, scope, name, op_type, domain, family, since, res[0], ins, outs, res[1], res[2], res[3],
+                        res[4], res[5], node_params, res[6], res[7], res[8])
 
     def _signature(self, g: GraphIR, idx: int, entry: RuleEntry, opset: int | None,
                    ins: tuple[TensorRef | None, ...], outs: tuple[TensorRef | None, ...],
