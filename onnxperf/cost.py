@@ -187,13 +187,13 @@ class CostWalker:
             r = self._new_ref(name)
         return r
 
-    def _new_ref(self, name: str) -> TensorRef:
-        """A new record for the tensor ``name`` (not empty), kept for the nodes that read it."""
+    def _new_ref(self, name: str, keep: bool = True) -> TensorRef:
+        """A new record for the tensor ``name`` (not empty), kept for the nodes that read it
+        unless ``keep`` is false."""
         ti = self.tensors.get(name)
-        if ti is None:
-            r = self._refs[name] = TensorRef(name, "undefined", None)
-        else:
-            r = self._refs[name] = TensorRef(name, dtypes.name(ti.elem_type), ti.shape)
+        r = TensorRef(name, "undefined", None) if ti is None else TensorRef(name, dtypes.name(ti.elem_type), ti.shape)
+        if keep:
+            self._refs[name] = r
         return r
 
     def walk(self, g: GraphIR, scope: str = "", param_names: set[str] | None = None) -> list[NodeCost]:
@@ -258,10 +258,11 @@ class CostWalker:
         entry, family, since, opset = kind
         in_names, out_names = g.io[idx]
         get, new = self._refs.get, self._new_ref
-        # inputs were mostly seen before, as some node's output (a weight is seen first here);
-        # outputs are new (each tensor has one producer, walked before its consumers; a record
-        # made again holds the same values)
-        ins = tuple([get(x) or (new(x) if x else None) for x in in_names])
+        # inputs were mostly seen before, as some node's output; a weight or a graph input is not:
+        # its record is made for this node and not kept (most are read once; a record made
+        # again holds the same values). Outputs are new (each tensor has one producer, walked
+        # before its readers)
+        ins = tuple([get(x) or (new(x, False) if x else None) for x in in_names])
         outs = tuple([new(x) if x else None for x in out_names])
         node_params = 0
         values = []  # (input index, constant) pairs whose values rules may read
