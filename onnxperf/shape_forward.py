@@ -393,7 +393,7 @@ class Forward:
             for idx in g.order:
                 in_names, out_names = io[idx]
                 op_type, domain, _ = heads[idx]
-                outs = [o for o in out_names if o]
+                outs = out_names if "" not in out_names else [o for o in out_names if o]
                 if not outs:
                     continue
                 if self.bounded and any(x in self.bounded for x in in_names):
@@ -411,11 +411,14 @@ class Forward:
                         want_shape = True
                         if not fresh:
                             break
-                want_value = (domain == "" and in_names and outs[0] not in self.values
-                              and op_type != "Constant"  # its value is the loader's, when small enough to read
-                              and (want_shape or any(o in needed for o in outs))
-                              and (op_type in ("Shape", "Size") or all(
-                                  not x or x in values or x in valued for x in in_names)))
+                want_value = bool(domain == "" and in_names and outs[0] not in values
+                                  and op_type != "Constant"  # its value is the loader's, when small enough to read
+                                  and (want_shape or any(o in needed for o in outs)))
+                if want_value and op_type not in ("Shape", "Size"):
+                    for x in in_names:  # every input's value known
+                        if x and x not in values and x not in valued:
+                            want_value = False
+                            break
                 if not want_shape and not want_value:
                     continue
                 node = nodes[idx] if want_value else None  # a node's proto is read only if needed
@@ -689,7 +692,7 @@ class Forward:
             if ti is None or not ti.elem_type:
                 return False
             shape = ti.shape
-            if shape is None or not ti.is_static or (shape and min(shape) < 0):
+            if shape is None or not ti.is_static:
                 return False
             shapes.append(shape)
             types.append(ti.elem_type)
@@ -701,6 +704,9 @@ class Forward:
         key = (op_type, tuple(shapes), tuple(types), _attr_key(node) if has_attrs else (), len(out_names))
         hit = self._static_memo.get(key)
         if hit is None:
+            # (a memoized answer was for these very shapes: they passed this check then)
+            if any(shape and min(shape) < 0 for shape in shapes):
+                return False
             read = []
 
             def value(i: int) -> np.ndarray | None:
