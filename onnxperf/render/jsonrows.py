@@ -131,33 +131,27 @@ def node_rows(nodes, node_dict) -> Encoded:
     the two). ``nodes``: a sequence (its length is the table's)."""
     s = json.encoder.encode_basestring
     seen: dict[int, tuple[Any, str]] = {}
-    #: id(shape) -> (shape, its text): tensors of one shape mostly share the tuple
-    shapes: dict[int, tuple[Any, str]] = {}
-    dtypes: dict[str, str] = {}
+    #: id(shape) -> (shape, dtype, the record's text after the name): tensors of one shape mostly
+    #: share the tuple, and their element type
+    tails: dict[int, tuple[Any, Any, str]] = {}
 
     def tensor(t) -> str:
         if t is None:
             return "null"
         hit = seen.get(id(t))
         if hit is None or hit[0] is not t:
-            shape = t.shape
-            sh = shapes.get(id(shape))
-            if sh is None or sh[0] is not shape:
+            shape, dtype = t.shape, t.dtype
+            tail = tails.get(id(shape))
+            if tail is None or tail[0] is not shape or tail[1] != dtype or dtype.__class__ is not str:
                 if shape is None:
                     text = "null"
                 else:
                     text = "[" + ", ".join(int.__repr__(d) if d.__class__ is int else s(d) if d.__class__ is str
                                            else "null" if d is None else _ROW(d) for d in shape) + "]"
-                if len(shapes) > _TENSOR_CACHE:
-                    shapes.clear()
-                sh = shapes[id(shape)] = (shape, text)
-            dtype = t.dtype
-            dt = dtypes.get(dtype) if dtype.__class__ is str else None
-            if dt is None:
-                dt = s(dtype)
-                if dtype.__class__ is str:
-                    dtypes[dtype] = dt
-            hit = seen[id(t)] = (t, f'{{"name": {s(t.name)}, "dtype": {dt}, "shape": {sh[1]}}}')
+                if len(tails) > _TENSOR_CACHE:
+                    tails.clear()
+                tail = tails[id(shape)] = (shape, dtype, f', "dtype": {s(dtype)}, "shape": {text}}}')
+            hit = seen[id(t)] = (t, f'{{"name": {s(t.name)}{tail[2]}')
         return hit[1]
 
     kinds: dict[tuple, str] = {}
