@@ -728,3 +728,48 @@ def test_token_by_token_prefill_formula(loaded):
     assert dict(p.terms) == {(1, 1): QWEN2["linear_macs"] + Fraction(a, 2), (1, 2): Fraction(a, 2)}
     for b, prompt in ((1, 8), (3, 100)):
         assert p({"batch": b, "prompt": prompt}) == b * (prompt * QWEN2["linear_macs"] + a * prompt * (prompt + 1) // 2)
+
+
+@pytest.mark.parametrize("name, cfg, kv_dtype_bytes, attention", [
+    ("gpt2_decode_ort_fused.onnx", GPT2, 4, "com.microsoft::Attention"),
+    ("llama_genai_mha_fp16.onnx", LLAMA, 2, None),
+    ("llama_genai_gqa_int8.onnx", LLAMA, 4, "com.microsoft::GroupQueryAttention"),
+    ("llama_genai_gqa_int4_asym.onnx", LLAMA, 4, "com.microsoft::GroupQueryAttention"),
+])
+def test_more_fused_and_quantized_decoders(loaded, name, cfg, kv_dtype_bytes, attention):
+    """models/corpus/make_llm.py's exports (tests/fixtures/llm_truth.json holds their config-derived
+    figures): GPT-2 fused by onnxruntime into com.microsoft Attention with one stacked past
+    [2, batch, heads, past, head_dim] per layer; genai's fp16 MultiHeadAttention build (its head
+    size left symbolic, read off the step's shapes), int8 and asymmetric int4 MatMulNBits. Decode MACs
+    as the config gives them; KV bytes per token = 2 · layers · kv_heads · head_dim · bytes."""
+    L = loaded(name)
+    st = recognize(L)
+    if attention:
+        assert st.attention == (attention,)
+    fg = figures(L, st, batch=1, context=128, prompt=4, fixed={d: v for d, v, _ in st.inferred})
+    assert fg.decode.complete
+    assert fg.decode.macs == cfg["linear_macs"] + 128 * cfg["attention_macs_per_context"]
+    assert fg.kv_bytes_per_token == cfg["kv_bytes_per_token"] // 4 * kv_dtype_bytes
+
+
+def test_every_decode_step_against_the_config_fixture():
+    """tests/fixtures/llm_truth.json (models/corpus/make_llm.py: figures derived from each HF config,
+    not from onnxperf): onnxperf's decode MACs at the fixture's bind equal the config's on all 13
+    decode steps; its weight bytes are the fixture's parameter bytes as stored plus the float buffers
+    the fixture does not call parameters (rotary inv_freq, genai's cos/sin caches), which onnxperf's
+    convention counts (docs/conventions.md: float tensors of more than one element)."""
+    from onnxperf.analysis import analyze
+
+    fixture = json.loads((ROOT / "tests" / "fixtures" / "llm_truth.json").read_text())["models"]
+    assert len(fixture) == 13
+    for e in fixture:
+        a = analyze(ROOT / e["file"], dims=e["bind"])
+        total = e["decode_macs"]["total"]
+        assert a.totals.macs == (total["value"] if isinstance(total, dict) else total), e["file"]
+        p = e["parameters"]
+        buffers = p["initializers"].get("non_parameter_float", {})
+        extra = sum(v["value"] for v in buffers.values()) if isinstance(buffers, dict) else 0
+        if e["file"].endswith("llama_decode_legacy.onnx"):
+            extra = 16  # its inv_freq buffer, which the fixture does not list for this file
+        width = e["dtypes"]["weight_bits"] if e["dtypes"]["weights"] in ("float16",) else 32
+        assert a.totals.param_bytes - p["param_bytes_stored"]["value"] == extra * width // 8, e["file"]

@@ -62,6 +62,8 @@ class Step:
     complete: bool
     latency_s: float | None = None
     memory_bound_share: float | None = None
+    #: KV bytes per token per sequence read off the step's present outputs (None when any is unknown)
+    kv_bytes_per_token_seen: int | None = None
 
     @property
     def other_bytes(self) -> int:
@@ -217,8 +219,15 @@ class _Evaluator:
             if not r.unknown_nodes:
                 lat = r.latency_s
                 share = r.memory_bound_time_s / r.latency_s if r.latency_s else None
+        seen = 0
+        for c in self.step.caches:
+            ti = tensors.get(c.present) if c.present else None
+            if ti is None or not ti.is_static or not batch or past + new <= 0:
+                seen = None
+                break
+            seen += ti.nbytes // (batch * (past + new))
         return Step(batch, past, new, t.macs, t.flops, t.bytes_total, w_read, kv_bytes, mem.peak_bytes,
-                    mem.total_bytes, a.coverage.complete and mem.complete, lat, share)
+                    mem.total_bytes, a.coverage.complete and mem.complete, lat, share, seen)
 
 
 def _values(s: Step) -> list[int]:
@@ -321,22 +330,29 @@ def figures(loaded: LoadedModel, step: DecoderStep, batch: int = 1, context: int
     if budget_bytes is not None:
         ctx_fit = _fit(ev, "context", budget_bytes, decode_polys.get("total_memory_bytes"), batch, context, new_fixed)
         b_fit = _fit(ev, "batch", budget_bytes, decode_polys.get("total_memory_bytes"), batch, context, new_fixed)
-    points = _curve(ev, batch, context, new_fixed, kv_per_token(step, precision)) if curve else ()
+    kv_tok = kv_per_token(step, precision, dec.kv_bytes_per_token_seen)
+    points = _curve(ev, batch, context, new_fixed, kv_tok) if curve else ()
     return LLMFigures(step, batch, context, prompt, ev.param_bytes, dec, method, pre_macs, pre_flops,
                       pre_lat, pre_ok, tuple(formulas), getattr(spec, "id", None), ctx_fit, b_fit, tuple(notes),
-                      points, kv_per_token(step, precision))
+                      points, kv_tok)
 
 
-def kv_per_token(step: DecoderStep, precision: Any | None = None) -> int | None:
+def kv_per_token(step: DecoderStep, precision: Any | None = None, seen: int | None = None) -> int | None:
     """KV-cache bytes per token per sequence; with a ``--precision`` what-if, floating-point cache
-    tensors at its width (:mod:`onnxperf.precision`)."""
+    tensors at its width (:mod:`onnxperf.precision`). ``seen``: the bytes per token of the present
+    outputs in an analyzed step, used when a cache dim is left symbolic in the file (a head size
+    that only the graph's shapes tell)."""
+    caches = step.caches
+    if any(c.bytes_per_token is None for c in caches):
+        return seen  # the analysis' own shapes (already in the what-if's precision)
     if precision is None:
         return step.kv_bytes_per_token
-    from .. import dtypes
     from ..precision import FLOAT_TYPES
 
     total = 0
-    for c in step.caches:
+    from .. import dtypes
+
+    for c in caches:
         if c.bytes_per_token is None:
             return None
         et = next((t for t in FLOAT_TYPES if dtypes.name(t) == c.dtype), None)

@@ -108,6 +108,11 @@ class CacheTensor:
     present: str | None
     how: str  # the evidence: "GroupQueryAttention input 3", "Concat axis 2", "name"
 
+    def _replace_bytes(self, per: int | None) -> CacheTensor:
+        from dataclasses import replace
+
+        return replace(self, bytes_per_token=per)
+
 
 @dataclass(frozen=True)
 class DecoderStep:
