@@ -104,6 +104,10 @@ def main(argv: list[str] | None = None) -> int:
              "Re-run: `python benchmarks/bench_scale.py` (`--sizes 10000,100000` for a quick look).", "",
              "Model: a MatMul -> Add -> Relu chain ([1, 64] activations, weights as external data not on "
              "disk). Goal (issue 15): 1 M nodes under 30 s and under 2 GiB.", "",
+             "Before the scale work (96ff2d4, same machine): 100 k nodes 4.65 s and 400 MiB, 1 M nodes 52-57 s "
+             "and 3,565 MiB. What it changed: records without instance dicts, tensor names and shape tuples "
+             "shared, no node wrappers or DAG edge lists kept, memoized static shape rules, fewer name "
+             "lookups per node in the shape pass, the cost walk, liveness and the JSON rows (see git log).", "",
              "| nodes | file | floor s | floor peak | onnxperf s | onnxperf peak | time ratio | µs/node | KiB/node |",
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for nodes, size, ft, fm, ot, om in rows:
