@@ -262,12 +262,14 @@ class CostWalker:
         # its record is made for this node and not kept (most are read once; a record made
         # again holds the same values). Outputs are new (each tensor has one producer, walked
         # before its readers)
-        ins = tuple([get(x) or (new(x, False) if x else None) for x in in_names])
         outs = tuple([new(x) if x else None for x in out_names])
         node_params = 0
         values = []  # (input index, constant) pairs whose values rules may read
         computed = self.values
+        ins_list = []
         for i, x in enumerate(in_names):
+            r = get(x)
+            ins_list.append(r if r is not None or not x else new(x, False))
             rec = consts.get(x)
             if rec is not None:
                 numel = rec.numel
@@ -280,6 +282,7 @@ class CostWalker:
                     values.append((i, rec))
             elif computed and x in computed:  # computed by shape inference (a trip count ...)
                 values.append((i, computed[x]))
+        ins = tuple(ins_list)
         subcosts = self._subgraph_costs(g, idx, scope, params) if idx in with_graphs else None
 
         if entry is None:
