@@ -157,8 +157,12 @@ def test_runs_that_disagree_and_a_busy_machine_are_warnings(monkeypatch):
 
     m = Measurement("copy", "copy", "B/s", 1.0, (1.0, 1.3, 1.4), "")
     assert m.spread == pytest.approx(0.3)
+    monkeypatch.setattr(probe, "_cpu_jiffies", lambda: None)  # no /proc/stat: the load average
     monkeypatch.setattr(probe.os, "getloadavg", lambda: (7.5, 7.0, 6.0))
-    assert "busy" in probe._busy(4) and probe._busy(32) is None
+    assert "busy" in probe._busy(4, 0) and probe._busy(32, 0) is None
+    ticks = iter([(1000, 4000), (1150, 4200)])  # others kept 150 of 200 jiffies busy: 75%
+    monkeypatch.setattr(probe, "_cpu_jiffies", lambda: next(ticks))
+    assert "other processes used 75%" in probe._busy(2, 0)
 
 
 def test_zen5_has_two_avx512_fma_units():

@@ -532,8 +532,35 @@ def _array_bytes(cpu: CpuInfo, short: bool, notes: list[str]) -> int:
     return array_bytes
 
 
-def _busy(cpus: int) -> str | None:
-    """A warning when other work competes for the CPUs: the 1-minute load average above half of them."""
+def _cpu_jiffies() -> tuple[int, int] | None:
+    """(busy, total) jiffies of the whole machine from /proc/stat; None elsewhere."""
+    line = (_read("/proc/stat") or "").split("\n", 1)[0].split()
+    if not line or line[0] != "cpu":
+        return None
+    vals = [int(x) for x in line[1:] if x.isdigit()]
+    if len(vals) < 4:
+        return None
+    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)  # idle + iowait
+    return sum(vals) - idle, sum(vals)
+
+
+def _busy(cpus: int, window_s: float = 0.5) -> str | None:
+    """A warning when other work competes for the CPUs: the share of the machine busy while this
+    process sleeps for ``window_s`` (from /proc/stat; elsewhere the 1-minute load average, which
+    also counts this process's own recent work)."""
+    before = _cpu_jiffies()
+    if before is not None:
+        own0 = time.process_time()
+        time.sleep(window_s)
+        after = _cpu_jiffies()
+        own = time.process_time() - own0
+        if after is not None and after[1] > before[1]:
+            tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+            others = max(after[0] - before[0] - own * tick, 0) / (after[1] - before[1])
+            if others > 0.25:
+                return (f"the machine is busy: other processes used {others:.0%} of its {cpus} CPUs while the probe "
+                        "waited; its figures may be low")
+            return None
     try:
         load = os.getloadavg()[0]
     except (OSError, AttributeError):  # pragma: no cover - not on this platform
