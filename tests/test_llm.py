@@ -773,3 +773,21 @@ def test_every_decode_step_against_the_config_fixture():
             extra = 16  # its inv_freq buffer, which the fixture does not list for this file
         width = e["dtypes"]["weight_bits"] if e["dtypes"]["weights"] in ("float16",) else 32
         assert a.totals.param_bytes - p["param_bytes_stored"]["value"] == extra * width // 8, e["file"]
+
+
+def test_a_partial_step_says_so(tmp_path, capsys):
+    """A node without a cost rule in the step: its MACs and bytes are lower bounds, said as such,
+    and no decode speed is predicted from them."""
+    p = _toy_decoder(tmp_path / "t.onnx")
+    m = onnx.load(p)
+    m.graph.node.append(helper.make_node("Mystery", ["h"], ["mystery_out"], domain="example.custom"))
+    m.graph.output.append(helper.make_tensor_value_info("mystery_out", TensorProto.FLOAT, None))
+    m.opset_import.append(helper.make_opsetid("example.custom", 1))
+    onnx.save(m, p)
+    rc, out, _ = _run(["summary", str(p), "--dim", "b=1", "--llm", "--context", "16", "--hw", "a100-80gb"], capsys)
+    assert rc == 0
+    section = out.split("Decoder LLM")[1]
+    decode_line = next(ln for ln in section.splitlines() if ln.startswith("  Decode step"))
+    assert "unknown" in decode_line and "(partial)" in decode_line  # no MAC counted is not 0 MACs
+    assert "Prefill      unknown" in section
+    assert "tokens/s at batch" not in section  # no speed from a partial step

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..render.numbers import binary_bytes, clean, pct, seconds, si
+from ..render.numbers import binary_bytes, clean, lower_bound, pct, seconds, si
 from .figures import Fit, LLMFigures, Step
 from .recognize import DecoderStep
 
@@ -153,13 +153,16 @@ def text_lines(sec: LLMSection) -> list[str]:
                f"total {binary_bytes(d.total_memory_bytes)}{part}")
     traffic = (f"weights {binary_bytes(d.weight_read_bytes)}, KV {binary_bytes(d.kv_bytes)}, "
                f"activations {binary_bytes(d.other_bytes)}: {_DOMINATES[d.dominant]})")
-    out.append(f"  Decode step  {si(d.macs)}MACs, {binary_bytes(d.bytes)} moved ({traffic}")
+    part = not d.complete  # some node of the step not costed: its figures are lower bounds
+    out.append(f"  Decode step  {lower_bound(si(d.macs) + 'MACs', d.macs, part)}, "
+               f"{lower_bound(binary_bytes(d.bytes), d.bytes, part)} moved ({traffic}")
     if d.latency_s is not None:
         mb = f", {pct(d.memory_bound_share)} of it memory-bound" if d.memory_bound_share is not None else ""
         out.append(f"  Decode       {seconds(d.latency_s)} per token -> {si(f.decode_tokens_per_s)} tokens/s "
                    f"at batch {f.batch} on {clean(f.hardware or '?', 40)}{mb} (roofline: a lower bound on time)")
     pre = f"one pass of {f.prompt:,} tokens" if f.prefill_method == "one pass" else f"{f.prompt:,} decode steps"
-    out.append(f"  Prefill      {si(f.prefill_macs)}MACs ({pre})")
+    out.append(f"  Prefill      {lower_bound(si(f.prefill_macs) + 'MACs', f.prefill_macs, not f.prefill_complete)} "
+               f"({pre})")
     if f.prefill_latency_s is not None:
         out.append(f"  TTFT         {seconds(f.prefill_latency_s)} -> prefill {si(f.prefill_tokens_per_s)} tokens/s")
     for name in ("decode.macs", "decode.kv_bytes", "decode.total_memory_bytes", "prefill.macs"):
