@@ -53,10 +53,18 @@ def is_float(elem_type: int) -> bool:
 
 
 @lru_cache(maxsize=None)
-@lru_cache(maxsize=None)
 def name(elem_type: int) -> str:
     """Lower-case short name: ``float32``, ``int8``, ``bfloat16`` ... (cached: one call per tensor)."""
     if elem_type == 0:
         return "undefined"
     raw = _T.DataType.Name(elem_type).lower()
     return {"float": "float32", "double": "float64", "float16": "float16"}.get(raw, raw)
+
+
+@lru_cache(maxsize=None)
+def elem_type(short_name: str) -> int:
+    """The ``onnx.TensorProto`` element type of a :func:`name` (``float32`` -> FLOAT); 0 when unknown."""
+    for t in _BITS:
+        if name(t) == short_name:
+            return t
+    return 0

@@ -33,6 +33,7 @@ from typing import Any
 from . import __version__
 from .cost import COUNTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO
 from .partial import uncosted_text, warnings as partial_warnings
+from .render.summary import kernel_model_note
 from .summary import Summary
 
 SCHEMA = "onnxperf.report/1"
@@ -410,6 +411,8 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
         "activation_peak_bytes": sm.memory.peak_bytes, "total_memory_bytes": sm.memory.total_bytes,
         "predicted_latency_s": rl.latency_s if rl is not None else None,
         "predicted_latency_is_lower_bound": rl.lower_bound if rl is not None else None,
+        "predicted_kernel_model": (kernel_model_note(rl).strip(" ()") or None) if rl is not None else None,
+        "predicted_kernel_assumptions": [{"what": w, "nodes": n} for w, n in rl.assumed] if rl is not None else [],
         "predicted_throughput_items_per_s": rl.throughput_per_s(sm.batch) if rl is not None else None,
         "batch": sm.batch,
         "measured_latency_s": meas["latency_s"] if meas else None,
@@ -488,7 +491,13 @@ def _conventions(sm: Summary) -> list[str]:
            "output once, with no cache reuse between nodes; intensity = operations / bytes moved.",
            "Peak activation memory: live activation bytes over the execution order (views share their input's "
            "buffer); total memory = weights + activation peak."]
-    if sm.roofline is not None:
+    if sm.roofline is not None and sm.roofline.kernels is not None:
+        out.append("Predicted time: the GPU kernel model (docs/hw.md): nodes grouped into the kernels a GPU runtime "
+                   "runs (Conv/MatMul/Gemm epilogues, pointwise chains, normalizations; views and shape arithmetic "
+                   "free); a kernel reads what it does not compute itself and writes what leaves it; per node "
+                   "max(ops / (e_c x peak x fill), bytes / (e_m x bandwidth)), plus a launch overhead per kernel; "
+                   "kernels run one after another, so latency is the sum. Throughput = batch / latency.")
+    elif sm.roofline is not None:
         out.append("Predicted time per node = max(ops / peak, bytes / bandwidth) on the chosen hardware "
                    "(roofline); nodes run one after another, so latency is the sum. Throughput = batch / latency.")
     if a.shape_engines:

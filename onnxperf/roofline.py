@@ -155,6 +155,10 @@ class RooflineResult:
     #: a plain roofline (a spec with no efficiencies, dispatch overheads or fusions): every node at
     #: its roof with nothing between them, so the latency is a lower bound (throughput an upper one)
     lower_bound: bool = False
+    #: the GPU kernel model (a spec with ``fusion.gpu``): kernels launched, and each fusion it
+    #: assumed as (what, nodes); None for other specs
+    kernels: int | None = None
+    assumed: tuple[tuple[str, int], ...] = ()
 
     def throughput_per_s(self, batch: int = 1) -> float | None:
         return None if self.latency_s <= 0 else batch / self.latency_s
@@ -510,6 +514,12 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
         raw = [(_as_folded(r) if n.key in fu.absorbed and r.time_s is not None else
                 _as_epilogue(r, n, fu.epilogue[n.key], spec) if n.key in fu.epilogue and r.time_s is not None else r)
                for r, n in zip(raw, a.main_nodes)]
+    plan = None
+    if float(eff.get("fusion.gpu", 0)) >= 1:
+        from .gpu_kernels import kernel_plan
+
+        plan = kernel_plan(a)
+        raw = _as_kernels(raw, a.main_nodes, plan, spec)
     run_overhead = float(eff.get("overhead_run_s", 0.0))
     kernels = sum(r.time_s for r in raw if r.time_s is not None)
     latency = kernels + run_overhead
@@ -523,7 +533,89 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
         compute_bound_time_s=sum(r.time_s for r in nodes if r.bound == COMPUTE and r.time_s),
         memory_bound_time_s=sum(r.time_s for r in nodes if r.bound == MEMORY and r.time_s),
         by_op_type=by_op, run_overhead_s=run_overhead, lower_bound=not eff,
+        kernels=None if plan is None else plan.kernel_count, assumed=() if plan is None else plan.assumed,
     )
+
+
+#: a matrix product with this many output rows or fewer runs as a GEMV / split-K kernel (:func:`fill`)
+GEMV_ROWS = 16
+#: op families whose kernels are tiled over their output (GEMM, convolution)
+_TILED = frozenset({"conv", "matmul"})
+
+
+def fill(n, spec: Spec) -> float:
+    """The share of a GPU's arithmetic rate that a GEMM or convolution kernel attains for its size
+    (1 for other kernels, and for a spec without ``gpu.sms``):
+
+        fill = N / (N + S·k),   N = the kernel's output elements, S = ``gpu.sms``, k = ``gpu.outputs_per_sm``
+
+    Half the rate when the output is S·k elements, rising towards 1 as it grows: a small output is
+    few tiles, too few to give every streaming multiprocessor work and hide its latency (NVIDIA's
+    "Matrix Multiplication Background" guide: tile and wave quantization). A batch-1 ResNet-50's last
+    stage (7x7x2048 outputs) gets a fifth of an A100 this way. Arithmetic time is divided by it.
+    A matrix product with at most :data:`GEMV_ROWS` output rows (a decode step's projections) is
+    exempt: GPU libraries run it as a GEMV / split-K kernel that spreads its weights over every SM
+    and stays memory-bound."""
+    eff = getattr(spec, "efficiency", None) or {}
+    sms = float(eff.get("gpu.sms", 0) or 0)
+    per_sm = float(eff.get("gpu.outputs_per_sm", 0) or 0)
+    if sms <= 0 or per_sm <= 0 or n.family not in _TILED or not n.outputs or n.outputs[0] is None:
+        return 1.0
+    shape = n.outputs[0].shape
+    if shape is None or not all(isinstance(d, int) for d in shape):
+        return 1.0
+    out = 1
+    for d in shape:
+        out *= d
+    if n.family == "matmul" and shape and shape[-1] and out // shape[-1] <= GEMV_ROWS:
+        return 1.0  # a GEMV-like product streams its weights split along K over every SM
+    return out / (out + sms * per_sm) if out > 0 else 1.0
+
+
+def _as_kernels(raw: list[NodeRoofline], nodes, plan, spec: Spec) -> list[NodeRoofline]:
+    """Node rooflines under a GPU kernel plan (:mod:`onnxperf.gpu_kernels`): a node pays the
+    launch overhead only when it starts a kernel; it reads only the tensors its kernel has not
+    computed or read already, and writes only the tensors that leave its kernel:
+
+        t = max(c, m) + α·min(c, m) + o·[starts a kernel],   m = (read' + written') / (e_m·β)
+
+    with c its arithmetic at the family's attainable compute (as :func:`node_roofline`)."""
+    from .gpu_kernels import tensor_bytes
+
+    seen: dict[str, set[str]] = {}  # kernel -> tensors its members have read
+    out = []
+    for r, n in zip(raw, nodes):
+        if n.key in plan.free:
+            out.append(_as_folded(r) if r.time_s is not None else r)
+            continue
+        if r.time_s is None:
+            out.append(r)
+            continue
+        kernel = plan.kernel.get(n.key, n.key)
+        read = seen.setdefault(kernel, set())
+        skip_in = 0
+        for i in n.inputs:
+            if i is None:
+                continue
+            name = plan.real(i.name)
+            if name in plan.on_chip or name in read:
+                skip_in += tensor_bytes(i)
+            read.add(name)
+        skip_out = sum(tensor_bytes(o) for o in n.outputs if o is not None and o.name in plan.on_chip)
+        nbytes = max(0, n.bytes_read - skip_in) + max(0, n.bytes_written - skip_out)
+        e_c, e_m, overhead = efficiencies(spec, n.family)
+        bw = spec.memory_bandwidth_bytes_per_s * e_m
+        comp_s = r.ops / r.peak_ops_per_s if r.ops and r.peak_ops_per_s else 0.0
+        if n.key in plan.launches:
+            comp_s /= fill(n, spec)
+        mem_s = nbytes / bw if nbytes else 0.0
+        t = max(comp_s, mem_s) + overlap(spec, n.family) * min(comp_s, mem_s) + (
+            overhead if n.key in plan.launches else 0.0)
+        i = intensity(r.ops, nbytes)
+        b = NONE if (r.ops == 0 and nbytes == 0) else (COMPUTE if comp_s >= mem_s else MEMORY)
+        out.append(NodeRoofline(r.key, r.op_type, r.family, r.dtype, r.ops, nbytes, i, r.peak_ops_per_s,
+                                attainable(r.peak_ops_per_s, bw, i), b, t, None))
+    return out
 
 
 def _by_op_type(nodes: tuple[NodeRoofline, ...], kernels: float) -> tuple[OpTypeRoofline, ...]:

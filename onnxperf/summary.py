@@ -49,6 +49,9 @@ class Summary:
                 "unknown_nodes": r.unknown_nodes, "complete": not r.unknown_nodes,
                 "compute_bound_time_s": r.compute_bound_time_s, "memory_bound_time_s": r.memory_bound_time_s,
                 "run_overhead_s": r.run_overhead_s,
+                "gpu_kernel_model": None if r.kernels is None else {
+                    "kernels": r.kernels, "assumed": [{"what": w, "nodes": n} for w, n in r.assumed],
+                    "not_assumed": ["fused attention", "transpose elimination", "horizontal GEMM fusion"]},
                 "by_op_type": [{"op_type": o.op_type, "count": o.count, "ops": o.ops, "bytes": o.bytes,
                                 "intensity": o.intensity, "time_s": o.time_s, "share": o.share,
                                 "ops_per_s": o.ops_per_s, "bound": o.bound,

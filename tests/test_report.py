@@ -165,7 +165,8 @@ def test_json_renderer_round_trips_with_one_row_per_line(resnet):
     assert json.loads(text) == resnet
     lines = text.splitlines()
     assert sum(1 for ln in lines if ln.lstrip().startswith('["') and ',"Conv",' in ln) == 53  # a node row per line
-    assert len(lines) < len(resnet["nodes"]["rows"]) + len(resnet["tensors"]["rows"]) + 600
+    # rows one per line; the rest (summary, charts, the spec with its sources ...) a bounded number of lines
+    assert len(lines) < len(resnet["nodes"]["rows"]) + len(resnet["tensors"]["rows"]) + 650
 
 
 def test_same_input_gives_byte_identical_outputs():

@@ -29,6 +29,7 @@ Format (``schema = "onnxperf.hardware/1"``, optional on read)::
     fp16 = "..."
 
     [efficiency]                              # optional calibration per op family
+    [efficiency_sources]                      # optional: where each efficiency figure comes from
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ from .spec import (KINDS, MEMORY_KEYS, PEAK_KEYS, HardwareSpec, cpu_parts_text, 
 
 SCHEMA = "onnxperf.hardware/1"
 _TOP_KEYS = {"schema", "id", "name", "kind", "notes", "memory_bandwidth_bytes_per_s", "memory_capacity_bytes",
-             "memory_capacity_gib", "memory_capacity_gb", "cpu", "gpu", "peak_flops_per_s", "sources", "efficiency"}
+             "memory_capacity_gib", "memory_capacity_gb", "cpu", "gpu", "peak_flops_per_s", "sources", "efficiency",
+             "efficiency_sources"}
 _CPU_KEYS = {"cores", "clock_ghz", "simd_fp32_lanes", "fma_units", "sockets", "source"}
 _GPU_KEYS = {"cores", "clock_ghz", "source"}
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -95,6 +97,12 @@ def spec_from_mapping(data: Mapping, origin: str) -> HardwareSpec:
             raise bad(f"sources.{k} must be a non-empty string")
     for k, v in efficiency.items():
         efficiency[k] = _number(v, f"efficiency.{k}", bad)
+    eff_sources = dict(_table(data, "efficiency_sources", bad))
+    for k, v in eff_sources.items():
+        if k not in efficiency:
+            raise bad(f"efficiency_sources.{k}: no efficiency.{k} to be the source of")
+        if not isinstance(v, str) or not v.strip():
+            raise bad(f"efficiency_sources.{k} must be a non-empty string")
 
     parts = [t for t in ("cpu", "gpu") if t in data]
     if len(parts) > 1:
@@ -141,7 +149,7 @@ def spec_from_mapping(data: Mapping, origin: str) -> HardwareSpec:
         raise bad("notes must be a string")
     return HardwareSpec(id=spec_id, name=data["name"], kind=data["kind"], peak_flops_per_s=peaks,
                         memory_bandwidth_bytes_per_s=bandwidth, memory_capacity_bytes=capacity,
-                        sources=sources, notes=notes, efficiency=efficiency)
+                        sources=sources, notes=notes, efficiency=efficiency, efficiency_sources=eff_sources)
 
 
 def _table(data: Mapping, key: str, bad) -> Mapping:
@@ -220,9 +228,20 @@ def load_preset(preset_id: str) -> HardwareSpec:
     return spec
 
 
+#: ``--hw ID:plain``: the spec without its [efficiency] table, i.e. the plain roofline (a lower bound)
+PLAIN_SUFFIX = ":plain"
+
+
 def load_spec(name_or_path: str | Path) -> HardwareSpec:
-    """A preset id (``rtx3090``) or a path to a spec file (anything with a path separator or ending in ``.toml``)."""
+    """A preset id (``rtx3090``) or a path to a spec file (anything with a path separator or ending in ``.toml``);
+    either with ``:plain`` appended is that spec without its efficiencies and kernel model (the plain
+    roofline: every node at its roof, a lower bound on the latency), id suffixed ``:plain``."""
     s = str(name_or_path)
+    if not isinstance(name_or_path, Path) and s.endswith(PLAIN_SUFFIX) and len(s) > len(PLAIN_SUFFIX):
+        import dataclasses
+
+        spec = load_spec(s[:-len(PLAIN_SUFFIX)])
+        return dataclasses.replace(spec, id=spec.id + PLAIN_SUFFIX, efficiency={}, efficiency_sources={})
     if isinstance(name_or_path, Path) or "/" in s or "\\" in s or s.lower().endswith(".toml"):
         return read_spec_file(s)
     return load_preset(s)
@@ -251,6 +270,9 @@ def to_toml(spec: HardwareSpec, header: str = "") -> str:
     if spec.efficiency:
         out += ["", "[efficiency]"]
         out += [f"{_key(k)} = {_float(v)}" for k, v in sorted(spec.efficiency.items())]
+    if spec.efficiency_sources:
+        out += ["", "[efficiency_sources]"]
+        out += [f"{_key(k)} = {_str(v)}" for k, v in sorted(spec.efficiency_sources.items())]
     return "\n".join(out) + "\n"
 
 

@@ -82,7 +82,13 @@ def show_text(spec: HardwareSpec) -> str:
         lines.append(f"memory capacity   {spec.memory_capacity_bytes / _GIB:g} GiB "
                      f"({spec.memory_capacity_bytes:,} bytes)  {spec.sources.get('memory_capacity', '')}")
     if spec.efficiency:
-        lines += ["", "efficiency: " + ", ".join(f"{k} {v:g}" for k, v in sorted(spec.efficiency.items()))]
+        if "fusion.gpu" in spec.efficiency:
+            lines += ["", "GPU kernel model (fusions, launch overhead, attainable fractions; docs/hw.md):"]
+        else:
+            lines += ["", "efficiency (calibrated):"]
+        src = getattr(spec, "efficiency_sources", {}) or {}
+        for k, v in sorted(spec.efficiency.items()):
+            lines.append(f"  {k:<20} {v:<8g} {src.get(k, '')}".rstrip())
     if spec.notes:
         lines += ["", f"notes: {spec.notes}"]
     return "\n".join(lines) + "\n"

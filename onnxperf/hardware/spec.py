@@ -135,6 +135,8 @@ class HardwareSpec:
     sources: Mapping[str, str] = field(hash=False)
     notes: str = ""
     efficiency: Mapping[str, float] = field(default_factory=dict, hash=False)
+    #: where each ``efficiency`` figure comes from (a preset's kernel-model constants, a calibration)
+    efficiency_sources: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         figures = [*dict(self.peak_flops_per_s or {}), "memory_bandwidth"]
@@ -144,7 +146,7 @@ class HardwareSpec:
             sources.setdefault(k, "not stated")
         object.__setattr__(self, "sources", sources)
         order = {k: i for i, k in enumerate(PEAK_KEYS + MEMORY_KEYS)}
-        for name in ("peak_flops_per_s", "sources", "efficiency"):
+        for name in ("peak_flops_per_s", "sources", "efficiency", "efficiency_sources"):
             items = sorted(dict(getattr(self, name) or {}).items(),
                            key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
             object.__setattr__(self, name, _frozen(dict(items)))
@@ -164,11 +166,15 @@ class HardwareSpec:
             raise OptionError(f"hardware {self.id!r}: memory capacity must be a positive integer of bytes, got {cap!r}")
         for k, v in self.efficiency.items():
             _check_positive(f"hardware {self.id!r}: efficiency {k}", v)
+        stray = sorted(set(self.efficiency_sources) - set(self.efficiency))
+        if stray:
+            raise OptionError(f"hardware {self.id!r}: source(s) for efficiency figures it does not give: "
+                              f"{', '.join(stray)}")
 
     def __reduce__(self):  # mapping proxies do not pickle; rebuild from plain dicts
         return (_rebuild, (self.id, self.name, self.kind, dict(self.peak_flops_per_s),
                            self.memory_bandwidth_bytes_per_s, self.memory_capacity_bytes, dict(self.sources),
-                           self.notes, dict(self.efficiency)))
+                           self.notes, dict(self.efficiency), dict(self.efficiency_sources)))
 
     def resolve_peak(self, dtype_name: str) -> tuple[float, str]:
         """``(peak per second, basis)`` for ``dtype_name``; basis names the figure used (``fp16``,
@@ -207,6 +213,7 @@ class HardwareSpec:
             "sources": dict(self.sources),
             "notes": self.notes,
             "efficiency": dict(self.efficiency),
+            "efficiency_sources": dict(self.efficiency_sources),
         }
 
 

@@ -162,6 +162,24 @@ def _memory_text(sm: Summary) -> list[str]:
     return out
 
 
+def kernel_model_note(r) -> str:
+    """`` (GPU kernel model: N kernels, F nodes fused)`` for a prediction made with it, else ``""``."""
+    if r.kernels is None:
+        return ""
+    fused = sum(n for what, n in r.assumed if "fused" in what or "epilogue" in what or "inside" in what)
+    return f" (GPU kernel model: {r.kernels} kernels, {fused} nodes fused into them)"
+
+
+def kernel_model_lines(r, indent: str = "") -> list[str]:
+    """What the GPU kernel model assumed (:mod:`onnxperf.gpu_kernels`), or nothing for other specs."""
+    if r.kernels is None:
+        return []
+    out = [f"{indent}GPU kernel model: {r.kernels} kernels launched; assumed fusions (nodes):"]
+    out += [f"{indent}  {n:>6}  {clean(what, 100)}" for what, n in r.assumed]
+    out.append(f"{indent}  not assumed: fused attention, transpose elimination, horizontal GEMM fusion")
+    return out
+
+
 def _roofline_text(sm: Summary) -> list[str]:
     r = sm.roofline
     if r is None:
@@ -176,6 +194,7 @@ def _roofline_text(sm: Summary) -> list[str]:
     if r.lower_bound:
         out.append("  Plain roofline: every node at its roof, no launch overhead, no fusion: the latency is a lower "
                    "bound (throughput an upper bound)")
+    out += kernel_model_lines(r, "  ")
     tot = (r.latency_s - r.run_overhead_s) or 1.0
     out.append(f"  Compute-bound {pct(r.compute_bound_time_s / tot)} of node time, memory-bound {pct(r.memory_bound_time_s / tot)}"
                + (f"; runtime overhead {seconds(r.run_overhead_s)} per run" if r.run_overhead_s else ""))
@@ -264,7 +283,8 @@ def render_md(sm: Summary) -> str:
             f"{lower_bound(binary_bytes(mem.total_bytes), mem.total_bytes, mpart)} |",
             *([f"| Predicted latency ({_md_cell(sm.roofline.spec_id)}) | "
                f"{lower_bound(seconds(sm.roofline.latency_s), sm.roofline.latency_s, bool(sm.roofline.unknown_nodes))}"
-               f"{' (plain roofline: a lower bound)' if sm.roofline.lower_bound else ''} |"]
+               f"{' (plain roofline: a lower bound)' if sm.roofline.lower_bound else ''}"
+               f"{kernel_model_note(sm.roofline)} |"]
               if sm.roofline else []),
             *([f"| Largest {_md_cell(sm.largest.dim)} in {binary_bytes(sm.largest.budget_bytes)} | {sm.largest.value} |"]
               if sm.largest else []),

@@ -1,0 +1,251 @@
+"""The GPU kernel model (issue 18, point 2): which nodes share a kernel, what stays on chip, what a
+kernel costs (launch overhead, fill), the presets that carry it, and the published-figure check."""
+
+import dataclasses
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from onnx import TensorProto, helper
+
+import onnxperf
+from onnxperf import cli
+from onnxperf.gpu_kernels import kernel_plan, tensor_bytes
+from onnxperf.hardware import load_spec
+from onnxperf.hardware.files import list_presets, load_preset, read_spec_file, to_toml
+from onnxperf.roofline import GEMV_ROWS, fill, roofline
+
+from .util import const, model, vi
+
+ROOT = Path(__file__).resolve().parent.parent
+F = 4  # bytes per float32
+
+#: a spec whose only non-unit constants are the kernel model's: launch overhead o, e = 1
+O = 3e-6
+BW = 1e12
+PEAK = 1e14
+
+
+def _spec(**extra):
+    base = load_spec("a100-80gb")
+    eff = {"fusion.gpu": 1, "overhead_s": O, **extra}
+    return dataclasses.replace(base, peak_flops_per_s={"fp32": PEAK}, memory_bandwidth_bytes_per_s=BW,
+                               efficiency=eff, efficiency_sources={})
+
+
+def _resblock(n=8, c=64, hw=14):
+    """x -> Conv(+bias) -> Relu -> Conv(+bias) -> Add(x) -> Relu: one bottleneck-style residual block."""
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c2", "x"], ["s"]),
+             helper.make_node("Relu", ["s"], ["y"])]
+    inits = [const("w1", [c, c, 3, 3]), const("b1", [c]), const("w2", [c, c, 3, 3]), const("b2", [c])]
+    return model(nodes, [vi("x", [n, c, hw, hw])], [vi("y", None)], inits)
+
+
+def test_conv_epilogue_and_residual_fuse_into_two_kernels():
+    """Conv+Relu is one kernel; Conv+residual Add+Relu another: c1, c2 and s never touch memory; the
+    residual x is read by the second kernel (from memory)."""
+    n, c, hw = 8, 64, 14
+    a = onnxperf.analyze(_resblock(n, c, hw))
+    plan = kernel_plan(a)
+    keys = [x.key for x in a.main_nodes]
+    assert plan.kernel_count == 2 and plan.launches == {keys[0], keys[2]}
+    assert [plan.kernel[k] for k in keys] == [keys[0], keys[0], keys[2], keys[2], keys[2]]
+    assert plan.on_chip == {"c1", "c2", "s"}
+    assert dict(plan.assumed) == {"pointwise op in the epilogue of a Conv/MatMul/Gemm": 2,
+                                  "residual Add in the epilogue of a Conv/MatMul/Gemm (reads its other operand)": 1}
+    r = roofline(a, _spec())
+    act = n * c * hw * hw * F  # one feature map
+    wts = (c * c * 9 + c) * F
+    by = {x.op_type + str(i): x for i, x in enumerate(r.nodes)}
+    # conv 1 reads x and its weights, writes nothing (c1 stays on chip); its Relu writes r1
+    assert by["Conv0"].bytes == act + wts and by["Relu1"].bytes == act
+    # conv 2 reads r1 and its weights; the Add reads x (not c2); the last Relu writes y
+    assert by["Conv2"].bytes == act + wts and by["Add3"].bytes == act and by["Relu4"].bytes == act
+    # one launch overhead per kernel, none for the fused nodes
+    conv_flops = a.main_nodes[0].flops
+    assert by["Conv0"].time_s == pytest.approx(max(conv_flops / PEAK, (act + wts) / BW) + O)
+    assert by["Relu1"].time_s == pytest.approx(max(a.main_nodes[1].flops / PEAK, act / BW))
+    assert r.kernels == 2 and not r.lower_bound
+
+
+def test_plain_spec_has_no_kernel_model():
+    a = onnxperf.analyze(_resblock())
+    r = roofline(a, dataclasses.replace(_spec(), efficiency={}))
+    assert r.kernels is None and r.assumed == () and r.lower_bound
+
+
+def test_decomposed_layernorm_is_one_kernel_reading_its_input_once():
+    """ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add: one normalization kernel that
+    reads x once and writes y once."""
+    rows, h = 32, 256
+    nodes = [helper.make_node("ReduceMean", ["x"], ["m"], axes=[-1]),
+             helper.make_node("Sub", ["x", "m"], ["d"]),
+             helper.make_node("Pow", ["d", "two"], ["p"]),
+             helper.make_node("ReduceMean", ["p"], ["v"], axes=[-1]),
+             helper.make_node("Add", ["v", "eps"], ["ve"]),
+             helper.make_node("Sqrt", ["ve"], ["sd"]),
+             helper.make_node("Div", ["d", "sd"], ["nrm"]),
+             helper.make_node("Mul", ["nrm", "g"], ["sc"]),
+             helper.make_node("Add", ["sc", "b"], ["y"])]
+    inits = [const("two", [], values=2.0), const("eps", [], values=1e-5), const("g", [h]), const("b", [h])]
+    a = onnxperf.analyze(model(nodes, [vi("x", [rows, h])], [vi("y", None)], inits, opset=17))
+    plan = kernel_plan(a)
+    assert plan.kernel_count == 1
+    assert dict(plan.assumed) == {"op inside a normalization kernel (reduction + pointwise, or Softmax/LayerNorm)": 8}
+    r = roofline(a, _spec())
+    moved = sum(x.bytes for x in r.nodes)
+    # x read once, y written once, plus the constants (two scalars, gamma and beta)
+    assert moved == 2 * rows * h * F + (2 + 2 * h) * F
+
+
+def test_views_and_shape_arithmetic_run_no_kernel():
+    """Shape -> Gather -> Unsqueeze -> Concat -> Reshape: the shape arithmetic is computed when the
+    engine is built, the Reshape is a view; only the MatMul launches."""
+    b, h = 4, 64
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             helper.make_node("Unsqueeze", ["n", "ax"], ["n1"]),
+             helper.make_node("Concat", ["n1", "minus1"], ["shp"], axis=0),
+             helper.make_node("Reshape", ["x", "shp"], ["x2"]),
+             helper.make_node("MatMul", ["x2", "w"], ["y"])]
+    inits = [const("zero", [], TensorProto.INT64, 0), const("ax", [1], TensorProto.INT64, [0]),
+             const("minus1", [1], TensorProto.INT64, [-1]), const("w", [h, h])]
+    a = onnxperf.analyze(model(nodes, [vi("x", [b, h])], [vi("y", None)], inits))
+    plan = kernel_plan(a)
+    keys = [x.key for x in a.main_nodes]
+    assert plan.launches == {keys[-1]}
+    assert plan.free == set(keys[:-1])
+    what = dict(plan.assumed)
+    assert what["computed when the engine is built (constants and shapes)"] == 4
+    assert what["view (Reshape, Flatten, Squeeze, Unsqueeze, Identity): no kernel"] == 1
+    r = roofline(a, _spec())
+    assert [x.time_s for x in r.nodes[:-1]] == [0.0] * 5
+    # the MatMul reads x through the view: its bytes are x, w and y
+    assert r.nodes[-1].bytes == (b * h + h * h + b * h) * F
+
+
+def test_a_tensor_read_outside_its_kernel_is_written():
+    """Conv -> Relu where the Conv output also feeds a MaxPool: the Relu cannot fuse (its input is
+    written anyway for the pool), so there are three kernels and nothing stays on chip."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("MaxPool", ["c"], ["p"], kernel_shape=[2, 2]),
+             helper.make_node("Add", ["r", "p2"], ["y"]),
+             helper.make_node("MaxPool", ["p"], ["p2"], kernel_shape=[1, 1])]
+    nodes = [nodes[0], nodes[1], nodes[2], nodes[4], nodes[3]]
+    a = onnxperf.analyze(model(nodes, [vi("x", [1, 8, 16, 16])], [vi("y", None)], [const("w", [8, 8, 1, 1])]))
+    plan = kernel_plan(a)
+    assert "c" not in plan.on_chip
+    assert plan.kernel[a.main_nodes[1].key] == a.main_nodes[1].key
+
+
+def test_fill_formula_and_gemv_exemption():
+    """fill = N / (N + S·k) for a GEMM/conv output of N elements; 1 for a matrix product of at most
+    GEMV_ROWS output rows and for other kernels."""
+    sms, per_sm = 100, 1000
+    spec = _spec(**{"gpu.sms": sms, "gpu.outputs_per_sm": per_sm})
+    m, k, n = 64, 128, 256
+    a = onnxperf.analyze(model([helper.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", [m, k])],
+                               [vi("y", None)], [const("w", [k, n])]))
+    node = a.main_nodes[0]
+    assert fill(node, spec) == pytest.approx(m * n / (m * n + sms * per_sm))
+    r = roofline(a, spec)
+    c = 2 * m * k * n / PEAK
+    mem = (m * k + k * n + m * n) * F / BW
+    assert r.nodes[0].time_s == pytest.approx(max(c / fill(node, spec), mem) + O)
+    gemv = onnxperf.analyze(model([helper.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", [GEMV_ROWS, k])],
+                                  [vi("y", None)], [const("w", [k, n])]))
+    assert fill(gemv.main_nodes[0], spec) == 1.0
+    relu = onnxperf.analyze(model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2, 3])], [vi("y", None)]))
+    assert fill(relu.main_nodes[0], spec) == 1.0
+    assert fill(node, dataclasses.replace(spec, efficiency={"fusion.gpu": 1})) == 1.0
+
+
+GPU_PRESETS = [p for p in list_presets() if load_preset(p).kind == "gpu"] + ["jetson-orin"]
+
+
+def test_only_nvidia_presets_use_the_kernel_model():
+    """Its constants were fitted on NVIDIA GPUs running TensorRT; CPUs and Apple SoCs stay plain."""
+    assert len(GPU_PRESETS) == 11
+    for p in set(list_presets()) - set(GPU_PRESETS):
+        assert "fusion.gpu" not in load_preset(p).efficiency
+
+
+@pytest.mark.parametrize("pid", GPU_PRESETS)
+def test_gpu_presets_carry_the_kernel_model_with_sources(pid):
+    s = load_preset(pid)
+    eff = s.efficiency
+    assert eff["fusion.gpu"] == 1 and eff["overhead_s"] > 0 and eff["gpu.sms"] >= 1
+    assert 0 < eff["conv.compute"] <= 1 and 0 < eff["matmul.compute"] <= 1 and 0 < eff["default.memory"] <= 1
+    assert set(s.efficiency_sources) == set(eff)
+    assert all(len(v) > 20 for v in s.efficiency_sources.values())
+    # the SM count agrees with the CUDA cores where the preset gives its parts
+    assert eff["gpu.sms"] == int(eff["gpu.sms"])
+
+
+def test_efficiency_sources_round_trip_and_are_checked(tmp_path):
+    s = load_preset("t4")
+    p = tmp_path / "t4.toml"
+    p.write_text(to_toml(s))
+    back = read_spec_file(p)
+    assert back.efficiency == s.efficiency and back.efficiency_sources == s.efficiency_sources
+    bad = to_toml(s).replace('[efficiency_sources]', '[efficiency_sources]\n"nope.compute" = "a source"')
+    p.write_text(bad)
+    with pytest.raises(onnxperf.errors.OptionError, match="nope.compute"):
+        read_spec_file(p)
+
+
+def test_summary_states_the_kernel_model(capsys):
+    model_path = str(ROOT / "models" / "resnet50_torch.onnx")
+    assert cli.main(["summary", model_path, "--dim", "batch=1", "--hw", "rtx3090"]) == 0
+    out = capsys.readouterr().out
+    assert "GPU kernel model: 56 kernels launched" in out and "lower bound" not in out
+    assert "49  pointwise op in the epilogue" in out and "16  residual Add" in out
+    assert cli.main(["summary", model_path, "--dim", "batch=1", "--hw", "rtx3090", "--format", "json"]) == 0
+    k = json.loads(capsys.readouterr().out)["roofline"]["gpu_kernel_model"]
+    assert k["kernels"] == 56 and {"what": "view (Reshape, Flatten, Squeeze, Unsqueeze, Identity): no kernel",
+                                    "nodes": 1} in k["assumed"]
+
+
+def test_resnet50_throughput_rises_with_batch_on_a_gpu():
+    """The issue's complaint: a plain roofline says ResNet-50's throughput on an RTX 3090 stops rising
+    at batch 1. With the kernel model it rises to batch 32 and beyond, as every published measurement."""
+    path = ROOT / "models" / "resnet50_torch.onnx"
+    spec = load_spec("rtx3090")
+    thr = {b: b / roofline(onnxperf.analyze(path, dims={"batch": b}), spec).latency_s for b in (1, 8, 32, 128)}
+    assert thr[1] < thr[8] < thr[32] < thr[128]
+    assert thr[8] > 2 * thr[1]
+
+
+def test_published_resnet50_a100_rows_are_within_2x():
+    """The benchmark's check on the ResNet-50 A100 80GB Paddle-TRT sweeps (27 published rows, fp16,
+    int8, tf32, batch 1-256): every prediction within 2x of the published throughput, knee of each
+    sweep within 2x. benchmarks/gpu_realism.py runs every row (results/gpu_realism.md)."""
+    spec_ = importlib.util.spec_from_file_location("onnxperf_bench_gpu_realism", ROOT / "benchmarks" / "gpu_realism.py")
+    G = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(G)
+    rows = [e for e in G.entries() if e["model"] == "resnet50" and e["device"] == "a100-80gb"]
+    assert len(rows) == 27
+    ev = G.evaluate(rows, lambda e, b: G.predict_latency(e["model"], b, None, e["device"], e["precision"]))
+    bad = [(r["precision"], r["batch"], round(r["_ratio"], 2)) for r in ev if not 0.5 <= r["_ratio"] <= 2.05]
+    assert not bad
+    for k in G.knees(ev):
+        assert 0.5 <= k["predicted"] / k["published"] <= 2, k
+
+
+def test_plain_suffix_gives_the_plain_roofline(capsys):
+    """``--hw t4:plain``: the same figures without the kernel model: a lower bound, and said so."""
+    s = load_spec("t4:plain")
+    assert s.id == "t4:plain" and s.efficiency == {} and s.peak_flops_per_s == load_spec("t4").peak_flops_per_s
+    path = str(ROOT / "models" / "resnet50_torch.onnx")
+    assert cli.main(["summary", path, "--dim", "batch=1", "--hw", "t4:plain", "--format", "json"]) == 0
+    r = json.loads(capsys.readouterr().out)["roofline"]
+    assert r["latency_is_lower_bound"] is True and r["gpu_kernel_model"] is None
+    assert cli.main(["summary", path, "--dim", "batch=1", "--hw", "t4", "--format", "json"]) == 0
+    k = json.loads(capsys.readouterr().out)["roofline"]
+    assert k["latency_s"] > r["latency_s"] and k["latency_is_lower_bound"] is False
+    assert cli.main(["summary", path, "--hw", "nope:plain"]) == 2
