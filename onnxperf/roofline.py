@@ -159,6 +159,9 @@ class RooflineResult:
     #: assumed as (what, nodes); None for other specs
     kernels: int | None = None
     assumed: tuple[tuple[str, int], ...] = ()
+    #: the cache-aware roofline (a spec with memory levels): (level, bytes charged there), innermost
+    #: first, main memory last; empty for a DRAM-only spec
+    bytes_by_level: tuple[tuple[str, float], ...] = ()
 
     def throughput_per_s(self, batch: int = 1) -> float | None:
         return None if self.latency_s <= 0 else batch / self.latency_s
@@ -506,6 +509,16 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
     key = precision.peak_key if precision is not None else None
     raw = [node_roofline(n, spec, key) for n in a.main_nodes]
     eff = getattr(spec, "efficiency", None) or {}
+    levels = tuple(getattr(spec, "memory_levels", ()) or ())
+    by_level: tuple[tuple[str, float], ...] = ()
+    if levels:
+        from .reuse import level_bytes
+
+        lb = level_bytes(a, tuple(lv.capacity_bytes for lv in levels))
+        bws = tuple(lv.bandwidth_bytes_per_s for lv in levels) + (spec.memory_bandwidth_bytes_per_s,)
+        raw = [_at_levels(r, n, lb.get(n.key), bws, spec) for r, n in zip(raw, a.main_nodes)]
+        names = tuple(lv.name for lv in levels) + ("DRAM",)
+        by_level = tuple((nm, sum(v[k] for v in lb.values())) for k, nm in enumerate(names))
     if float(eff.get("fusion.constant_folding", 0)) >= 1:
         gone = folded(a)
         raw = [(_as_folded(r) if r.key in gone and r.time_s is not None else r) for r in raw]
@@ -534,7 +547,30 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
         memory_bound_time_s=sum(r.time_s for r in nodes if r.bound == MEMORY and r.time_s),
         by_op_type=by_op, run_overhead_s=run_overhead, lower_bound=not eff,
         kernels=None if plan is None else plan.kernel_count, assumed=() if plan is None else plan.assumed,
+        bytes_by_level=by_level,
     )
+
+
+def _at_levels(r: NodeRoofline, n, per_level, bandwidths: tuple[float, ...], spec: Spec) -> NodeRoofline:
+    """A node's roofline on the cache-aware roofline (:mod:`onnxperf.reuse`): its bytes at each level
+    over that level's bandwidth,
+
+        m = Σ_k b_k / (e_m · β_k),   t = max(c, m) + α·min(c, m) + o
+
+    with c, e_m, α and o as in :func:`node_roofline`."""
+    if per_level is None or r.time_s is None:
+        return r
+    e_c, e_m, overhead = efficiencies(spec, n.family)
+    if n.op_type in _NOT_EXECUTED:
+        overhead = 0.0
+    comp_s = r.ops / r.peak_ops_per_s if r.ops and r.peak_ops_per_s else 0.0
+    mem_s = sum(b / (bw * e_m) for b, bw in zip(per_level, bandwidths) if b)
+    t = max(comp_s, mem_s) + overlap(spec, n.family) * min(comp_s, mem_s) + overhead
+    nbytes = r.bytes
+    b = NONE if (r.ops == 0 and nbytes == 0) else (COMPUTE if comp_s >= mem_s else MEMORY)
+    eff_bw = nbytes / mem_s if mem_s > 0 else bandwidths[-1] * e_m
+    return NodeRoofline(r.key, r.op_type, r.family, r.dtype, r.ops, nbytes, r.intensity, r.peak_ops_per_s,
+                        attainable(r.peak_ops_per_s, eff_bw, r.intensity), b, t, None)
 
 
 #: a matrix product with this many output rows or fewer runs as a GEMV / split-K kernel (:func:`fill`)

@@ -49,6 +49,7 @@ class Summary:
                 "unknown_nodes": r.unknown_nodes, "complete": not r.unknown_nodes,
                 "compute_bound_time_s": r.compute_bound_time_s, "memory_bound_time_s": r.memory_bound_time_s,
                 "run_overhead_s": r.run_overhead_s,
+                "bytes_by_level": [{"level": k, "bytes": v} for k, v in r.bytes_by_level] or None,
                 "gpu_kernel_model": None if r.kernels is None else {
                     "kernels": r.kernels, "assumed": [{"what": w, "nodes": n} for w, n in r.assumed],
                     "not_assumed": ["fused attention", "transpose elimination", "horizontal GEMM fusion"]},

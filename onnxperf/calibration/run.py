@@ -37,7 +37,15 @@ def sample_case(case: Case, spec, workdir: Path, *, runs: int, warmup: int, thre
     peak = spec.peak_for("float32")
     bw = spec.memory_bandwidth_bytes_per_s
     compute_s = sum(n.flops for n in a.main_nodes) / peak + sum(n.int_ops for n in a.main_nodes) / spec.peak_for("int32")
-    memory_s = sum(n.bytes_read + n.bytes_written for n in a.main_nodes) / bw
+    levels = tuple(getattr(spec, "memory_levels", ()) or ())
+    if levels:  # the cache-aware roofline: each byte at the level that holds it (onnxperf.reuse)
+        from ..reuse import level_bytes
+
+        bws = tuple(lv.bandwidth_bytes_per_s for lv in levels) + (bw,)
+        per = level_bytes(a, tuple(lv.capacity_bytes for lv in levels))
+        memory_s = sum(b / w for v in per.values() for b, w in zip(v, bws) if b)
+    else:
+        memory_s = sum(n.bytes_read + n.bytes_written for n in a.main_nodes) / bw
     k = case.copies
     return Sample(case.name, case.family, compute_s / k, memory_s / k, kernel_s(rr.node_timings) / k)
 

@@ -50,13 +50,13 @@ else:  # pragma: no cover
 
 from ..errors import OptionError
 from ..output import note_input
-from .spec import (KINDS, MEMORY_KEYS, PEAK_KEYS, HardwareSpec, cpu_parts_text, cpu_peak_fp32, gpu_parts_text,
+from .spec import (KINDS, MEMORY_KEYS, PEAK_KEYS, HardwareSpec, MemoryLevel, cpu_parts_text, cpu_peak_fp32, gpu_parts_text,
                    gpu_peak_fp32)
 
 SCHEMA = "onnxperf.hardware/1"
 _TOP_KEYS = {"schema", "id", "name", "kind", "notes", "memory_bandwidth_bytes_per_s", "memory_capacity_bytes",
              "memory_capacity_gib", "memory_capacity_gb", "cpu", "gpu", "peak_flops_per_s", "sources", "efficiency",
-             "efficiency_sources"}
+             "efficiency_sources", "memory_levels"}
 _CPU_KEYS = {"cores", "clock_ghz", "simd_fp32_lanes", "fma_units", "sockets", "source"}
 _GPU_KEYS = {"cores", "clock_ghz", "source"}
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -97,6 +97,7 @@ def spec_from_mapping(data: Mapping, origin: str) -> HardwareSpec:
             raise bad(f"sources.{k} must be a non-empty string")
     for k, v in efficiency.items():
         efficiency[k] = _number(v, f"efficiency.{k}", bad)
+    levels = _levels(data.get("memory_levels", []), bad)
     eff_sources = dict(_table(data, "efficiency_sources", bad))
     for k, v in eff_sources.items():
         if k not in efficiency:
@@ -149,7 +150,28 @@ def spec_from_mapping(data: Mapping, origin: str) -> HardwareSpec:
         raise bad("notes must be a string")
     return HardwareSpec(id=spec_id, name=data["name"], kind=data["kind"], peak_flops_per_s=peaks,
                         memory_bandwidth_bytes_per_s=bandwidth, memory_capacity_bytes=capacity,
-                        sources=sources, notes=notes, efficiency=efficiency, efficiency_sources=eff_sources)
+                        sources=sources, notes=notes, efficiency=efficiency, efficiency_sources=eff_sources,
+                        memory_levels=levels)
+
+
+def _levels(raw: object, bad) -> tuple[MemoryLevel, ...]:
+    """``[[memory_levels]]`` tables: name, capacity_bytes, bandwidth_bytes_per_s, source."""
+    if not isinstance(raw, list):
+        raise bad("memory_levels must be an array of tables ([[memory_levels]])")
+    out = []
+    for i, t in enumerate(raw):
+        if not isinstance(t, Mapping) or set(t) - {"name", "capacity_bytes", "bandwidth_bytes_per_s", "source"} \
+                or not {"name", "capacity_bytes", "bandwidth_bytes_per_s"} <= set(t):
+            raise bad(f"memory_levels[{i}] takes name, capacity_bytes, bandwidth_bytes_per_s (and source)")
+        cap = t["capacity_bytes"]
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0:
+            raise bad(f"memory_levels[{i}].capacity_bytes must be a positive integer")
+        src = t.get("source", "not stated")
+        if not isinstance(t["name"], str) or not isinstance(src, str):
+            raise bad(f"memory_levels[{i}]: name and source must be strings")
+        out.append(MemoryLevel(t["name"], cap, _number(t["bandwidth_bytes_per_s"], f"memory_levels[{i}].bandwidth", bad),
+                               src))
+    return tuple(out)
 
 
 def _table(data: Mapping, key: str, bad) -> Mapping:
@@ -234,14 +256,15 @@ PLAIN_SUFFIX = ":plain"
 
 def load_spec(name_or_path: str | Path) -> HardwareSpec:
     """A preset id (``rtx3090``) or a path to a spec file (anything with a path separator or ending in ``.toml``);
-    either with ``:plain`` appended is that spec without its efficiencies and kernel model (the plain
-    roofline: every node at its roof, a lower bound on the latency), id suffixed ``:plain``."""
+    either with ``:plain`` appended is that spec without its efficiencies, kernel model and cache levels
+    (the plain DRAM roofline: every node at its roof, a lower bound on the latency), id suffixed ``:plain``."""
     s = str(name_or_path)
     if not isinstance(name_or_path, Path) and s.endswith(PLAIN_SUFFIX) and len(s) > len(PLAIN_SUFFIX):
         import dataclasses
 
         spec = load_spec(s[:-len(PLAIN_SUFFIX)])
-        return dataclasses.replace(spec, id=spec.id + PLAIN_SUFFIX, efficiency={}, efficiency_sources={})
+        return dataclasses.replace(spec, id=spec.id + PLAIN_SUFFIX, efficiency={}, efficiency_sources={},
+                                   memory_levels=())
     if isinstance(name_or_path, Path) or "/" in s or "\\" in s or s.lower().endswith(".toml"):
         return read_spec_file(s)
     return load_preset(s)
@@ -273,6 +296,9 @@ def to_toml(spec: HardwareSpec, header: str = "") -> str:
     if spec.efficiency_sources:
         out += ["", "[efficiency_sources]"]
         out += [f"{_key(k)} = {_str(v)}" for k, v in sorted(spec.efficiency_sources.items())]
+    for lv in spec.memory_levels:
+        out += ["", "[[memory_levels]]", f"name = {_str(lv.name)}", f"capacity_bytes = {lv.capacity_bytes}",
+                f"bandwidth_bytes_per_s = {_float(lv.bandwidth_bytes_per_s)}", f"source = {_str(lv.source)}"]
     return "\n".join(out) + "\n"
 
 

@@ -17,6 +17,8 @@ Library code: nothing is printed; pass ``progress`` to hear what is running.
 
 from __future__ import annotations
 
+import dataclasses
+
 import datetime as _dt
 import functools
 import math
@@ -437,6 +439,7 @@ def run_probe(*, short: bool = False, repeats: int | None = None,
     est = {"fma": repeats * target, "sgemm": (repeats + 1) * 2.0 * n ** 3 / rate * 1.2}
     array_bytes = _array_bytes(cpu, short, notes)
     est["stream"] = (2 * repeats + 2) * 3 * array_bytes / 10e9  # at 10 GB/s, a low bandwidth for a server
+    est["levels"] = 0.1 if short else 4 * (repeats + 4) * 0.06  # up to 4 levels of runs of ~50 ms
     say(f"FMA kernel: {repeats} runs, about {_eta(est['fma'])} ({_eta(sum(est.values()))} left in all)")
     secs = _times(lambda: kern(buf, reps, a, b, inv), repeats)
     if not np.isfinite(buf).all():  # pragma: no cover - the chains converge to 1
@@ -446,7 +449,7 @@ def run_probe(*, short: bool = False, repeats: int | None = None,
                       f"{FMA_STEPS} FMA steps x 2 FLOP", theory)
 
     # fp32: sgemm ------------------------------------------------------------------------------------
-    say(f"sgemm {n}x{n}: {repeats} runs, about {_eta(est['sgemm'])} ({_eta(est['sgemm'] + est['stream'])} left)")
+    say(f"sgemm {n}x{n}: {repeats} runs, about {_eta(est['sgemm'])} ({_eta(est['sgemm'] + est['stream'] + est['levels'])} left)")
     rng = np.random.default_rng(0)
     ma = rng.random((n, n), dtype=np.float32)
     mb = rng.random((n, n), dtype=np.float32)
@@ -460,7 +463,7 @@ def run_probe(*, short: bool = False, repeats: int | None = None,
     # memory bandwidth: STREAM copy and triad --------------------------------------------------------
     count = array_bytes // 8
     say(f"STREAM copy and triad on 3 x {count * 8 / 2 ** 20:.0f} MiB float64 arrays (in memory, no file): "
-        f"{repeats} runs each, about {_eta(est['stream'])} left")
+        f"{repeats} runs each, about {_eta(est['stream'] + est['levels'])} left")
     fill, copy, triad = _stream_kernels()
     xa, xb, xc = np.empty(count), np.empty(count), np.empty(count)
     fill(xa, xb, xc)
@@ -474,6 +477,16 @@ def run_probe(*, short: bool = False, repeats: int | None = None,
     triad_m = Measurement("triad", "triad bandwidth (numba, STREAM)", "B/s", 24.0 * count, tuple(secs),
                           f"a = b + s*c, 24 B per element, 3 x {size_text}")
     del xa, xb, xc
+
+    del fill, copy, triad
+
+    # bandwidth of each cache level (the cache-aware roofline) ------------------------------------------
+    say("read bandwidth of each cache level (L1d, L2, L3 ...) and DRAM")
+    from .levels import measure_levels
+
+    lv = measure_levels(repeats=repeats, threads=threads, short=short, progress=say)
+    levels = _memory_levels(lv, when, short)
+    warnings += [f"memory levels: {w}" for w in lv.warnings]
 
     measurements = (fma, sgemm, copy_m, triad_m)
     accepted = _accepted_fp32(cpu, (fma, sgemm), warnings)
@@ -491,8 +504,29 @@ def run_probe(*, short: bool = False, repeats: int | None = None,
     notes.append(f"probe took {time.perf_counter() - started:.1f} s")
     spec = _spec(cpu, measurements, when, threads, repeats, short, notes + [f"warning: {w}" for w in warnings],
                  accepted)
+    spec = dataclasses.replace(spec, memory_levels=levels)
     return ProbeResult(cpu=cpu, measurements=measurements, spec=spec, short=short, when=when, threads=threads,
                        notes=tuple(notes), warnings=tuple(warnings))
+
+
+def _memory_levels(lv, when: str, short: bool) -> tuple:
+    """The spec's cache levels from :func:`onnxperf.hardware.levels.measure_levels`: each measured cache
+    level's capacity over the caches the threads use, and its best read bandwidth; levels whose
+    capacity does not grow outward (or were not measured) are left out."""
+    from .spec import MemoryLevel
+
+    caches = {c.name: c for c in lv.caches}
+    out, last = [], 0
+    for m in lv.levels:
+        c = caches.get(m.level)
+        if c is None or c.total_bytes <= last:
+            continue
+        out.append(MemoryLevel(m.level, c.total_bytes, _sig4(m.best_bytes_per_s),
+                               f"measured by onnxperf hw probe on {when}{' (short mode)' if short else ''}: "
+                               f"read kernel, {m.threads} threads, best of {len(m.seconds)} runs on a "
+                               f"{m.working_set_bytes // 1024} KiB working set"))
+        last = c.total_bytes
+    return tuple(out)
 
 
 class ImpossibleMeasurement(OptionError):

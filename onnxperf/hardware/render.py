@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from ..render.numbers import binary_bytes as _bytes
 from .spec import PEAK_KEYS, HardwareSpec
 
 _GIB = 2 ** 30
@@ -81,6 +82,11 @@ def show_text(spec: HardwareSpec) -> str:
     else:
         lines.append(f"memory capacity   {spec.memory_capacity_bytes / _GIB:g} GiB "
                      f"({spec.memory_capacity_bytes:,} bytes)  {spec.sources.get('memory_capacity', '')}")
+    if spec.memory_levels:
+        lines += ["", "memory levels (cache-aware roofline; --hw ID:plain charges every byte at main memory):"]
+        for lv in spec.memory_levels:
+            lines.append(f"  {lv.name:<5} {_bytes(lv.capacity_bytes):>10}  {lv.bandwidth_bytes_per_s / 1e9:8.1f} GB/s  "
+                         f"{lv.source}")
     if spec.efficiency:
         if "fusion.gpu" in spec.efficiency:
             lines += ["", "GPU kernel model (fusions, launch overhead, attainable fractions; docs/hw.md):"]

@@ -112,6 +112,22 @@ def gpu_parts_text(cores: int, clock_ghz: float) -> str:
             f"{peak / 1e12:g} TFLOP/s")
 
 
+@dataclass(frozen=True)
+class MemoryLevel:
+    """One level of the memory hierarchy below main memory, for the cache-aware roofline: the bytes it
+    holds for the whole run (every instance the threads use together) and the bandwidth all the
+    threads get from it."""
+
+    name: str  # L1d, L2, L3 ...
+    capacity_bytes: int
+    bandwidth_bytes_per_s: float
+    source: str = "not stated"
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "capacity_bytes": self.capacity_bytes,
+                "bandwidth_bytes_per_s": self.bandwidth_bytes_per_s, "source": self.source}
+
+
 def _frozen(m: Mapping | None) -> Mapping:
     return MappingProxyType(dict(m or {}))
 
@@ -137,6 +153,9 @@ class HardwareSpec:
     efficiency: Mapping[str, float] = field(default_factory=dict, hash=False)
     #: where each ``efficiency`` figure comes from (a preset's kernel-model constants, a calibration)
     efficiency_sources: Mapping[str, str] = field(default_factory=dict, hash=False)
+    #: cache levels, innermost first (a probed spec): the cache-aware roofline charges each byte at the
+    #: level that holds it (:mod:`onnxperf.reuse`); empty: every byte at ``memory_bandwidth_bytes_per_s``
+    memory_levels: tuple[MemoryLevel, ...] = ()
 
     def __post_init__(self) -> None:
         figures = [*dict(self.peak_flops_per_s or {}), "memory_bandwidth"]
@@ -166,6 +185,17 @@ class HardwareSpec:
             raise OptionError(f"hardware {self.id!r}: memory capacity must be a positive integer of bytes, got {cap!r}")
         for k, v in self.efficiency.items():
             _check_positive(f"hardware {self.id!r}: efficiency {k}", v)
+        object.__setattr__(self, "memory_levels", tuple(self.memory_levels or ()))
+        last = 0
+        for lv in self.memory_levels:
+            if not isinstance(lv, MemoryLevel):
+                raise OptionError(f"hardware {self.id!r}: memory_levels must be MemoryLevel records")
+            cap = lv.capacity_bytes
+            if isinstance(cap, bool) or not isinstance(cap, int) or cap <= last:
+                raise OptionError(f"hardware {self.id!r}: memory level {lv.name!r}: capacity must be a whole number "
+                                  f"of bytes larger than the level before, got {cap!r}")
+            _check_positive(f"hardware {self.id!r}: memory level {lv.name!r} bandwidth", lv.bandwidth_bytes_per_s)
+            last = cap
         stray = sorted(set(self.efficiency_sources) - set(self.efficiency))
         if stray:
             raise OptionError(f"hardware {self.id!r}: source(s) for efficiency figures it does not give: "
@@ -174,7 +204,7 @@ class HardwareSpec:
     def __reduce__(self):  # mapping proxies do not pickle; rebuild from plain dicts
         return (_rebuild, (self.id, self.name, self.kind, dict(self.peak_flops_per_s),
                            self.memory_bandwidth_bytes_per_s, self.memory_capacity_bytes, dict(self.sources),
-                           self.notes, dict(self.efficiency), dict(self.efficiency_sources)))
+                           self.notes, dict(self.efficiency), dict(self.efficiency_sources), self.memory_levels))
 
     def resolve_peak(self, dtype_name: str) -> tuple[float, str]:
         """``(peak per second, basis)`` for ``dtype_name``; basis names the figure used (``fp16``,
@@ -214,6 +244,7 @@ class HardwareSpec:
             "notes": self.notes,
             "efficiency": dict(self.efficiency),
             "efficiency_sources": dict(self.efficiency_sources),
+            "memory_levels": [lv.to_dict() for lv in self.memory_levels],
         }
 
 

@@ -195,6 +195,10 @@ def _roofline_text(sm: Summary) -> list[str]:
         out.append("  Plain roofline: every node at its roof, no launch overhead, no fusion: the latency is a lower "
                    "bound (throughput an upper bound)")
     out += kernel_model_lines(r, "  ")
+    if r.bytes_by_level:
+        total = sum(v for _, v in r.bytes_by_level) or 1.0
+        out.append("  Cache-aware roofline: bytes served by " + ", ".join(f"{k} {pct(v / total)}" for k, v in r.bytes_by_level)
+                   + " (append :plain to --hw to charge them all at main memory)")
     tot = (r.latency_s - r.run_overhead_s) or 1.0
     out.append(f"  Compute-bound {pct(r.compute_bound_time_s / tot)} of node time, memory-bound {pct(r.memory_bound_time_s / tot)}"
                + (f"; runtime overhead {seconds(r.run_overhead_s)} per run" if r.run_overhead_s else ""))
