@@ -13,9 +13,11 @@ each op family attains on that machine and what a node costs to dispatch:
 
 with keys ``<family>.compute`` (e_c), ``<family>.memory`` (e_m), ``default.compute``,
 ``default.memory``, ``<family>.overlap`` (α: 0 when compute and memory overlap fully, as in the
-plain roofline; 1 when they add up) and ``overhead_s`` (o, per executed node), and the latency adds
-``overhead_run_s`` once per run (the runtime's own work around the nodes). A plain spec has none:
-e = 1, o = 0.
+plain roofline; 1 when they add up) and ``overhead_s`` (o, per executed node; a node moving at least
+``parallel_min_bytes`` adds ``overhead_parallel_s``, the dispatch of the runtime's thread pool), and
+the latency adds ``overhead_run_s`` once per run (the runtime's own work around the nodes). A plain
+spec has none: e = 1, o = 0. A spec with memory levels charges each byte at its level's bandwidth
+(the cache-aware roofline, :mod:`onnxperf.reuse`).
 
 A calibrated spec may also say ``fusion.epilogue = 1``: the runtime it was calibrated on fuses an
 elementwise epilogue (an activation, a residual Add) into the conv or matmul that produces its input,
@@ -30,6 +32,7 @@ constants only (and ``Shape`` of a tensor whose shape is known): such nodes take
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -167,12 +170,19 @@ class RooflineResult:
         return None if self.latency_s <= 0 else batch / self.latency_s
 
 
-def efficiencies(spec: Spec, family: str) -> tuple[float, float, float]:
-    """(compute efficiency, memory efficiency, per-node overhead in s) for an op family."""
+def efficiencies(spec: Spec, family: str, nbytes: float = 0.0, integer: bool = False) -> tuple[float, float, float]:
+    """(compute efficiency, memory efficiency, per-node overhead in s) for an op family; a node moving
+    at least ``parallel_min_bytes`` (``nbytes``) also pays ``overhead_parallel_s`` (the runtime's
+    thread-pool dispatch, fitted by calibration). ``integer``: the node's arithmetic is 8-bit integer
+    (QLinearConv, MatMulInteger ...): ``<family>.int8.*`` keys first, where calibration fitted them."""
     eff = getattr(spec, "efficiency", None) or {}
-    e_c = float(eff.get(f"{family}.compute", eff.get("default.compute", 1.0)))
-    e_m = float(eff.get(f"{family}.memory", eff.get("default.memory", 1.0)))
-    return e_c, e_m, float(eff.get("overhead_s", 0.0))
+    fams = (f"{family}.int8", family) if integer else (family,)
+    e_c = float(next((eff[f"{f}.compute"] for f in fams if f"{f}.compute" in eff), eff.get("default.compute", 1.0)))
+    e_m = float(next((eff[f"{f}.memory"] for f in fams if f"{f}.memory" in eff), eff.get("default.memory", 1.0)))
+    o = float(eff.get("overhead_s", 0.0))
+    if "overhead_parallel_s" in eff and nbytes >= float(eff.get("parallel_min_bytes", math.inf)):
+        o += float(eff["overhead_parallel_s"])
+    return e_c, e_m, o
 
 
 def overlap(spec: Spec, family: str) -> float:
@@ -193,7 +203,7 @@ def node_roofline(n, spec: Spec, float_key: str | None = None) -> NodeRoofline:
     if float_key is not None and n.flops:
         dtype = float_key
     nbytes = n.bytes_read + n.bytes_written
-    e_c, e_m, overhead = efficiencies(spec, n.family)
+    e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, n.int_ops > n.flops)
     if n.op_type in _NOT_EXECUTED:
         overhead = 0.0
     bw = spec.memory_bandwidth_bytes_per_s * e_m
@@ -507,8 +517,8 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
     (:class:`onnxperf.precision.Precision`, with ``a`` its :func:`~onnxperf.precision.what_if`):
     floating-point arithmetic at that precision's peak."""
     key = precision.peak_key if precision is not None else None
-    raw = [node_roofline(n, spec, key) for n in a.main_nodes]
     eff = getattr(spec, "efficiency", None) or {}
+    raw = [node_roofline(n, spec, key) for n in a.main_nodes]
     levels = tuple(getattr(spec, "memory_levels", ()) or ())
     by_level: tuple[tuple[str, float], ...] = ()
     if levels:
@@ -560,7 +570,7 @@ def _at_levels(r: NodeRoofline, n, per_level, bandwidths: tuple[float, ...], spe
     with c, e_m, α and o as in :func:`node_roofline`."""
     if per_level is None or r.time_s is None:
         return r
-    e_c, e_m, overhead = efficiencies(spec, n.family)
+    e_c, e_m, overhead = efficiencies(spec, n.family, r.bytes, n.int_ops > n.flops)
     if n.op_type in _NOT_EXECUTED:
         overhead = 0.0
     comp_s = r.ops / r.peak_ops_per_s if r.ops and r.peak_ops_per_s else 0.0

@@ -77,3 +77,60 @@ def test_a_case_faster_than_the_roof_is_capped_at_the_roof():
     assert eff["pool.memory"] == 1.0
     assert eff["movement.memory"] == pytest.approx(0.6)
     assert eff["default.memory"] == 1.0  # the median of 3, 3, 0.6, 0.6 capped
+
+
+def test_fit_separates_the_thread_pool_dispatch_of_mid_size_ops():
+    """Mid-size ops (fit.MID) pay a parallel dispatch p on top of the single-threaded o; large ops
+    pay it too. The fit recovers e_m, o and p, and the roofline charges p to nodes moving at least
+    parallel_min_bytes."""
+    from onnxperf.calibration.fit import MID, PARALLEL_MIN_BYTES
+
+    o, p, e = 2e-6, 9e-6, 0.5
+    big = PARALLEL_MIN_BYTES * 4
+    samples = [Sample("add_tiny", "elementwise", 1e-9, 1e-9, o, 3072.0)]
+    samples += [Sample(f"mv{i}", "movement", 0.0, m, m / e + o + p, big) for i, m in enumerate([1e-4, 3e-4, 5e-4])]
+    samples += [Sample(name, "movement", 0.0, 2e-6, 2e-6 / e + o + p, float(PARALLEL_MIN_BYTES * 3)) for name in MID]
+    eff = fit_efficiency(samples)
+    assert eff["overhead_s"] == pytest.approx(o)
+    assert eff["overhead_parallel_s"] == pytest.approx(p, rel=0.05)
+    assert eff["movement.memory"] == pytest.approx(e, rel=0.05)
+    assert eff["parallel_min_bytes"] == PARALLEL_MIN_BYTES
+    from onnxperf.roofline import efficiencies
+
+    class S:
+        efficiency = eff
+    assert efficiencies(S, "movement", PARALLEL_MIN_BYTES)[2] == pytest.approx(o + eff["overhead_parallel_s"])
+    assert efficiencies(S, "movement", PARALLEL_MIN_BYTES - 1)[2] == pytest.approx(o)
+
+
+def test_integer_nodes_use_their_own_efficiency_where_calibrated():
+    """A QLinearConv (8-bit arithmetic) looks up conv.int8.* before conv.*; a float conv never does."""
+    from onnxperf.roofline import efficiencies
+
+    class S:
+        efficiency = {"conv.compute": 0.9, "conv.int8.compute": 0.3, "default.memory": 0.5}
+    assert efficiencies(S, "conv", integer=True)[0] == 0.3
+    assert efficiencies(S, "conv")[0] == 0.9
+    assert efficiencies(S, "matmul", integer=True)[:2] == (1.0, 0.5)
+
+
+def test_suite_has_integer_cases_costed_as_integer_arithmetic():
+    from onnxperf.calibration.suite import suite
+
+    ints = [c for c in suite(scale=1 / 16) if c.family.endswith(".int8")]
+    assert {c.family for c in ints} == {"conv.int8", "matmul.int8"} and len(ints) == 5
+    for c in ints:
+        n = onnxperf.analyze(c.model).main_nodes[0]
+        assert n.status == "counted" and n.int_ops > n.flops
+
+
+def test_profiler_cost_is_the_profiled_floor_less_the_end_to_end_one():
+    from onnxperf.validate.compare import profiler_cost_s
+
+    class S:
+        efficiency = {"overhead_s": 1.8e-6, "overhead_profiled_s": 4.0e-6}
+    assert profiler_cost_s(S) == pytest.approx(2.2e-6)
+
+    class P:
+        efficiency = {}
+    assert profiler_cost_s(P) == 0.0

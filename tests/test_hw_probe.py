@@ -172,3 +172,15 @@ def test_zen5_has_two_avx512_fma_units():
     zen5 = {**zen4, "cpu family": "26"}
     assert _simd(zen4, "x86_64")[1:3] == (16, 1)
     assert _simd(zen5, "x86_64")[1:3] == (16, 2)
+
+
+def test_int8_rate_from_the_instruction_set():
+    """int8 ops per fp32 FLOP: VNNI 4x, AVX2 without VNNI 2x, Arm dot product 4x, else unknown."""
+    from onnxperf.hardware.probe import int8_rate
+
+    assert int8_rate({"flags": "avx2 fma avx512f avx512_vnni"}, "x86_64")[0] == 4.0
+    assert int8_rate({"flags": "avx2 fma avx_vnni"}, "x86_64")[0] == 4.0
+    assert int8_rate({"flags": "avx2 fma"}, "x86_64")[0] == 2.0
+    assert int8_rate({"features": "fp asimd asimddp"}, "aarch64")[0] == 4.0
+    factor, why = int8_rate({"flags": "sse2"}, "x86_64")
+    assert factor is None and "fp32 rate" in why

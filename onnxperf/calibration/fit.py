@@ -46,6 +46,7 @@ class Sample:
     compute_s: float  # W / π
     memory_s: float  # Q / β
     measured_s: float
+    nbytes: float = 0.0  # bytes one copy moves (its cost rule's)
 
     @property
     def plain_s(self) -> float:
@@ -59,6 +60,14 @@ class Sample:
 _CLIP = (0.005, 1.0)
 #: cases whose roofline time is negligible: their measured time is the dispatch overhead
 TINY = frozenset({"add_tiny", "relu_tiny"})
+#: mid-size memory-bound cases (256 KiB tensors): onnxruntime runs them on its thread pool, whose
+#: dispatch costs more than a single-threaded op's; they fit ``overhead_parallel_s``, nothing else
+MID = frozenset({"add_64k", "relu_64k", "softmax_64k", "transpose_64k", "layernorm_64k"})
+#: a node moving at least this many bytes pays ``overhead_parallel_s``: onnxruntime's elementwise
+#: kernels go parallel between these sizes (this 2-core VM: an Add of 16 Ki floats, 192 KiB moved,
+#: 6 µs profiled; of 64 Ki floats, 768 KiB, 14 µs, of which 3.5 µs is its traffic at L2/L3 speed;
+#: of 256 elements, 4 µs)
+PARALLEL_MIN_BYTES = 256 * 1024
 
 
 def _clip(x: float) -> float:
@@ -79,16 +88,38 @@ def fit_efficiency(samples: Iterable[Sample]) -> dict[str, float]:
     samples = list(samples)
     tiny = [s.measured_s for s in samples if s.case in TINY]
     overhead = statistics.median(tiny) if tiny else 0.0
-    fit = [s for s in samples if s.case not in TINY and s.measured_s > 0]
+    fit = [s for s in samples if s.case not in TINY | MID and s.measured_s > 0]
+    mid = [s for s in samples if s.case in MID and s.measured_s > 0]
+    out = _fit_families(fit, overhead)
+    if mid:
+        # what a mid-size op takes beyond the single-threaded dispatch and its fitted roofline time
+        extra = [s.measured_s - overhead - predict(s, out, out.get(f"{s.family}.overlap", 0.0), 0.0) for s in mid]
+        parallel = max(0.0, statistics.median(extra))
+        if parallel > 0:
+            out["overhead_parallel_s"] = parallel
+            out["parallel_min_bytes"] = float(PARALLEL_MIN_BYTES)
+            # refit with it taken off the cases that pay it too
+            big = {s.case for s in fit if s.nbytes >= PARALLEL_MIN_BYTES}
+            out = _fit_families(fit, overhead, {c: parallel for c in big})
+            out["overhead_parallel_s"] = parallel
+            out["parallel_min_bytes"] = float(PARALLEL_MIN_BYTES)
+    return dict(sorted(out.items()))
+
+
+def _fit_families(fit: list[Sample], overhead: float, extra: dict[str, float] | None = None) -> dict[str, float]:
+    """Per-family efficiencies and overlaps (:func:`fit_efficiency`); ``extra``: a case's dispatch
+    beyond ``overhead`` (the parallel one)."""
+    extra = extra or {}
     out: dict[str, float] = {"overhead_s": overhead}
     ratios: dict[str, list[float]] = {"compute": [], "memory": []}
     for fam in sorted({s.family for s in fit}):
         mine = [s for s in fit if s.family == fam]
         best: tuple[float, float, dict[str, list[float]]] | None = None
         for alpha in OVERLAPS:
-            r = _ratios(mine, overhead, alpha)
+            r = _ratios(mine, overhead, alpha, extra)
             eff = {f"{fam}.{k}": _clip(statistics.median(v)) for k, v in r.items() if v}
-            err = sum(math.log(predict(s, eff, alpha, overhead) / s.measured_s) ** 2 for s in mine)
+            err = sum(math.log(predict(s, eff, alpha, overhead + extra.get(s.case, 0.0)) / s.measured_s) ** 2
+                      for s in mine)
             if best is None or err < best[0] - 1e-9 * max(1.0, best[0]):
                 best = (err, alpha, r)
         _, alpha, r = best
@@ -100,14 +131,16 @@ def fit_efficiency(samples: Iterable[Sample]) -> dict[str, float]:
             out[f"{fam}.overlap"] = alpha
     out["default.compute"] = _clip(statistics.median(ratios["compute"])) if ratios["compute"] else 1.0
     out["default.memory"] = _clip(statistics.median(ratios["memory"])) if ratios["memory"] else 1.0
-    return dict(sorted(out.items()))
+    return out
 
 
-def _ratios(samples: list[Sample], overhead: float, alpha: float) -> dict[str, list[float]]:
+def _ratios(samples: list[Sample], overhead: float, alpha: float,
+            extra: dict[str, float] | None = None) -> dict[str, list[float]]:
     """Attained share of the roof per sample, by the kind of its bound, at overlap α."""
     out: dict[str, list[float]] = {"compute": [], "memory": []}
     for s in samples:
-        t = max(s.measured_s - overhead, s.measured_s * 0.1)
+        o = overhead + (extra or {}).get(s.case, 0.0)
+        t = max(s.measured_s - o, s.measured_s * 0.1)
         term, lesser = (s.compute_s, s.memory_s) if s.compute_bound else (s.memory_s, s.compute_s)
         t = max(t - alpha * lesser, t * 0.1)
         out["compute" if s.compute_bound else "memory"].append(term / t)

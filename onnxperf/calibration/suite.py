@@ -38,7 +38,7 @@ class Case:
     copies: int = COPIES
 
 
-def _case(name: str, family: str, build, copies: int = COPIES, opset: int = 17) -> Case:
+def _case(name: str, family: str, build, copies: int = COPIES, opset: int = 17, out_elem: int = F32) -> Case:
     """A suite model of ``copies`` independent copies of one op.
 
     ``build(sfx, seed)`` returns (node, inputs, initializers) of one copy whose tensor names end
@@ -50,7 +50,7 @@ def _case(name: str, family: str, build, copies: int = COPIES, opset: int = 17) 
         nodes.append(node)
         inputs += ins
         inits += ws
-        outputs.append(_vi(f"y_{i}", None))
+        outputs.append(_vi(f"y_{i}", None, out_elem))
     g = helper.make_graph(nodes, name, inputs, outputs, inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="onnxperf-calibrate")
     m.ir_version = 8
@@ -88,6 +88,40 @@ def _binary(name, op, shape) -> Case:
         helper.make_node(op, ["x" + sfx, "z" + sfx], ["y" + sfx]), [_vi("x" + sfx, shape), _vi("z" + sfx, shape)], []))
 
 
+def _scalar(name: str, value, dtype) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.array(value, dtype=dtype), name)
+
+
+def _qconv(name, c_in, c_out, hw, k, group=1) -> Case:
+    """QLinearConv on uint8 activations and int8 weights (int32 bias), as a QOperator export has it:
+    family ``conv.int8`` (its own efficiency: 8-bit kernels run at another share of the int8 peak)."""
+    pad = k // 2
+
+    def build(sfx, seed):
+        rng = np.random.default_rng(seed)
+        w = numpy_helper.from_array(rng.integers(-64, 64, (c_out, c_in // group, k, k), dtype=np.int8), "w" + sfx)
+        inits = [_scalar("xs" + sfx, 0.02, np.float32), _scalar("xz" + sfx, 128, np.uint8), w,
+                 _scalar("ws" + sfx, 0.01, np.float32), _scalar("wz" + sfx, 0, np.int8),
+                 _scalar("ys" + sfx, 0.05, np.float32), _scalar("yz" + sfx, 128, np.uint8),
+                 numpy_helper.from_array(np.zeros(c_out, np.int32), "b" + sfx)]
+        node = helper.make_node("QLinearConv", ["x" + sfx, "xs" + sfx, "xz" + sfx, "w" + sfx, "ws" + sfx, "wz" + sfx,
+                                                "ys" + sfx, "yz" + sfx, "b" + sfx], ["y" + sfx],
+                                kernel_shape=[k, k], pads=[pad] * 4, group=group)
+        return node, [_vi("x" + sfx, [1, c_in, hw, hw], TensorProto.UINT8)], inits
+    return _case(name, "conv.int8", build, out_elem=TensorProto.UINT8)
+
+
+def _matmul_integer(name, m, k, n) -> Case:
+    """MatMulInteger uint8 x int8 -> int32, as dynamic quantization exports it: family ``matmul.int8``."""
+    def build(sfx, seed):
+        rng = np.random.default_rng(seed)
+        w = numpy_helper.from_array(rng.integers(-64, 64, (k, n), dtype=np.int8), "w" + sfx)
+        node = helper.make_node("MatMulInteger", ["a" + sfx, "w" + sfx, "az" + sfx, "wz" + sfx], ["y" + sfx])
+        return node, [_vi("a" + sfx, [m, k], TensorProto.UINT8)], [w, _scalar("az" + sfx, 128, np.uint8),
+                                                                   _scalar("wz" + sfx, 0, np.int8)]
+    return _case(name, "matmul.int8", build, out_elem=TensorProto.INT32)
+
+
 def tiny_case(copies: int) -> Case:
     """``copies`` independent Relus on 16×16 tensors: a model whose time is all runtime overhead."""
     return _case(f"dispatch_{copies}", "activation", lambda sfx, seed: (
@@ -117,7 +151,7 @@ def suite(scale: float = 1.0) -> list[Case]:
         _matmul("gemm_64", 1, 64, 64, 64),
         _matmul("gemm_256", 1, 256, 256, 256),
         _matmul("gemm_1024", 1, d(1024), d(1024), d(1024)),
-        _matmul("gemv_4096", 1, 1, d(4096), d(4096)),
+        _matmul("gemv_4096", 1, 1, d(4096), d(2048)),  # 32 MiB of weights a copy: 4 copies stream from DRAM
         _matmul("bmm_16x128", 16, d(128), 64, 128),
         _matmul("linear_tokens", 1, d(512), d(768), d(3072)),
         _binary("add_1m", "Add", [d(1024), 1024]),
@@ -145,8 +179,23 @@ def suite(scale: float = 1.0) -> list[Case]:
         _case("concat_c", "movement", lambda sfx, seed: (
             helper.make_node("Concat", ["x" + sfx, "z" + sfx], ["y" + sfx], axis=1),
             [_vi("x" + sfx, [1, 128, d(56), d(56)]), _vi("z" + sfx, [1, 128, d(56), d(56)])], [])),
+        # 8-bit integer kernels (QOperator and dynamically quantized exports)
+        _qconv("qlinearconv3x3_64", 64, 64, d(56), 3),
+        _qconv("qlinearconv1x1_256_64", 256, 64, d(56), 1),
+        _qconv("qlinearconv_dw3x3_144", 144, 144, d(56), 3, group=144),
+        _matmul_integer("matmulinteger_768", d(128), 768, 768),
+        _matmul_integer("matmulinteger_3072", d(128), 768, 3072),
+        # mid-size ops (256 KiB tensors): onnxruntime splits them over its threads, which costs a
+        # dispatch of its own (fit.MID: the fit's overhead_parallel_s, not the efficiencies)
+        _binary("add_64k", "Add", [64, 1024]),
+        _unary("relu_64k", "Relu", "activation", [64, 1024]),
+        _unary("softmax_64k", "Softmax", "activation", [128, 512], axis=-1),
+        _unary("transpose_64k", "Transpose", "movement", [4, 128, 128], perm=[0, 2, 1]),
+        _case("layernorm_64k", "norm", lambda sfx, seed: (
+            helper.make_node("LayerNormalization", ["x" + sfx, "g" + sfx, "b" + sfx], ["y" + sfx], axis=-1),
+            [_vi("x" + sfx, [256, 256])], [_w("g" + sfx, [256], seed + 4), _w("b" + sfx, [256], seed + 5)])),
         _case("gather_rows", "gather_scatter", lambda sfx, seed: (
             helper.make_node("Gather", ["t" + sfx, "i" + sfx], ["y" + sfx], axis=0),
-            [_vi("i" + sfx, [d(512)], TensorProto.INT64)], [_w("t" + sfx, [d(8192), d(768)], seed + 9)])),
+            [_vi("i" + sfx, [d(512)], TensorProto.INT64)], [_w("t" + sfx, [d(2048), d(768)], seed + 9)])),
     ]
     return cases

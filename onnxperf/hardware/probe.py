@@ -228,6 +228,23 @@ def _simd(fields: dict[str, str], machine: str) -> tuple[str, int | None, int | 
     return "unknown", None, None, notes
 
 
+def int8_rate(fields: dict[str, str], machine: str) -> tuple[float | None, str]:
+    """(int8 ops per fp32 FLOP at the same clock and width, why) from the CPU's instruction set, or
+    (None, why) where it has no int8 dot-product instruction (int8 then falls back to the fp32 rate).
+    An int8 multiply-add counts 2 ops, as an fp32 FMA counts 2 FLOPs."""
+    flags = set((fields.get("flags") or fields.get("features") or "").split())
+    if machine in ("x86_64", "amd64", "i686", "i386", "x86"):
+        if "avx512_vnni" in flags or "avx_vnni" in flags:
+            return 4.0, ("VNNI vpdpbusd: 4 int8 multiply-adds per 32-bit lane per instruction, issued like an "
+                         "fp32 FMA (1 multiply-add per lane): 4x the fp32 rate")
+        if "avx2" in flags:
+            return 2.0, ("no VNNI: vpmaddubsw + vpmaddwd, two instructions for 4 int8 multiply-adds per 32-bit "
+                         "lane: 2x the fp32 rate")
+    if machine in ("aarch64", "arm64") and "asimddp" in flags:
+        return 4.0, "SDOT/UDOT: 4 int8 multiply-adds per 32-bit lane per instruction: 4x the fp32 rate"
+    return None, "no int8 dot-product instruction detected: int8 at the fp32 rate"
+
+
 def detect_cpu() -> CpuInfo:
     """What /proc/cpuinfo and sysfs say about the CPUs this process may run on."""
     fields = _cpuinfo_fields()
@@ -641,7 +658,13 @@ def _spec(cpu: CpuInfo, ms: tuple[Measurement, ...], when: str, threads: int, re
              f"theoretical fp32 {theory / 1e9:.1f} GFLOP/s = {cpu.theoretical_text()}" if theory
              else f"theoretical fp32 {cpu.theoretical_text()}"]
     parts += list(cpu.assumptions) + notes
+    fp32 = _sig4(max(m.best for m in accepted))
+    peaks = {"fp32": fp32}
+    factor, why = int8_rate(_cpuinfo_fields(), cpu.machine)
+    if factor:
+        peaks["int8"] = _sig4(fp32 * factor)
+        sources["int8"] = f"derived: the measured fp32 peak x {factor:g} ({why})"
     return HardwareSpec(id=_host_id(), name=f"{cpu.model} ({cpu.physical_cores} cores, probed)", kind="cpu",
-                        peak_flops_per_s={"fp32": _sig4(max(m.best for m in accepted))},
+                        peak_flops_per_s=peaks,
                         memory_bandwidth_bytes_per_s=_sig4(triad_m.best), memory_capacity_bytes=capacity,
                         sources=sources, notes=". ".join(parts))

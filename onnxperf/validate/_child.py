@@ -52,7 +52,7 @@ def run(jobdir: Path) -> int:
     if job["threads"]:
         so.intra_op_num_threads = int(job["threads"])
     optimized = None
-    if job["opt"] != "disable":
+    if job["opt"] != "disable" and job.get("keep_optimized", True):
         optimized = jobdir / "optimized.onnx"
         so.optimized_model_filepath = str(optimized)
         # weights go to a side file, so the graph proto stays small and under 2 GB

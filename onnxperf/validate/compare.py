@@ -249,19 +249,30 @@ def _key_order(key: str) -> tuple[int, ...]:
     return tuple(int(p) if p.isdigit() else -1 for p in key.split("/"))
 
 
+def profiler_cost_s(spec) -> float:
+    """What onnxruntime's profiler adds to each kernel it records, as calibration measured it: the
+    profiled floor of a kernel less the end-to-end one (``overhead_profiled_s`` - ``overhead_s``), 0
+    for a spec without them. Per-kernel comparisons add it to the prediction (the measured times
+    carry it); end-to-end latencies are timed with the profiler off and never get it."""
+    eff = getattr(spec, "efficiency", None) or {}
+    return max(0.0, float(eff.get("overhead_profiled_s", 0.0)) - float(eff.get("overhead_s", 0.0)))
+
+
 def _group_results(a: Analysis, mapping: Mapping, plain: RooflineResult,
-                   cal: RooflineResult | None) -> tuple[GroupResult, ...]:
+                   cal: RooflineResult | None, profiler_s: float = 0.0) -> tuple[GroupResult, ...]:
     t_plain = {int(n.key): (n.time_s or 0.0) for n in plain.nodes}
     t_cal = {int(n.key): (n.time_s or 0.0) for n in cal.nodes} if cal else None
     by_id = {n.id: n for n in a.main_nodes}
     out = []
     for g in sorted(mapping.groups, key=lambda g: g.original_node_ids):
         ids = tuple(g.original_node_ids)
+        kernels = 0 if g.folded else len(g.measured_names)
         out.append(GroupResult(
             original_node_ids=ids, original_op_types=tuple(by_id[i].op_type for i in ids if i in by_id),
             measured_names=tuple(g.measured_names), measured_op_types=tuple(g.op_types),
             measured_s=g.measured_s_per_run, predicted_s=sum(t_plain.get(i, 0.0) for i in ids),
-            predicted_calibrated_s=None if t_cal is None else sum(t_cal.get(i, 0.0) for i in ids),
+            predicted_calibrated_s=None if t_cal is None else
+            sum(t_cal.get(i, 0.0) for i in ids) + kernels * profiler_s,
             folded=g.folded, flops=sum(by_id[i].flops + by_id[i].int_ops for i in ids if i in by_id),
             bytes=sum(by_id[i].bytes_read + by_id[i].bytes_written for i in ids if i in by_id),
         ))
@@ -349,7 +360,7 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
             warnings.append(stats.spread_warning)
         rl_plain = roofline(a, plain_spec)
         rl_cal = roofline(a, spec) if is_cal else None
-        groups = _group_results(a, mapping, rl_plain, rl_cal)
+        groups = _group_results(a, mapping, rl_plain, rl_cal, profiler_cost_s(spec))
         points: tuple[BatchPoint, ...] = ()
         if batches:
             points, more = _batch_sweep(run_path, a, spec, plain_spec, is_cal, batches, batch_dim, dims, runs,

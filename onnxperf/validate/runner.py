@@ -254,8 +254,13 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
                 runs: int = 10, warmup: int = 3, threads: int | None = None, opt: str = "all",
                 profile: bool = True, timeout_s: float = 300, providers: Sequence[str] | None = None,
                 seed: int = 0, workdir: str | os.PathLike | None = None,
-                progress: bool | None = None, memory_limit_bytes: int | None = None) -> RunResult:
+                progress: bool | None = None, memory_limit_bytes: int | None = None,
+                keep_optimized: bool = True) -> RunResult:
     """Run ``model_path`` ``warmup + runs`` times in a child onnxruntime process.
+
+    ``keep_optimized``: have onnxruntime write the model it optimized (with its weights: as many bytes
+    as the model's) so ``optimized_model`` can map measured kernels back to nodes; calibration, which
+    needs only the times, turns it off.
 
     ``latencies_s`` are always timed with the profiler off (recording its events costs a few µs
     per node: 10-25% of a transformer's latency on a small CPU). With ``profile``, a second
@@ -281,7 +286,7 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
         inputs = make_inputs(analyze(model), seed=seed)
     show = sys.stderr.isatty() if progress is None else progress
     job = {"runs": runs, "warmup": warmup, "threads": threads, "opt": opt, "profile": profile,
-           "providers": list(providers or DEFAULT_PROVIDERS)}
+           "providers": list(providers or DEFAULT_PROVIDERS), "keep_optimized": bool(keep_optimized)}
     own_tmp = workdir is None
     jobdir = Path(tempfile.mkdtemp(prefix="onnxperf-run-")) if own_tmp else Path(workdir)
     try:
