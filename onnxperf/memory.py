@@ -190,8 +190,9 @@ class LargestFit:
 
 
 def largest_fitting(model, budget_bytes: int, dim: str = "batch", dims: dict[str, int] | None = None,
-                    limit: int = 1 << 40) -> LargestFit:
-    """Largest ``dim`` such that weights + dynamic activation peak ≤ ``budget_bytes``.
+                    limit: int = 1 << 40, precision=None) -> LargestFit:
+    """Largest ``dim`` such that weights + dynamic activation peak ≤ ``budget_bytes`` (``precision``:
+    with every floating-point tensor at that precision's width, :func:`onnxperf.precision.what_if`).
 
     Every step's live bytes are fitted as exact polynomials in ``dim`` from a few analyses
     (:func:`onnxperf.formula.fit_many`), so the search runs on arithmetic, not on the model; the
@@ -206,6 +207,12 @@ def largest_fitting(model, budget_bytes: int, dim: str = "batch", dims: dict[str
     loaded = model if isinstance(model, LoadedModel) else load(model)
     base = dict(dims or {})
     base.pop(dim, None)
+    if precision is not None:
+        from .precision import what_if
+
+        def analyze(m, dims):  # noqa: F811 - the analysis at the precision asked for
+            from .analysis import analyze as plain
+            return what_if(plain(m, dims=dims), precision)
 
     def complete_total(d: int) -> int | None:
         mem = liveness(analyze(loaded, dims={**base, dim: d}))

@@ -121,11 +121,7 @@ def summarize(model, dims: dict[str, int] | None = None, input_shapes=None, conv
         rl = roofline(a, spec, prec)
     largest = None
     if memory_budget is not None:
-        if prec is not None:
-            from .errors import OptionError
-
-            raise OptionError("--memory with --precision: the largest fit is not computed for a precision what-if yet")
-        largest = largest_fitting(a.loaded, memory_budget, memory_dim, dims)
+        largest = largest_fitting(a.loaded, memory_budget, memory_dim, dims, precision=prec)
     section = None
     if llm is not None and a.loaded is not None:
         from .llm.section import build

@@ -187,3 +187,18 @@ def test_sweep_and_check_label_plain_roofline_latency(capsys, tmp_path):
     rc, out, _ = _run(["check", model, "--budget", str(b), "--format", "json"], capsys)
     msg = {r["key"]: r["message"] for r in json.loads(out)["models"][0]["budgets"]}["max_latency"]
     assert "(plain roofline: a lower bound)" in msg
+
+
+def test_memory_budget_at_a_precision():
+    """--memory with --precision: the largest batch whose fp16 weights + fp16 activation peak fit
+    is the one whose float32 figures fit twice the budget (ResNet-50 holds only float tensors but
+    for its shape constants), and summary states the precision."""
+    from onnxperf.memory import largest_fitting
+
+    model = ROOT / "models" / "resnet50_torch.onnx"
+    budget = 512 * 2 ** 20
+    half = largest_fitting(model, budget, "batch", precision=get("fp16"))
+    full = largest_fitting(model, 2 * budget, "batch")
+    assert half.value is not None and abs(half.value - full.value) <= 1
+    w = what_if(analyze(model, dims={"batch": half.value}), "fp16")
+    assert liveness(w).total_bytes == half.total_bytes <= budget
