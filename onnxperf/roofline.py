@@ -170,13 +170,29 @@ class RooflineResult:
         return None if self.latency_s <= 0 else batch / self.latency_s
 
 
-def efficiencies(spec: Spec, family: str, nbytes: float = 0.0, integer: bool = False) -> tuple[float, float, float]:
+def families(family: str, integer: bool = False, depthwise: bool = False) -> tuple[str, ...]:
+    """The efficiency keys' family names for a node, most specific first: a depthwise convolution
+    (one input channel per group) and 8-bit integer arithmetic are calibrated apart where the suite
+    has them (``conv.depthwise.int8``, ``conv.depthwise``, ``conv.int8``, then ``conv``)."""
+    out = []
+    if depthwise:
+        out += [f"{family}.depthwise.int8"] if integer else []
+        out.append(f"{family}.depthwise")
+    if integer:
+        out.append(f"{family}.int8")
+    out.append(family)
+    return tuple(out)
+
+
+def efficiencies(spec: Spec, family: str, nbytes: float = 0.0, integer: bool = False,
+                 depthwise: bool = False) -> tuple[float, float, float]:
     """(compute efficiency, memory efficiency, per-node overhead in s) for an op family; a node moving
     at least ``parallel_min_bytes`` (``nbytes``) also pays ``overhead_parallel_s`` (the runtime's
     thread-pool dispatch, fitted by calibration). ``integer``: the node's arithmetic is 8-bit integer
-    (QLinearConv, MatMulInteger ...): ``<family>.int8.*`` keys first, where calibration fitted them."""
+    (QLinearConv, MatMulInteger ...); ``depthwise``: a depthwise convolution: their own keys first,
+    where calibration fitted them (:func:`families`)."""
     eff = getattr(spec, "efficiency", None) or {}
-    fams = (f"{family}.int8", family) if integer else (family,)
+    fams = families(family, integer, depthwise)
     e_c = float(next((eff[f"{f}.compute"] for f in fams if f"{f}.compute" in eff), eff.get("default.compute", 1.0)))
     e_m = float(next((eff[f"{f}.memory"] for f in fams if f"{f}.memory" in eff), eff.get("default.memory", 1.0)))
     o = float(eff.get("overhead_s", 0.0))
@@ -185,11 +201,33 @@ def efficiencies(spec: Spec, family: str, nbytes: float = 0.0, integer: bool = F
     return e_c, e_m, o
 
 
-def overlap(spec: Spec, family: str) -> float:
+def overlap(spec: Spec, family: str, integer: bool = False, depthwise: bool = False) -> float:
     """α of a calibrated spec for an op family: the share of the lesser of compute and memory
     time that is not hidden under the greater (``<family>.overlap``, else ``overlap``, else 0)."""
     eff = getattr(spec, "efficiency", None) or {}
-    return float(eff.get(f"{family}.overlap", eff.get("overlap", 0.0)))
+    for f in families(family, integer, depthwise):
+        if f"{f}.overlap" in eff:
+            return float(eff[f"{f}.overlap"])
+    return float(eff.get("overlap", 0.0))
+
+
+#: weight input of each convolution op (its shape's dim 1 is input channels per group)
+_CONV_WEIGHT = {"Conv": 1, "ConvInteger": 1, "QLinearConv": 3, "FusedConv": 1, "NhwcConv": 1}
+
+
+def is_depthwise(n) -> bool:
+    """A convolution with one input channel per group and more than one channel (MobileNet's,
+    EfficientNet's 3x3 / 5x5 depthwise convs): a kernel class of its own."""
+    w = _CONV_WEIGHT.get(n.op_type)
+    if w is None or len(n.inputs) <= w or n.inputs[w] is None or n.inputs[0] is None:
+        return False
+    ws, xs = n.inputs[w].shape, n.inputs[0].shape
+    return bool(ws and xs and len(ws) >= 3 and len(xs) >= 3 and ws[1] == 1 and isinstance(xs[1], int) and xs[1] > 1)
+
+
+def _kind(n) -> tuple[bool, bool]:
+    """(integer, depthwise) of a node, for :func:`efficiencies` and :func:`overlap`."""
+    return n.int_ops > n.flops, is_depthwise(n)
 
 
 #: ops that no runtime executes as a kernel (folded at load): no dispatch overhead
@@ -203,7 +241,7 @@ def node_roofline(n, spec: Spec, float_key: str | None = None) -> NodeRoofline:
     if float_key is not None and n.flops:
         dtype = float_key
     nbytes = n.bytes_read + n.bytes_written
-    e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, n.int_ops > n.flops)
+    e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, *_kind(n))
     if n.op_type in _NOT_EXECUTED:
         overhead = 0.0
     bw = spec.memory_bandwidth_bytes_per_s * e_m
@@ -219,7 +257,7 @@ def node_roofline(n, spec: Spec, float_key: str | None = None) -> NodeRoofline:
     # time of the arithmetic: FLOPs at the float peak plus integer ops at the integer peak
     compute_s = (n.flops / float_peak if n.flops else 0.0) + (n.int_ops / int_peak if n.int_ops else 0.0)
     memory_s = nbytes / bw if nbytes else 0.0
-    t = max(compute_s, memory_s) + overlap(spec, n.family) * min(compute_s, memory_s) + overhead
+    t = max(compute_s, memory_s) + overlap(spec, n.family, *_kind(n)) * min(compute_s, memory_s) + overhead
     # the peak that this mix of operations runs at (for intensity/attainable figures)
     peak = ops / compute_s if compute_s > 0 else (float_peak if n.int_ops == 0 else int_peak)
     i = intensity(ops, nbytes)
@@ -570,12 +608,12 @@ def _at_levels(r: NodeRoofline, n, per_level, bandwidths: tuple[float, ...], spe
     with c, e_m, α and o as in :func:`node_roofline`."""
     if per_level is None or r.time_s is None:
         return r
-    e_c, e_m, overhead = efficiencies(spec, n.family, r.bytes, n.int_ops > n.flops)
+    e_c, e_m, overhead = efficiencies(spec, n.family, r.bytes, *_kind(n))
     if n.op_type in _NOT_EXECUTED:
         overhead = 0.0
     comp_s = r.ops / r.peak_ops_per_s if r.ops and r.peak_ops_per_s else 0.0
     mem_s = sum(b / (bw * e_m) for b, bw in zip(per_level, bandwidths) if b)
-    t = max(comp_s, mem_s) + overlap(spec, n.family) * min(comp_s, mem_s) + overhead
+    t = max(comp_s, mem_s) + overlap(spec, n.family, *_kind(n)) * min(comp_s, mem_s) + overhead
     nbytes = r.bytes
     b = NONE if (r.ops == 0 and nbytes == 0) else (COMPUTE if comp_s >= mem_s else MEMORY)
     eff_bw = nbytes / mem_s if mem_s > 0 else bandwidths[-1] * e_m

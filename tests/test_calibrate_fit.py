@@ -118,7 +118,7 @@ def test_suite_has_integer_cases_costed_as_integer_arithmetic():
     from onnxperf.calibration.suite import suite
 
     ints = [c for c in suite(scale=1 / 16) if c.family.endswith(".int8")]
-    assert {c.family for c in ints} == {"conv.int8", "matmul.int8"} and len(ints) == 5
+    assert {c.family for c in ints} == {"conv.int8", "conv.depthwise.int8", "matmul.int8"} and len(ints) == 5
     for c in ints:
         n = onnxperf.analyze(c.model).main_nodes[0]
         assert n.status == "counted" and n.int_ops > n.flops
@@ -134,3 +134,25 @@ def test_profiler_cost_is_the_profiled_floor_less_the_end_to_end_one():
     class P:
         efficiency = {}
     assert profiler_cost_s(P) == 0.0
+
+
+def test_depthwise_convolutions_are_calibrated_apart():
+    """A conv with one input channel per group looks up conv.depthwise.* (and .int8) first; the suite's
+    depthwise cases fit them; a dense or grouped conv never uses them."""
+    from onnx import helper
+
+    from onnxperf.roofline import efficiencies, families, is_depthwise
+
+    from .util import const, model, vi
+    dw = onnxperf.analyze(model([helper.make_node("Conv", ["x", "w"], ["y"], group=8)], [vi("x", [1, 8, 6, 6])],
+                                [vi("y", None)], [const("w", [8, 1, 3, 3])])).main_nodes[0]
+    grouped = onnxperf.analyze(model([helper.make_node("Conv", ["x", "w"], ["y"], group=2)], [vi("x", [1, 8, 6, 6])],
+                                     [vi("y", None)], [const("w", [8, 4, 3, 3])])).main_nodes[0]
+    assert is_depthwise(dw) and not is_depthwise(grouped)
+    assert families("conv", True, True) == ("conv.depthwise.int8", "conv.depthwise", "conv.int8", "conv")
+
+    class S:
+        efficiency = {"conv.compute": 0.9, "conv.depthwise.compute": 0.2}
+    assert efficiencies(S, "conv", depthwise=True)[0] == 0.2 and efficiencies(S, "conv", integer=True)[0] == 0.9
+    assert {c.family for c in suite(scale=1 / 16) if "depthwise" in c.family} == {"conv.depthwise",
+                                                                                  "conv.depthwise.int8"}

@@ -66,7 +66,7 @@ def _conv(name, n, c_in, c_out, hw, k, stride=1, group=1) -> Case:
                                 strides=[stride, stride], pads=[pad] * 4, group=group)
         return node, [_vi("x" + sfx, [n, c_in, hw, hw])], [_w("w" + sfx, [c_out, c_in // group, k, k], seed + 1),
                                                           _w("b" + sfx, [c_out], seed + 2)]
-    return _case(name, "conv", build)
+    return _case(name, "conv.depthwise" if group == c_in == c_out and c_in > 1 else "conv", build)
 
 
 def _matmul(name, b, m, k, n) -> Case:
@@ -108,7 +108,8 @@ def _qconv(name, c_in, c_out, hw, k, group=1) -> Case:
                                                 "ys" + sfx, "yz" + sfx, "b" + sfx], ["y" + sfx],
                                 kernel_shape=[k, k], pads=[pad] * 4, group=group)
         return node, [_vi("x" + sfx, [1, c_in, hw, hw], TensorProto.UINT8)], inits
-    return _case(name, "conv.int8", build, out_elem=TensorProto.UINT8)
+    family = "conv.depthwise.int8" if group == c_in == c_out and c_in > 1 else "conv.int8"
+    return _case(name, family, build, out_elem=TensorProto.UINT8)
 
 
 def _matmul_integer(name, m, k, n) -> Case:
