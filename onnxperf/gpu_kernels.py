@@ -113,6 +113,20 @@ def _static_folded(a: Analysis) -> set[str]:
     return {str(i) for i in foldable_nodes(a.loaded.graph, static)}
 
 
+def links(nodes) -> tuple[dict[str, object], dict[str, list]]:
+    """(tensor name -> the node that writes it, tensor name -> the nodes that read it, in order)."""
+    producer: dict[str, object] = {}
+    users: dict[str, list] = {}
+    for n in nodes:
+        for o in n.outputs:
+            if o is not None:
+                producer[o.name] = n
+        for i in n.inputs:
+            if i is not None:
+                users.setdefault(i.name, []).append(n)
+    return producer, users
+
+
 def tensor_bytes(t) -> int:
     """Bytes of a tensor with a fully known shape, else 0."""
     if t is None or t.shape is None or not all(isinstance(d, int) for d in t.shape):
@@ -136,15 +150,7 @@ def kernel_plan(a: Analysis) -> KernelPlan:
     """Group the main graph's nodes into the kernels a GPU runtime runs (see the module text)."""
     nodes = a.main_nodes
     graph_outputs = {o.name for o in a.model.outputs}
-    producer: dict[str, object] = {}
-    users: dict[str, list] = {}
-    for n in nodes:
-        for o in n.outputs:
-            if o is not None:
-                producer[o.name] = n
-        for i in n.inputs:
-            if i is not None:
-                users.setdefault(i.name, []).append(n)
+    producer, _users = links(nodes)
     folded = _static_folded(a)
     free: set[str] = set()
     why: dict[str, str] = {}

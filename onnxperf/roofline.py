@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .analysis import Analysis
-from .cost import COUNTED, ZERO, NodeCost
+from .cost import COUNTED, ZERO
 from .folding import foldable_nodes
 
 COMPUTE = "compute"
@@ -316,16 +316,10 @@ def fusions(a: Analysis) -> Fusions:
     still accepts. GELU written out (x/√2 -> Erf -> +1 -> ·x -> ·0.5, and the bias Add before it)
     runs as one kernel (GeluFusion, BiasGeluFusion): its first node keeps its traffic, the others
     cost their arithmetic."""
+    from .gpu_kernels import links
+
     nodes = a.main_nodes
-    producer: dict[str, NodeCost] = {}
-    users: dict[str, list[NodeCost]] = {}
-    for n in nodes:
-        for o in n.outputs:
-            if o is not None:
-                producer[o.name] = n
-        for i in n.inputs:
-            if i is not None:
-                users.setdefault(i.name, []).append(n)
+    producer, users = links(nodes)
     graph_outputs = {o.name for o in a.model.outputs}
     consts = _constant_names(a)
 
@@ -530,24 +524,11 @@ def _as_folded(r: NodeRoofline) -> NodeRoofline:
 
 
 def _input_bytes(n) -> list[tuple[str, int]]:
-    from . import dtypes
+    """(name, bytes) of each input whose size is known."""
+    from .gpu_kernels import tensor_bytes
 
-    out = []
-    for i in n.inputs:
-        if i is None or i.shape is None or not all(isinstance(d, int) for d in i.shape):
-            continue
-        numel = 1
-        for d in i.shape:
-            numel *= d
-        out.append((i.name, dtypes.nbytes(_elem(i.dtype), numel)))
-    return out
-
-
-def _elem(dtype_name: str) -> int:
-    import onnx
-
-    name = {"float32": "FLOAT", "float64": "DOUBLE"}.get(dtype_name, dtype_name.upper())
-    return getattr(onnx.TensorProto, name, 0)
+    return [(i.name, tensor_bytes(i)) for i in n.inputs
+            if i is not None and i.shape is not None and all(isinstance(d, int) for d in i.shape)]
 
 
 def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
