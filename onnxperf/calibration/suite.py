@@ -123,6 +123,20 @@ def _matmul_integer(name, m, k, n) -> Case:
     return _case(name, "matmul.int8", build, out_elem=TensorProto.INT32)
 
 
+def _lstm(name, seq, inp, hidden, direction="bidirectional") -> Case:
+    """A (bidirectional) LSTM layer over a sequence, as a recurrent classifier exports it: family
+    ``rnn`` (a step's small matrix products run one after another: far from the conv/matmul rate)."""
+    dirs = 2 if direction == "bidirectional" else 1
+
+    def build(sfx, seed):
+        ws = [_w("W" + sfx, [dirs, 4 * hidden, inp], seed + 1), _w("R" + sfx, [dirs, 4 * hidden, hidden], seed + 2),
+              _w("B" + sfx, [dirs, 8 * hidden], seed + 3)]
+        node = helper.make_node("LSTM", ["x" + sfx, "W" + sfx, "R" + sfx, "B" + sfx], ["y" + sfx],
+                                hidden_size=hidden, direction=direction)
+        return node, [_vi("x" + sfx, [seq, 1, inp])], ws
+    return _case(name, "rnn", build)
+
+
 def tiny_case(copies: int) -> Case:
     """``copies`` independent Relus on 16×16 tensors: a model whose time is all runtime overhead."""
     return _case(f"dispatch_{copies}", "activation", lambda sfx, seed: (
@@ -180,6 +194,7 @@ def suite(scale: float = 1.0) -> list[Case]:
         _case("concat_c", "movement", lambda sfx, seed: (
             helper.make_node("Concat", ["x" + sfx, "z" + sfx], ["y" + sfx], axis=1),
             [_vi("x" + sfx, [1, 128, d(56), d(56)]), _vi("z" + sfx, [1, 128, d(56), d(56)])], [])),
+        _lstm("lstm_bi_256", d(64), 128, 256),
         # 8-bit integer kernels (QOperator and dynamically quantized exports)
         _qconv("qlinearconv3x3_64", 64, 64, d(56), 3),
         _qconv("qlinearconv1x1_256_64", 256, 64, d(56), 1),
