@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from . import dtypes
 from .analysis import Analysis
 from .cost import COUNTED, ZERO
-from .folding import foldable_nodes
 
 #: roots whose epilogue takes pointwise ops (float and quantized GEMM-like kernels)
 GEMM_ROOTS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm", "FusedMatMul", "FusedConv", "FusedGemm",
@@ -101,18 +100,6 @@ class KernelPlan:
         return len(self.launches)
 
 
-def _static_folded(a: Analysis) -> set[str]:
-    """Main-graph nodes an engine built for the bound shapes computes at build time."""
-    if a.loaded is None:
-        return set()
-    shapes = {t.name: t.shape for n in a.main_nodes for t in (*n.inputs, *n.outputs) if t is not None}
-
-    def static(name: str) -> bool:
-        shape = shapes.get(name)
-        return shape is not None and all(isinstance(d, int) for d in shape)
-    return {str(i) for i in foldable_nodes(a.loaded.graph, static)}
-
-
 def links(nodes) -> tuple[dict[str, object], dict[str, list]]:
     """(tensor name -> the node that writes it, tensor name -> the nodes that read it, in order)."""
     producer: dict[str, object] = {}
@@ -150,8 +137,10 @@ def kernel_plan(a: Analysis) -> KernelPlan:
     """Group the main graph's nodes into the kernels a GPU runtime runs (see the module text)."""
     nodes = a.main_nodes
     graph_outputs = {o.name for o in a.model.outputs}
-    producer, _users = links(nodes)
-    folded = _static_folded(a)
+    from .roofline import folded as folded_nodes
+
+    producer = links(nodes)[0]
+    folded = folded_nodes(a, bound_shapes=True)
     free: set[str] = set()
     why: dict[str, str] = {}
     for n in nodes:

@@ -481,16 +481,18 @@ def _constant_names(a: Analysis) -> set[str]:
     return ({k for k in g.initializers if k not in set(g.inputs)} | set(g.constants))
 
 
-def folded(a: Analysis) -> set[str]:
+def folded(a: Analysis, bound_shapes: bool = False) -> set[str]:
     """Keys of the main-graph nodes that a runtime folds at load time (:mod:`onnxperf.folding`).
 
     ``Shape``/``Size`` fold only when every graph input of the model *file* has fixed dims: the
     runtime sees the file, not the dims bound here, so with a symbolic batch or sequence the shape
-    arithmetic runs at every inference (onnxruntime's profiler shows it does)."""
+    arithmetic runs at every inference (onnxruntime's profiler shows it does). ``bound_shapes``: fold
+    ``Shape`` of every tensor whose shape the bound dims fix, as an engine built for those shapes does
+    (a GPU runtime's; :mod:`onnxperf.gpu_kernels`)."""
     if a.loaded is None:
         return set()
     g = a.loaded.graph
-    static_file = all(
+    static_file = bound_shapes or all(
         vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")
         and all(d.HasField("dim_value") for d in vi.type.tensor_type.shape.dim)
         for vi in a.loaded.proto.graph.input if vi.name not in g.initializers)
