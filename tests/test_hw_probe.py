@@ -162,6 +162,7 @@ def test_runs_that_disagree_and_a_busy_machine_are_warnings(monkeypatch):
     assert "busy" in probe._busy(4, 0) and probe._busy(32, 0) is None
     ticks = iter([(1000, 4000), (1150, 4200)])  # others kept 150 of 200 jiffies busy: 75%
     monkeypatch.setattr(probe, "_cpu_jiffies", lambda: next(ticks))
+    monkeypatch.setattr(probe, "_own_cpu_s", lambda: 0.0)  # the test's own CPU time is not others' work
     assert "other processes used 75%" in probe._busy(2, 0)
 
 

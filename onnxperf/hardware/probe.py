@@ -595,16 +595,21 @@ def _cpu_jiffies() -> tuple[int, int] | None:
     return sum(vals) - idle, sum(vals)
 
 
+def _own_cpu_s() -> float:
+    """CPU seconds this process has used (its own work is not "other processes")."""
+    return time.process_time()
+
+
 def _busy(cpus: int, window_s: float = 0.5) -> str | None:
     """A warning when other work competes for the CPUs: the share of the machine busy while this
     process sleeps for ``window_s`` (from /proc/stat; elsewhere the 1-minute load average, which
     also counts this process's own recent work)."""
     before = _cpu_jiffies()
     if before is not None:
-        own0 = time.process_time()
+        own0 = _own_cpu_s()
         time.sleep(window_s)
         after = _cpu_jiffies()
-        own = time.process_time() - own0
+        own = _own_cpu_s() - own0
         if after is not None and after[1] > before[1]:
             tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
             others = max(after[0] - before[0] - own * tick, 0) / (after[1] - before[1])
