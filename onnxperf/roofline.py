@@ -360,7 +360,8 @@ def fusions(a: Analysis) -> Fusions:
                 epi[n.key] = frozenset({i.name})
             state[n.key] = (root, taken | {kind})
             break
-    for members, free in _gelu_islands(nodes, producer, users, consts, graph_outputs):
+    value = a.loaded.graph.const_value if a.loaded is not None else (lambda name: None)
+    for members, free in _gelu_islands(nodes, producer, users, consts, graph_outputs, value):
         for m in members:
             if m.key not in epi and m.key not in absorbed:
                 epi[m.key] = frozenset(x.name for x in m.inputs if x is not None and x.name in free)
@@ -386,57 +387,88 @@ def _zero_pad(a: Analysis, n, consts: set[str]) -> bool:
     return value == 0.0
 
 
-def _gelu_islands(nodes, producer, users, consts, graph_outputs):
-    """(members after the first, tensors they get for free) of each written-out GELU (Erf form)."""
+#: (value, tolerance) of the constants onnxruntime's GeluFusion checks: atol 1e-8 + rtol 1e-5 of
+#: the value (optimizer_utils::IsInitializerWithExpectedValue), so BERT's 1.4142099618911743 is √2
+_GELU_SQRT2, _GELU_ONE, _GELU_HALF = 2 ** 0.5, 1.0, 0.5
+_GELU_FLOATS = frozenset({"float32", "float16", "float64"})
+
+
+def _gelu_islands(nodes, producer, users, consts, graph_outputs, value):
+    """(members after the first, tensors they get for free) of each written-out GELU that
+    onnxruntime's GeluFusion turns into one Gelu kernel: exactly its two patterns,
+
+        x/√2 -> Erf -> +1 -> ·(x·0.5)        (pattern 1: the half on x)
+        x/√2 -> Erf -> +1 -> ·x -> ·0.5      (pattern 2: the half last)
+
+    with those constants (within its tolerance), float inputs, and every intermediate read once. Other
+    spellings run node by node and are charged so (checked on onnxruntime 1.32: ``0.5·(1+erf)``
+    before ``·x``, as the dynamo exporter writes it, and ``x·(1/√2)`` instead of ``x/√2``). A bias
+    Add (a constant) before it is BiasGeluFusion: the Add keeps the traffic, the GELU rides on it."""
+
+    def sole(t) -> list:
+        """The one node reading ``t`` (empty when it is read by more, or is a graph output)."""
+        if t is None or t.name in graph_outputs:
+            return []
+        us = users.get(t.name, ())
+        return list(us) if len(us) == 1 else []
+
+    def is_const(t, want: float) -> bool:
+        if t is None or t.name not in consts:
+            return False
+        v = value(t.name)
+        if v is None or v.size != 1:
+            return False
+        f = float(v.reshape(-1)[0])
+        return abs(f - want) <= 1e-8 + 1e-5 * abs(want)
+
+    def other(n, t_name: str):
+        """``n``'s input that is not ``t_name`` (a binary op), or None."""
+        rest = [t for t in n.inputs if t is not None and t.name != t_name]
+        return rest[0] if len(rest) == 1 and len(n.inputs) == 2 else None
+
     out = []
-    for e in nodes:
-        if e.op_type != "Erf" or not e.inputs or e.inputs[0] is None:
+    for div in nodes:
+        if div.op_type != "Div" or div.domain or len(div.inputs) != 2 or div.inputs[0] is None \
+                or not is_const(div.inputs[1], _GELU_SQRT2) or div.inputs[0].dtype not in _GELU_FLOATS:
             continue
-        pre = producer.get(e.inputs[0].name)
-        if pre is None or pre.op_type not in ("Div", "Mul"):
+        x = div.inputs[0].name
+        erf = sole(div.outputs[0])
+        if not erf or erf[0].op_type != "Erf":
             continue
-        xs = [t for t in pre.inputs if t is not None and t.name not in consts]
-        if len(xs) != 1:
+        add = sole(erf[0].outputs[0])
+        if not add or add[0].op_type != "Add" or not is_const(other(add[0], erf[0].outputs[0].name), _GELU_ONE):
             continue
-        x = xs[0].name
-        island = {pre.key: pre, e.key: e}
-        inner = {o.name for m in island.values() for o in m.outputs if o is not None}
-        for _ in range(3):
-            grown = False
-            for m in list(island.values()):
-                for o in m.outputs:
-                    for u in users.get(o.name, ()) if o is not None else ():
-                        if u.key in island or u.op_type not in ("Add", "Mul"):
-                            continue
-                        acts = [t.name for t in u.inputs if t is not None and t.name not in consts]
-                        half_x = [t for t in acts if t not in inner and t != x and _scaled(producer.get(t), x, consts)]
-                        if all(t in inner or t == x or t in half_x for t in acts):
-                            island[u.key] = u
-                            for t in half_x:
-                                island[producer[t].key] = producer[t]
-                            inner |= {q.name for q in u.outputs if q is not None}
-                            inner |= set(half_x)
-                            grown = True
-            if not grown:
-                break
-        final = _last_outputs(island.values(), users, graph_outputs)
-        if len(island) < 5 or len(final) != 1 or any(t in graph_outputs for t in inner - final):
+        mul = sole(add[0].outputs[0])
+        # the node that reads 1 + erf: a Mul by x·0.5 (pattern 1) or by x (pattern 2)
+        if not mul or mul[0].op_type != "Mul":
             continue
-        members = [m for m in nodes if m.key in island]
+        mul = mul[0]
+        by = other(mul, add[0].outputs[0].name)
+        if by is None:
+            continue
+        half = producer.get(by.name)
+        if by.name == x:  # pattern 2: then · 0.5
+            last = sole(mul.outputs[0])
+            if not last or last[0].op_type != "Mul" or not is_const(other(last[0], mul.outputs[0].name), _GELU_HALF):
+                continue
+            island = [div, erf[0], add[0], mul, last[0]]
+        elif half is not None and half.op_type == "Mul" and sole(by) and \
+                other(half, x) is not None and is_const(other(half, x), _GELU_HALF):
+            island = [div, erf[0], add[0], half, mul]  # pattern 1
+        else:
+            continue
+        keys = {m.key for m in island}
+        inner = {o.name for m in island for o in m.outputs if o is not None} - set(_last_outputs(island, users,
+                                                                                                   graph_outputs))
+        members = [m for m in nodes if m.key in keys]
         # the first member keeps its traffic (read x, write one tensor: the fused kernel's) ...
         rest = members[1:]
         bias = producer.get(x)
-        if bias is not None and bias.op_type == "Add" and all(u.key in island for u in users.get(x, ())) \
+        if bias is not None and bias.op_type == "Add" and all(u.key in keys for u in users.get(x, ())) \
                 and x not in graph_outputs and any(t is not None and t.name in consts for t in bias.inputs):
             rest = members  # ... or, for BiasGelu, the bias Add does and the whole GELU rides on it
         out.append((rest, inner | {x}))
     return out
-
-
-def _scaled(p, x: str, consts: set[str]) -> bool:
-    """``p`` multiplies ``x`` by a constant (the 0.5·x of GELU)."""
-    return p is not None and p.op_type == "Mul" and \
-        [t.name for t in p.inputs if t is not None and t.name not in consts] == [x]
 
 
 def _last_outputs(members, users, graph_outputs) -> set[str]:
