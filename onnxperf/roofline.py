@@ -170,11 +170,27 @@ class RooflineResult:
         return None if self.latency_s <= 0 else batch / self.latency_s
 
 
-def families(family: str, integer: bool = False, depthwise: bool = False) -> tuple[str, ...]:
+#: elementwise functions a CPU evaluates by a polynomial or a series per element (erf, exp, tanh,
+#: the exponentials of a sigmoid or a softmax): their kernels are bound by that arithmetic, which the
+#: FLOP convention counts as 1-9 operations per element (docs/conventions.md), not by their bytes.
+#: A calibrated spec fits each one's share of the compute roof apart where the suite has it
+#: (``op.<Op>.compute``), the others at the median of those (``transcendental.compute``)
+TRANSCENDENTAL = frozenset({
+    "Erf", "Exp", "Log", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Sin", "Cos", "Tan", "Asin", "Acos",
+    "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus", "Elu", "Selu", "Celu", "Mish", "Swish",
+    "Gelu", "BiasGelu", "FastGelu", "QuickGelu"})
+#: ops that take another's per-op key: BiasGelu is a bias Add and onnxruntime's Gelu kernel
+_SAME_AS = {"BiasGelu": "Gelu"}
+
+
+def families(family: str, integer: bool = False, depthwise: bool = False, op: str | None = None) -> tuple[str, ...]:
     """The efficiency keys' family names for a node, most specific first: a depthwise convolution
     (one input channel per group) and 8-bit integer arithmetic are calibrated apart where the suite
-    has them (``conv.depthwise.int8``, ``conv.depthwise``, ``conv.int8``, then ``conv``)."""
+    has them (``conv.depthwise.int8``, ``conv.depthwise``, ``conv.int8``, then ``conv``); a
+    :data:`TRANSCENDENTAL` op ``op`` first looks for ``op.<Op>`` and ``transcendental``."""
     out = []
+    if op in TRANSCENDENTAL:
+        out += [f"op.{_SAME_AS.get(op, op)}", "transcendental"]
     if depthwise:
         out += [f"{family}.depthwise.int8"] if integer else []
         out.append(f"{family}.depthwise")
@@ -185,14 +201,15 @@ def families(family: str, integer: bool = False, depthwise: bool = False) -> tup
 
 
 def efficiencies(spec: Spec, family: str, nbytes: float = 0.0, integer: bool = False,
-                 depthwise: bool = False) -> tuple[float, float, float]:
+                 depthwise: bool = False, op: str | None = None) -> tuple[float, float, float]:
     """(compute efficiency, memory efficiency, per-node overhead in s) for an op family; a node moving
     at least ``parallel_min_bytes`` (``nbytes``) also pays ``overhead_parallel_s`` (the runtime's
     thread-pool dispatch, fitted by calibration). ``integer``: the node's arithmetic is 8-bit integer
     (QLinearConv, MatMulInteger ...); ``depthwise``: a depthwise convolution: their own keys first,
-    where calibration fitted them (:func:`families`)."""
+    where calibration fitted them (:func:`families`); ``op``: the node's op type (a transcendental
+    function's own keys)."""
     eff = getattr(spec, "efficiency", None) or {}
-    fams = families(family, integer, depthwise)
+    fams = families(family, integer, depthwise, op)
     e_c = float(next((eff[f"{f}.compute"] for f in fams if f"{f}.compute" in eff), eff.get("default.compute", 1.0)))
     e_m = float(next((eff[f"{f}.memory"] for f in fams if f"{f}.memory" in eff), eff.get("default.memory", 1.0)))
     o = float(eff.get("overhead_s", 0.0))
@@ -201,11 +218,11 @@ def efficiencies(spec: Spec, family: str, nbytes: float = 0.0, integer: bool = F
     return e_c, e_m, o
 
 
-def overlap(spec: Spec, family: str, integer: bool = False, depthwise: bool = False) -> float:
+def overlap(spec: Spec, family: str, integer: bool = False, depthwise: bool = False, op: str | None = None) -> float:
     """α of a calibrated spec for an op family: the share of the lesser of compute and memory
     time that is not hidden under the greater (``<family>.overlap``, else ``overlap``, else 0)."""
     eff = getattr(spec, "efficiency", None) or {}
-    for f in families(family, integer, depthwise):
+    for f in families(family, integer, depthwise, op):
         if f"{f}.overlap" in eff:
             return float(eff[f"{f}.overlap"])
     return float(eff.get("overlap", 0.0))
@@ -225,9 +242,9 @@ def is_depthwise(n) -> bool:
     return bool(ws and xs and len(ws) >= 3 and len(xs) >= 3 and ws[1] == 1 and isinstance(xs[1], int) and xs[1] > 1)
 
 
-def _kind(n) -> tuple[bool, bool]:
-    """(integer, depthwise) of a node, for :func:`efficiencies` and :func:`overlap`."""
-    return n.int_ops > n.flops, is_depthwise(n)
+def _kind(n) -> tuple[bool, bool, str]:
+    """(integer, depthwise, op type) of a node, for :func:`efficiencies` and :func:`overlap`."""
+    return n.int_ops > n.flops, is_depthwise(n), n.op_type
 
 
 #: ops that no runtime executes as a kernel (folded at load): no dispatch overhead
@@ -541,7 +558,7 @@ def folded(a: Analysis, bound_shapes: bool = False) -> set[str]:
 def _as_epilogue(r: NodeRoofline, n, free: frozenset[str], spec: Spec) -> NodeRoofline:
     """An epilogue's roofline: arithmetic at the compute roof, plus reading its inputs other than
     ``free`` (those the kernel already holds)."""
-    e_c, e_m, _ = efficiencies(spec, n.family)
+    e_c, e_m, _ = efficiencies(spec, n.family, 0.0, *_kind(n))
     other = sum(t_bytes for t_name, t_bytes in _input_bytes(n) if t_name not in free)
     mem_s = other / (spec.memory_bandwidth_bytes_per_s * e_m) if other else 0.0
     comp_s = r.ops / (r.peak_ops_per_s) if r.ops and r.peak_ops_per_s else 0.0

@@ -156,3 +156,60 @@ def test_depthwise_convolutions_are_calibrated_apart():
     assert efficiencies(S, "conv", depthwise=True)[0] == 0.2 and efficiencies(S, "conv", integer=True)[0] == 0.9
     assert {c.family for c in suite(scale=1 / 16) if "depthwise" in c.family} == {"conv.depthwise",
                                                                                   "conv.depthwise.int8"}
+
+
+def test_transcendental_functions_are_fitted_on_their_arithmetic():
+    """erf_1m is memory-bound on the roofline (1 FLOP per element, 8 bytes) but takes W/(e·π): its
+    own family op.Erf is fitted as a share of the compute roof, with no overlap; the other
+    transcendental functions get the median of those; neither enters default.compute."""
+    from onnxperf.calibration.fit import compute_fitted, predict
+
+    o = 2e-6
+    samples = [Sample("add_tiny", "elementwise", 1e-9, 1e-9, o), Sample("relu_tiny", "activation", 1e-9, 1e-9, o)]
+    samples += [Sample(f"mm{i}", "matmul", c, c / 10, c / 0.8 + o) for i, c in enumerate([1e-3, 4e-3])]
+    # erf: compute 4 µs, memory 40 µs, measured 200 µs + o -> 2% of the compute roof; sigmoid 10%
+    erf = Sample("erf_1m", "op.Erf", 4e-6, 40e-6, 4e-6 / 0.02 + o)
+    sig = Sample("sigmoid_1m", "op.Sigmoid", 16e-6, 40e-6, 16e-6 / 0.10 + o)
+    tanh = Sample("tanh_1m", "op.Tanh", 4e-6, 40e-6, 4e-6 / 0.05 + o)
+    eff = fit_efficiency(samples + [erf, sig, tanh])
+    assert compute_fitted("op.Erf") and not compute_fitted("elementwise") and not compute_fitted("op.Relu")
+    assert eff["op.Erf.compute"] == pytest.approx(0.02) and eff["op.Erf.overlap"] == 0.0
+    assert eff["op.Sigmoid.compute"] == pytest.approx(0.10) and eff["op.Tanh.compute"] == pytest.approx(0.05)
+    assert eff["transcendental.compute"] == pytest.approx(0.05) and eff["transcendental.overlap"] == 0.0
+    assert eff["default.compute"] == pytest.approx(0.8)
+    for s in (erf, sig, tanh):
+        assert predict(s, eff, 1.0, o) == pytest.approx(s.measured_s)
+
+
+def test_transcendental_nodes_look_up_their_own_keys_first():
+    """An Erf node in a model: op.Erf.* before transcendental.* before its family's keys; BiasGelu
+    takes Gelu's; Relu is not transcendental. The node's time is its arithmetic at that share."""
+    from onnx import helper
+
+    from onnxperf.roofline import families, roofline
+
+    from .util import model, vi
+    assert families("elementwise", op="Erf") == ("op.Erf", "transcendental", "elementwise")
+    assert families("activation", op="BiasGelu")[:2] == ("op.Gelu", "transcendental")
+    assert families("activation", op="Relu") == ("activation",)
+    n_elems = 64 * 1024
+    a = onnxperf.analyze(model([helper.make_node("Erf", ["x"], ["y"]), helper.make_node("Exp", ["y"], ["z"])],
+                               [vi("x", [64, 1024])], [vi("z", None)]))
+
+    class S:
+        id = "s"
+        memory_bandwidth_bytes_per_s = 100e9
+        efficiency = {"op.Erf.compute": 0.02, "op.Erf.overlap": 0.0, "transcendental.compute": 0.05,
+                      "transcendental.overlap": 0.0, "elementwise.memory": 1.0, "elementwise.overlap": 1.0}
+
+        def peak_for(self, dtype):
+            return 100e9
+    erf, exp = roofline(a, S()).nodes
+    assert erf.bound == "compute" and erf.time_s == pytest.approx(n_elems / (0.02 * 100e9))
+    assert exp.time_s == pytest.approx(n_elems / (0.05 * 100e9))
+
+
+def test_suite_has_the_transcendental_cases():
+    fams = {c.name: c.family for c in suite(scale=1 / 16)}
+    assert {fams[k] for k in ("erf_1m", "sigmoid_1m", "tanh_1m", "gelu_1m", "softmax_rows")} == {
+        "op.Erf", "op.Sigmoid", "op.Tanh", "op.Gelu", "op.Softmax"}

@@ -148,13 +148,20 @@ def dispatch_overhead(workdir: Path, *, runs: int, warmup: int, threads: int | N
 
 def calibration_table(result: CalibrationResult) -> str:
     """Measured vs roofline per suite op, then the fitted efficiencies."""
+    from .fit import compute_fitted
+
+    wc = max([20] + [len(s.case) + 2 for s in result.samples])
+    wf = max([16] + [len(s.family) + 2 for s in result.samples])
     lines = [f"Calibration on {result.base_spec.id}: measured kernel time vs plain roofline", "",
-             f"  {'case':<20}{'family':<16}{'bound':<9}{'roofline':>11}{'measured':>11}{'attained':>10}"]
+             f"  {'case':<{wc}}{'family':<{wf}}{'bound':<9}{'roofline':>11}{'measured':>11}{'attained':>10}"]
     for s in result.samples:
         att = s.plain_s / s.measured_s if s.measured_s else 0.0
-        lines.append(f"  {s.case:<20}{s.family:<16}{'compute' if s.compute_bound else 'memory':<9}"
+        lines.append(f"  {s.case:<{wc}}{s.family:<{wf}}{'compute' if s.compute_bound else 'memory':<9}"
                      f"{s.plain_s * 1e6:>9.1f}µs{s.measured_s * 1e6:>9.1f}µs{att:>10.1%}")
+    if any(compute_fitted(s.family) for s in result.samples):
+        lines += ["", "  op.* families (transcendental functions) are fitted on their arithmetic, whatever the bound above."]
     lines += ["", "Fitted efficiencies (share of the roof attained), runtime overhead per executed node and per run:"]
+    wk = max([24] + [len(k) + 2 for k in result.efficiency])
     for k, v in sorted(result.efficiency.items()):
-        lines.append(f"  {k:<24}{v:.4g}" + (" s" if k.startswith("overhead") else ""))
+        lines.append(f"  {k:<{wk}}{v:.4g}" + (" s" if k.startswith("overhead") else ""))
     return "\n".join(lines) + "\n"

@@ -78,9 +78,9 @@ def _matmul(name, b, m, k, n) -> Case:
     return _case(name, "matmul", build)
 
 
-def _unary(name, op, family, shape, **attrs) -> Case:
+def _unary(name, op, family, shape, opset: int = 17, **attrs) -> Case:
     return _case(name, family, lambda sfx, seed: (helper.make_node(op, ["x" + sfx], ["y" + sfx], **attrs),
-                                                  [_vi("x" + sfx, shape)], []))
+                                                  [_vi("x" + sfx, shape)], []), opset=opset)
 
 
 def _binary(name, op, shape) -> Case:
@@ -173,10 +173,13 @@ def suite(scale: float = 1.0) -> list[Case]:
         _binary("mul_4m", "Mul", [d(4096), 1024]),
         _binary("add_tiny", "Add", [16, 16]),
         _unary("relu_4m", "Relu", "activation", [d(4096), 1024]),
-        _unary("sigmoid_1m", "Sigmoid", "activation", [d(1024), 1024]),
-        _unary("erf_1m", "Erf", "elementwise", [d(1024), 1024]),
+        # transcendental functions: each fitted on its arithmetic (fit.compute_fitted)
+        _unary("sigmoid_1m", "Sigmoid", "op.Sigmoid", [d(1024), 1024]),
+        _unary("erf_1m", "Erf", "op.Erf", [d(1024), 1024]),
+        _unary("tanh_1m", "Tanh", "op.Tanh", [d(1024), 1024]),
+        _unary("gelu_1m", "Gelu", "op.Gelu", [d(1024), 1024], opset=20),
         _unary("relu_tiny", "Relu", "activation", [16, 16]),
-        _unary("softmax_rows", "Softmax", "activation", [d(2048), 512], axis=-1),
+        _unary("softmax_rows", "Softmax", "op.Softmax", [d(2048), 512], axis=-1),
         _unary("reducemean_rows", "ReduceMean", "reduce", [d(2048), 512], axes=[-1]),
         _unary("transpose_4d", "Transpose", "movement", [8, d(128), 12, 64], perm=[0, 2, 1, 3]),
         _unary("maxpool_3x3_s2", "MaxPool", "pool", [1, 64, d(112), d(112)], kernel_shape=[3, 3],
@@ -205,7 +208,7 @@ def suite(scale: float = 1.0) -> list[Case]:
         # dispatch of its own (fit.MID: the fit's overhead_parallel_s, not the efficiencies)
         _binary("add_64k", "Add", [64, 1024]),
         _unary("relu_64k", "Relu", "activation", [64, 1024]),
-        _unary("softmax_64k", "Softmax", "activation", [128, 512], axis=-1),
+        _unary("softmax_64k", "Softmax", "op.Softmax", [128, 512], axis=-1),
         _unary("transpose_64k", "Transpose", "movement", [4, 128, 128], perm=[0, 2, 1]),
         _case("layernorm_64k", "norm", lambda sfx, seed: (
             helper.make_node("LayerNormalization", ["x" + sfx, "g" + sfx, "b" + sfx], ["y" + sfx], axis=-1),
