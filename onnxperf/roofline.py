@@ -186,11 +186,15 @@ _SAME_AS = {"BiasGelu": "Gelu"}
 def families(family: str, integer: bool = False, depthwise: bool = False, op: str | None = None) -> tuple[str, ...]:
     """The efficiency keys' family names for a node, most specific first: a depthwise convolution
     (one input channel per group) and 8-bit integer arithmetic are calibrated apart where the suite
-    has them (``conv.depthwise.int8``, ``conv.depthwise``, ``conv.int8``, then ``conv``); a
-    :data:`TRANSCENDENTAL` op ``op`` first looks for ``op.<Op>`` and ``transcendental``."""
+    has them (``conv.depthwise.int8``, ``conv.depthwise``, ``conv.int8``, then ``conv``). An op the
+    suite measures on its own (a transcendental function, onnxruntime's SkipLayerNormalization) has
+    keys ``op.<Op>.*`` looked up first, and a :data:`TRANSCENDENTAL` one without them
+    ``transcendental.*``."""
     out = []
+    if op:
+        out.append(f"op.{_SAME_AS.get(op, op)}")
     if op in TRANSCENDENTAL:
-        out += [f"op.{_SAME_AS.get(op, op)}", "transcendental"]
+        out.append("transcendental")
     if depthwise:
         out += [f"{family}.depthwise.int8"] if integer else []
         out.append(f"{family}.depthwise")

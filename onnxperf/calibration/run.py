@@ -158,8 +158,10 @@ def calibration_table(result: CalibrationResult) -> str:
         att = s.plain_s / s.measured_s if s.measured_s else 0.0
         lines.append(f"  {s.case:<{wc}}{s.family:<{wf}}{'compute' if s.compute_bound else 'memory':<9}"
                      f"{s.plain_s * 1e6:>9.1f}µs{s.measured_s * 1e6:>9.1f}µs{att:>10.1%}")
-    if any(compute_fitted(s.family) for s in result.samples):
-        lines += ["", "  op.* families (transcendental functions) are fitted on their arithmetic, whatever the bound above."]
+    arith = sorted({s.family for s in result.samples if compute_fitted(s.family)})
+    if arith:
+        lines += ["", f"  {', '.join(arith)} (transcendental functions) are fitted on their arithmetic, whatever the "
+                  "bound above."]
     lines += ["", "Fitted efficiencies (share of the roof attained), runtime overhead per executed node and per run:"]
     wk = max([24] + [len(k) + 2 for k in result.efficiency])
     for k, v in sorted(result.efficiency.items()):
