@@ -33,7 +33,7 @@ constants only (and ``Shape`` of a tensor whose shape is known): such nodes take
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .analysis import Analysis
@@ -179,6 +179,10 @@ TRANSCENDENTAL = frozenset({
     "Erf", "Exp", "Log", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Sin", "Cos", "Tan", "Asin", "Acos",
     "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus", "Elu", "Selu", "Celu", "Mish", "Swish",
     "Gelu", "BiasGelu", "FastGelu", "QuickGelu"})
+#: kernels whose time follows their element count at any cache level, fitted on their arithmetic
+#: like the transcendental functions: onnxruntime 1.32's CPU SkipLayerNormalization takes ~2.5 ns
+#: per element from 128x256 to 512x768 (benchmarks/results/accuracy.md)
+FITTED_ON_ARITHMETIC = TRANSCENDENTAL | {"SkipLayerNormalization"}
 #: ops that take another's per-op key: BiasGelu is a bias Add and onnxruntime's Gelu kernel
 _SAME_AS = {"BiasGelu": "Gelu"}
 
@@ -318,10 +322,14 @@ class Fusions:
     in the same kernel, just before); the node costs its arithmetic plus its other inputs, and no
     dispatch. ``absorbed``: nodes folded into a neighbour's weights or attributes when the model
     loads (a constant Mul/Add/BatchNormalization after a Conv, a zero Pad before a Conv or pool):
-    no time at all."""
+    no time at all. ``runs_as``: node key -> (the fused op whose kernel runs it, the kernel's bytes,
+    its operations): a LayerNormalization whose residual Adds onnxruntime folds into
+    SkipLayerNormalization carries that kernel's time; the Adds are ``inside`` it and take none."""
 
     epilogue: dict[str, frozenset[str]]
     absorbed: frozenset[str]
+    runs_as: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    inside: frozenset[str] = frozenset()
 
 
 def epilogues(a: Analysis) -> dict[str, frozenset[str]]:
@@ -337,7 +345,7 @@ def fusions(a: Analysis) -> Fusions:
     still accepts. GELU written out (x/√2 -> Erf -> +1 -> ·x -> ·0.5, and the bias Add before it)
     runs as one kernel (GeluFusion, BiasGeluFusion): its first node keeps its traffic, the others
     cost their arithmetic."""
-    from .gpu_kernels import links
+    from .gpu_kernels import links, tensor_bytes
 
     nodes = a.main_nodes
     producer, users = links(nodes)
@@ -386,7 +394,106 @@ def fusions(a: Analysis) -> Fusions:
         for m in members:
             if m.key not in epi and m.key not in absorbed:
                 epi[m.key] = frozenset(x.name for x in m.inputs if x is not None and x.name in free)
-    return Fusions(epi, frozenset(absorbed))
+    runs_as: dict[str, tuple[str, int, int]] = {}
+    inside: set[str] = set()
+    for ln, adds in _skip_layer_norms(a, nodes, producer, users, consts, graph_outputs):
+        if any(x.key in epi or x.key in absorbed for x in (ln, *adds)):
+            continue
+        inner = {x.outputs[0].name for x in adds}
+        read = {t.name: t for x in (*adds, ln) for t in x.inputs if t is not None and t.name not in inner}
+        nbytes = sum(tensor_bytes(t) for t in read.values()) + ln.bytes_written
+        runs_as[ln.key] = ("SkipLayerNormalization", nbytes, sum(x.flops + x.int_ops for x in (ln, *adds)))
+        inside |= {x.key for x in adds}
+    return Fusions(epi, frozenset(absorbed), runs_as, frozenset(inside))
+
+
+_LN_FLOATS = frozenset({"float32", "float16", "bfloat16"})
+
+
+def _skip_layer_norms(a: Analysis, nodes, producer, users, consts, graph_outputs):
+    """(LayerNormalization, its Adds) that onnxruntime's SkipLayerNormFusion makes one
+    SkipLayerNormalization: ``Add(x, skip) -> LayerNormalization`` where the Add's inputs are both 3-D
+    of the same dims in the model *file* (equal values, or the same symbolic name: checked on
+    onnxruntime 1.32, which fuses [batch, seq, H] + [batch, seq, H] but not [1, seq, H] + [batch,
+    seq, H] nor 2-D or 4-D inputs), read once; with a bias Add (a 1-D constant of H) before either
+    input (its formats 1 and 2)."""
+    cands = []
+    for ln in nodes:
+        if ln.op_type != "LayerNormalization" or ln.domain or not ln.inputs or ln.inputs[0] is None:
+            continue
+        add1 = producer.get(ln.inputs[0].name)
+        if add1 is None or add1.op_type != "Add" or add1.domain or len(add1.inputs) != 2 \
+                or any(t is None or t.dtype not in _LN_FLOATS for t in (*add1.inputs, ln.inputs[0])) \
+                or [u.key for u in users.get(ln.inputs[0].name, ())] != [ln.key] or ln.inputs[0].name in graph_outputs:
+            continue
+        cands.append((ln, add1))
+    if not cands:
+        return []
+    shapes = _file_shapes(a)
+    out = []
+    for ln, add1 in cands:
+        s0, s1 = (shapes.get(t.name) for t in add1.inputs)
+        if s0 is None or s1 is None or len(s0) != 3 or len(s1) != 3 or \
+                any(d is None or d == "" or d != e for d, e in zip(s0, s1)):
+            continue
+        adds = [add1]
+        for side in (0, 1):  # format 1 (bias Add before input 0), then format 2 (before input 1)
+            add2 = producer.get(add1.inputs[side].name)
+            t = add1.inputs[side].name
+            if add2 is None or add2.op_type != "Add" or add2.domain or len(add2.inputs) != 2 or \
+                    [u.key for u in users.get(t, ())] != [add1.key] or t in graph_outputs:
+                continue
+            x, bias = add2.inputs
+            sx, sb = shapes.get(x.name) if x is not None else None, shapes.get(bias.name) if bias is not None else None
+            if bias is not None and bias.name in consts and sx is not None and sb is not None and len(sx) == 3 \
+                    and len(sb) == 1 and isinstance(sx[2], int) and sx[2] == sb[0]:
+                adds.append(add2)
+                break
+        out.append((ln, adds))
+    return out
+
+
+def _file_shapes(a: Analysis) -> dict[str, tuple]:
+    """Tensor shapes as the model *file* gives them (ONNX shape inference on its main graph, symbolic
+    dims as names), which is what a runtime's optimizer sees: the dims bound for the analysis are
+    not. A dim ONNX's inference cannot name gets a made-up ``unk__N``, onnxruntime's none: such a
+    dim is unknown (None). Weights are left out of the copy inferred (their dims are kept)."""
+    import onnx
+
+    if a.loaded is None:
+        return {}
+    src = a.loaded.proto
+    g = onnx.GraphProto()
+    g.node.extend(src.graph.node)
+    g.input.extend(src.graph.input)
+    g.output.extend(src.graph.output)
+    g.value_info.extend(src.graph.value_info)
+    for t in src.graph.initializer:
+        small = onnx.TensorProto()
+        if t.data_location == onnx.TensorProto.EXTERNAL or (len(t.raw_data) > 1024):
+            small.name, small.data_type = t.name, t.data_type
+            small.dims.extend(t.dims)
+            if not any(vi.name == t.name for vi in src.graph.input):
+                g.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+            continue
+        small.CopyFrom(t)
+        g.initializer.append(small)
+    m = onnx.ModelProto()
+    m.ir_version = src.ir_version
+    m.opset_import.extend(src.opset_import)
+    m.graph.CopyFrom(g)
+    try:
+        m = onnx.shape_inference.infer_shapes(m, data_prop=True)
+    except Exception:  # noqa: BLE001 - a graph ONNX cannot infer: no fusion is assumed
+        return {}
+    out = {t.name: tuple(t.dims) for t in m.graph.initializer}
+    for vi in (*m.graph.input, *m.graph.value_info, *m.graph.output):
+        tt = vi.type.tensor_type
+        if tt.HasField("shape"):
+            out[vi.name] = tuple(d.dim_value if d.HasField("dim_value") else
+                                 (d.dim_param if d.dim_param and not d.dim_param.startswith("unk__") else None)
+                                 for d in tt.shape.dim)
+    return out
 
 
 def _zero_pad(a: Analysis, n, consts: set[str]) -> bool:
@@ -559,6 +666,24 @@ def folded(a: Analysis, bound_shapes: bool = False) -> set[str]:
     return {str(i) for i in foldable_nodes(g, static)}
 
 
+def _as_fused_kernel(r: NodeRoofline, n, op: str, nbytes: int, ops: int, spec: Spec) -> NodeRoofline:
+    """The roofline of the fused kernel ``op`` that runs ``n`` and the nodes inside it: its
+    operations and bytes at ``op``'s efficiencies (``op.<Op>.*``), bytes at main-memory bandwidth,
+
+        t = max(c, m) + α·min(c, m) + o,   c = W / (e_c · π),  m = Q / (e_m · β)"""
+    integer, depthwise, own = _kind(n)
+    e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, integer, depthwise, op)
+    # the roof itself, from the node's own roofline (its peak is the roof times its own e_c)
+    peak = r.peak_ops_per_s / efficiencies(spec, n.family, 0.0, integer, depthwise, own)[0] * e_c
+    bw = spec.memory_bandwidth_bytes_per_s * e_m
+    comp_s = ops / peak if ops else 0.0
+    mem_s = nbytes / bw if nbytes else 0.0
+    t = max(comp_s, mem_s) + overlap(spec, n.family, integer, depthwise, op) * min(comp_s, mem_s) + overhead
+    i = intensity(ops, nbytes)
+    return NodeRoofline(r.key, r.op_type, r.family, r.dtype, ops, nbytes, i, peak, attainable(peak, bw, i),
+                        COMPUTE if comp_s >= mem_s else MEMORY, t, None)
+
+
 def _as_epilogue(r: NodeRoofline, n, free: frozenset[str], spec: Spec) -> NodeRoofline:
     """An epilogue's roofline: arithmetic at the compute roof, plus reading its inputs other than
     ``free`` (those the kernel already holds)."""
@@ -608,8 +733,10 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
         raw = [(_as_folded(r) if r.key in gone and r.time_s is not None else r) for r in raw]
     if float(eff.get("fusion.epilogue", 0)) >= 1:
         fu = fusions(a)
-        raw = [(_as_folded(r) if n.key in fu.absorbed and r.time_s is not None else
-                _as_epilogue(r, n, fu.epilogue[n.key], spec) if n.key in fu.epilogue and r.time_s is not None else r)
+        raw = [(_as_folded(r) if (n.key in fu.absorbed or n.key in fu.inside) and r.time_s is not None else
+                _as_epilogue(r, n, fu.epilogue[n.key], spec) if n.key in fu.epilogue and r.time_s is not None else
+                _as_fused_kernel(r, n, *fu.runs_as[n.key], spec) if n.key in fu.runs_as and r.time_s is not None
+                else r)
                for r, n in zip(raw, a.main_nodes)]
     plan = None
     if float(eff.get("fusion.gpu", 0)) >= 1:

@@ -396,3 +396,60 @@ def test_largest_fit_in_another_dim_is_confirmed_by_analysis_and_capped_where_sh
     f = largest_fitting(m, 1 << 30, "seq", {"batch": 1})
     assert f.value == table and f.next_total_bytes is None and f.method == "polynomial, capped by analysis"
     assert f"seq={table + 1}" in f.note and f"stop at seq={table}" in f.note
+
+
+def _skip_ln_model(xs, ys, bias=False, h=64, extra_user=False):
+    nodes = []
+    inits = [const("g", [h]), const("b", [h])]
+    x = "x"
+    if bias:
+        nodes.append(helper.make_node("Add", ["x", "bias"], ["xb"]))
+        inits.append(const("bias", [h]))
+        x = "xb"
+    nodes.append(helper.make_node("Add", [x, "y"], ["s"]))
+    nodes.append(helper.make_node("LayerNormalization", ["s", "g", "b"], ["z"], axis=-1))
+    outs = [vi("z", None)]
+    if extra_user:
+        nodes.append(helper.make_node("Relu", ["s"], ["r"]))
+        outs.append(vi("r", None))
+    return model(nodes, [vi("x", xs), vi("y", ys)], outs, inits)
+
+
+@pytest.mark.parametrize("xs, ys, bias, extra_user, fused", [
+    (["batch", "seq", 64], ["batch", "seq", 64], False, False, True),
+    ([2, 8, 64], [2, 8, 64], True, False, True),               # format 1: a bias Add before the skip Add
+    ([1, "seq", 64], ["batch", "seq", 64], False, False, False),  # 1 vs batch: not the same dims
+    (["a", "b", 64], ["c", "d", 64], False, False, False),      # different symbols
+    ([8, 64], [8, 64], False, False, False),                    # 2-D
+    ([1, 2, 8, 64], [1, 2, 8, 64], False, False, False),        # 4-D
+    ([2, 8, 64], [2, 8, 64], False, True, False),               # the sum is read by another node too
+])
+def test_skip_layer_norm_fusion_as_onnxruntime_does_it(xs, ys, bias, extra_user, fused):
+    """Add(x, skip) (+ a bias Add) -> LayerNormalization is one SkipLayerNormalization kernel exactly
+    when onnxruntime 1.32 fuses it (each case checked in the optimized model it writes): 3-D inputs
+    of the same dims in the file, symbolic ones by the same name, the sum read by the norm alone.
+    The fused kernel's time sits on the LayerNormalization at op.SkipLayerNormalization's
+    efficiency, over the kernel's bytes (x, skip, bias, gamma, beta, out); the Adds take none."""
+    from onnxperf.roofline import fusions
+    m = _skip_ln_model(xs, ys, bias, extra_user=extra_user)
+    sizes = {"batch": 2, "seq": 8, "a": 2, "b": 8, "c": 2, "d": 8}
+    a = onnxperf.analyze(m, dims={d: sizes[d] for d in (*xs, *ys) if isinstance(d, str)})
+    f = fusions(a)
+    ln = next(n for n in a.main_nodes if n.op_type == "LayerNormalization")
+    adds = [n for n in a.main_nodes if n.op_type == "Add"]
+    if not fused:
+        assert f.runs_as == {} and f.inside == frozenset()
+        return
+    assert set(f.runs_as) == {ln.key} and f.inside == {n.key for n in adds}
+    op, nbytes, ops = f.runs_as[ln.key]
+    h, numel = 64, 2 * 8 * 64
+    assert op == "SkipLayerNormalization"
+    assert nbytes == 4 * (numel * 3 + 2 * h + (h if bias else 0))  # read x, skip (, bias), gamma, beta; write out
+    assert ops == ln.flops + sum(n.flops for n in adds)
+    eff = {"fusion.epilogue": 1.0, "op.SkipLayerNormalization.compute": 0.01, "op.SkipLayerNormalization.overlap": 0.0,
+           "overhead_s": 2e-6}
+    spec = _Spec("x", XEON.peak, XEON.memory_bandwidth_bytes_per_s, eff)
+    r = {n.key: n for n in roofline(a, spec).nodes}
+    assert all(r[n.key].time_s == 0.0 for n in adds)
+    c, mem = ops / (XEON.peak * 0.01), nbytes / XEON.memory_bandwidth_bytes_per_s
+    assert r[ln.key].time_s == pytest.approx(max(c, mem) + 2e-6) and r[ln.key].bytes == nbytes

@@ -110,14 +110,15 @@ def fit_efficiency(samples: Iterable[Sample]) -> dict[str, float]:
 
 def compute_fitted(family: str) -> bool:
     """A family fitted on its arithmetic whatever its plain roofline's bound: ``op.<Op>`` of a
-    transcendental function (:data:`onnxperf.roofline.TRANSCENDENTAL`). erf_1m is memory-bound on
+    transcendental function or another kernel whose time follows its element count
+    (:data:`onnxperf.roofline.FITTED_ON_ARITHMETIC`). erf_1m is memory-bound on
     the roofline (1 FLOP per element by the convention, 8 bytes), yet onnxruntime evaluates a
     polynomial per element and takes 6x its memory time; fitted as a share of the memory roof, the
     same op in a model, whose data sits in a faster cache level or rides inside a fused GELU,
     came out 2-6x fast (BERT's Erf nodes: 39 µs measured, 16 predicted)."""
-    from ..roofline import TRANSCENDENTAL
+    from ..roofline import FITTED_ON_ARITHMETIC
 
-    return family.startswith("op.") and family[3:] in TRANSCENDENTAL
+    return family.startswith("op.") and family[3:] in FITTED_ON_ARITHMETIC
 
 
 def _fit_families(fit: list[Sample], overhead: float, extra: dict[str, float] | None = None) -> dict[str, float]:
@@ -125,6 +126,8 @@ def _fit_families(fit: list[Sample], overhead: float, extra: dict[str, float] | 
     beyond ``overhead`` (the parallel one). A :func:`compute_fitted` family gets ``.compute`` (the
     median of W/π over its time) and ``.overlap`` 0; ``transcendental.*`` is the median of those
     families, for the transcendental functions the suite lacks; they stay out of ``default.*``."""
+    from ..roofline import TRANSCENDENTAL
+
     extra = extra or {}
     out: dict[str, float] = {"overhead_s": overhead}
     ratios: dict[str, list[float]] = {"compute": [], "memory": []}
@@ -136,7 +139,8 @@ def _fit_families(fit: list[Sample], overhead: float, extra: dict[str, float] | 
                     for s in mine]
             out[f"{fam}.compute"] = _clip(statistics.median(vals))
             out[f"{fam}.overlap"] = 0.0
-            transcendental.append(out[f"{fam}.compute"])
+            if fam[3:] in TRANSCENDENTAL:
+                transcendental.append(out[f"{fam}.compute"])
             continue
         best: tuple[float, float, dict[str, list[float]]] | None = None
         for alpha in OVERLAPS:

@@ -160,8 +160,8 @@ def calibration_table(result: CalibrationResult) -> str:
                      f"{s.plain_s * 1e6:>9.1f}µs{s.measured_s * 1e6:>9.1f}µs{att:>10.1%}")
     arith = sorted({s.family for s in result.samples if compute_fitted(s.family)})
     if arith:
-        lines += ["", f"  {', '.join(arith)} (transcendental functions) are fitted on their arithmetic, whatever the "
-                  "bound above."]
+        lines += ["", f"  {', '.join(arith)} (kernels whose time follows their element count) are fitted on their arithmetic, "
+                  "whatever the bound above."]
     lines += ["", "Fitted efficiencies (share of the roof attained), runtime overhead per executed node and per run:"]
     wk = max([24] + [len(k) + 2 for k in result.efficiency])
     for k, v in sorted(result.efficiency.items()):
