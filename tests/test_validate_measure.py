@@ -351,6 +351,52 @@ def test_mapping_nchwc_sum_fusion_reorders_and_folded_constant():
     assert m.measured_s_per_run == pytest.approx(40 * us)
 
 
+def test_mapping_layout_transformer_tokens():
+    """onnxruntime's layout transformer moves QLinearConv/MaxPool to NHWC: it renames the nodes it
+    rewrites '<original name>_token_<N>', renames their output tensors and those of the
+    layout-agnostic QLinearAdd between them (which keeps its name), and inserts Transposes. Each
+    measured node still maps to its own original node (a QOperator ResNet-18 was one group of 30)."""
+    u8 = TensorProto.UINT8
+    q = ["xs", "xz", "ws", "wz", "ys", "yz"]
+    orig = _model([
+        helper.make_node("QLinearConv", ["x", "xs", "xz", "W1", "ws", "wz", "ys", "yz"], ["c1"], name="conv1"),
+        helper.make_node("MaxPool", ["c1"], ["p"], name="pool", kernel_shape=[2, 2]),
+        helper.make_node("QLinearConv", ["p", "xs", "xz", "W2", "ws", "wz", "ys", "yz"], ["c2"], name="conv2"),
+        helper.make_node("QLinearAdd", ["c2", "xs", "xz", "p", "xs", "xz", "ys", "yz"], ["y"], name="add",
+                         domain="com.microsoft"),
+    ], [helper.make_tensor_value_info("x", u8, [1, 8, 4, 4])], [helper.make_tensor_value_info("y", u8, None)],
+        [_init(n, (), np.float32 if n.endswith("s") else np.uint8, 1) for n in q]
+        + [_init("W1", (8, 8, 1, 1), np.uint8, np.ones(64)), _init("W2", (8, 8, 1, 1), np.uint8, np.ones(64))])
+    orig.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    opt = _model([
+        helper.make_node("Transpose", ["x"], ["x_nhwc"], name="Transpose", perm=[0, 2, 3, 1]),
+        helper.make_node("QLinearConv", ["x_nhwc", "xs", "xz", "W1", "ws", "wz", "ys", "yz"], ["t1"],
+                         name="conv1_token_3", domain="com.microsoft", channels_last=1),
+        helper.make_node("NhwcMaxPool", ["t1"], ["t2"], name="pool_token_7", domain="com.microsoft",
+                         kernel_shape=[2, 2]),
+        helper.make_node("QLinearConv", ["t2", "xs", "xz", "W2", "ws", "wz", "ys", "yz"], ["t3"],
+                         name="conv2_token_9", domain="com.microsoft", channels_last=1),
+        helper.make_node("QLinearAdd", ["t3", "xs", "xz", "t2", "xs", "xz", "ys", "yz"], ["t4"], name="add",
+                         domain="com.microsoft"),
+        helper.make_node("Transpose", ["t4"], ["y"], name="Transpose_1", perm=[0, 3, 1, 2]),
+    ], [helper.make_tensor_value_info("x", u8, [1, 8, 4, 4])], [helper.make_tensor_value_info("y", u8, None)],
+        [_init(n, (), np.float32 if n.endswith("s") else np.uint8, 1) for n in q]
+        + [_init("W1", (8, 8, 1, 1), np.uint8, np.ones(64)), _init("W2", (8, 8, 1, 1), np.uint8, np.ones(64))])
+    us = 1e-6
+    timings = [NodeTiming(n, op, "cpu", t * us, 1) for n, op, t in (
+        ("Transpose", "Transpose", 1), ("conv1_token_3", "QLinearConv", 10), ("pool_token_7", "NhwcMaxPool", 3),
+        ("conv2_token_9", "QLinearConv", 20), ("add", "QLinearAdd", 4), ("Transpose_1", "Transpose", 2))]
+    m = map_groups(orig, opt, timings)
+    _assert_partition(m, 4)
+    by_ids = {g.original_node_ids: g for g in m.groups}
+    assert set(by_ids) == {(0,), (1,), (2,), (3,)}
+    assert by_ids[(0,)].measured_names == ("Transpose", "conv1_token_3")
+    assert by_ids[(1,)].measured_s_per_run == pytest.approx(3 * us)
+    assert by_ids[(2,)].measured_s_per_run == pytest.approx(20 * us)
+    assert by_ids[(3,)].measured_names == ("add", "Transpose_1")
+    assert m.measured_s_per_run == pytest.approx(40 * us)
+
+
 def test_unnamed_nodes_match_by_profiler_default_names():
     m = _model([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["y"])],
                [helper.make_tensor_value_info("x", F32, [2])], [helper.make_tensor_value_info("y", F32, [2])], [])

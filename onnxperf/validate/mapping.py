@@ -14,7 +14,10 @@ The mapping works on tensor names:
    may also have fused the elementwise/activation nodes after ``T`` (its ``Sum`` input and
    ``activation`` attribute), so its alias is extended forward over elementwise and activation
    nodes whose other inputs are its own inputs or constants, up to tensors another node
-   materializes. Reorder and Memcpy nodes pass aliases through in both directions.
+   materializes. Reorder and Memcpy nodes pass aliases through in both directions. The layout
+   transformer (NHWC QLinearConv, NhwcMaxPool) names a node it rewrites ``<original node>_token_N``
+   and renames its outputs (and those of the QLinearAdd between, which keeps its name): such a
+   node's outputs are the outputs of the original node of that name.
 2. **Walks.** Each optimized node's group is the original nodes reached by walking backwards from
    the producers of its aliased outputs, stopping at graph inputs, initializers, constant-folded
    tensors and tensors that some other optimized node materializes.
@@ -39,6 +42,7 @@ the file index.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -50,6 +54,8 @@ from .profile import NodeTiming
 
 NCHWC_DOMAIN = "com.microsoft.nchwc"
 NCHWC_SUFFIX = "_nchwc"
+#: a node the layout transformer rewrote: "<original node name>_token_<N>"
+_TOKEN = re.compile(r"(.+)_token_\d+")
 #: ops that only change layout or device: their time maps to no original node
 LAYOUT_OPS = frozenset({(NCHWC_DOMAIN, "ReorderInput"), (NCHWC_DOMAIN, "ReorderOutput"),
                         ("", "MemcpyToHost"), ("", "MemcpyFromHost"),
@@ -174,6 +180,25 @@ def _aliases(orig: _Original, opt: Sequence[onnx.NodeProto]) -> tuple[dict[str, 
             if target in orig.producer:
                 alias[n.output[0]] = target
                 weak[i] = target
+    # the layout transformer (NHWC for QLinearConv, NhwcMaxPool) renames the nodes it rewrites
+    # "<original node name>_token_<N>", and the output tensors of those and of the layout-agnostic
+    # nodes between them (QLinearAdd keeps its name): such a node's outputs are those of the
+    # original node of that name (when the name is unique; the same op type when not renamed)
+    by_name: dict[str, list[int]] = {}
+    for i, n in enumerate(orig.nodes):
+        if n.name:
+            by_name.setdefault(n.name, []).append(i)
+    for n in opt:
+        m = _TOKEN.fullmatch(n.name)
+        name = m.group(1) if m else n.name
+        if not name or len(by_name.get(name, ())) != 1:
+            continue
+        src = orig.nodes[by_name[name][0]]
+        if m is None and (src.op_type != n.op_type or _domain(src) != _domain(n)):
+            continue
+        for o_opt, o_orig in zip(n.output, src.output):
+            if o_opt and o_orig and o_opt not in alias and o_orig in orig.producer:
+                alias[o_opt] = o_orig
     changed = True
     while changed:  # layout nodes pass aliases through, both ways
         changed = False
