@@ -228,3 +228,17 @@ def test_skip_layer_norm_is_calibrated_on_its_own():
     class S:
         efficiency = {"norm.memory": 0.5, "op.SkipLayerNormalization.memory": 0.06}
     assert efficiencies(S, n.family, op=n.op_type)[1] == 0.06 and efficiencies(S, n.family, op="LayerNormalization")[1] == 0.5
+
+
+def test_suite_has_8_bit_elementwise_cases():
+    """QOperator exports' QLinearAdd/QLinearMul/QLinearSigmoid and the Quantize/DequantizeLinear of
+    QDQ and dynamic exports run at rates of their own: each has a suite case fitting op.<Op>.*,
+    valid, fully costed, on uint8 data."""
+    fams = {c.name: c for c in suite(scale=1 / 16)}
+    want = {"qlinearadd_1m": "QLinearAdd", "qlinearmul_1m": "QLinearMul", "qlinearsigmoid_1m": "QLinearSigmoid",
+            "quantize_1m": "QuantizeLinear", "dequantize_1m": "DequantizeLinear"}
+    for name, op in want.items():
+        c = fams[name]
+        assert c.family == f"op.{op}"
+        nodes = onnxperf.analyze(c.model).main_nodes
+        assert {n.op_type for n in nodes} == {op} and all(n.status == "counted" for n in nodes)

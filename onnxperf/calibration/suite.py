@@ -119,6 +119,34 @@ def _qconv(name, c_in, c_out, hw, k, group=1) -> Case:
     return _case(name, family, build, out_elem=TensorProto.UINT8)
 
 
+def _quant_elementwise(name: str, op: str, shape) -> Case:
+    """An 8-bit QOperator elementwise op on uint8 tensors (QLinearAdd, QLinearMul, QLinearSigmoid of
+    onnxruntime's com.microsoft domain), or QuantizeLinear / DequantizeLinear between float and
+    uint8: family ``op.<Op>`` (they dequantize, compute and requantize per element, at rates of
+    their own)."""
+    u8 = TensorProto.UINT8
+
+    def build(sfx, seed):
+        scales = [_scalar("as" + sfx, 0.02, np.float32), _scalar("az" + sfx, 128, np.uint8),
+                  _scalar("ys" + sfx, 0.05, np.float32), _scalar("yz" + sfx, 128, np.uint8)]
+        if op in ("QLinearAdd", "QLinearMul"):
+            node = helper.make_node(op, ["a" + sfx, "as" + sfx, "az" + sfx, "b" + sfx, "as" + sfx, "az" + sfx,
+                                         "ys" + sfx, "yz" + sfx], ["y" + sfx], domain=MS)
+            return node, [_vi("a" + sfx, shape, u8), _vi("b" + sfx, shape, u8)], scales
+        if op == "QLinearSigmoid":
+            node = helper.make_node(op, ["a" + sfx, "as" + sfx, "az" + sfx, "ys" + sfx, "yz" + sfx], ["y" + sfx],
+                                    domain=MS)
+            return node, [_vi("a" + sfx, shape, u8)], scales
+        if op == "QuantizeLinear":
+            return (helper.make_node(op, ["a" + sfx, "ys" + sfx, "yz" + sfx], ["y" + sfx]),
+                    [_vi("a" + sfx, shape)], scales[2:])
+        return (helper.make_node(op, ["a" + sfx, "as" + sfx, "az" + sfx], ["y" + sfx]),
+                [_vi("a" + sfx, shape, u8)], scales[:2])
+    out = F32 if op == "DequantizeLinear" else u8
+    ms = op.startswith("QLinear")
+    return _case(name, f"op.{op}", build, out_elem=out, ms=ms, out_shape=list(shape) if ms else None)
+
+
 def _matmul_integer(name, m, k, n) -> Case:
     """MatMulInteger uint8 x int8 -> int32, as dynamic quantization exports it: family ``matmul.int8``."""
     def build(sfx, seed):
@@ -219,6 +247,11 @@ def suite(scale: float = 1.0) -> list[Case]:
         _qconv("qlinearconv_dw3x3_144", 144, 144, d(56), 3, group=144),
         _matmul_integer("matmulinteger_768", d(128), 768, 768),
         _matmul_integer("matmulinteger_3072", d(128), 768, 3072),
+        _quant_elementwise("qlinearadd_1m", "QLinearAdd", [d(1024), 1024]),
+        _quant_elementwise("qlinearmul_1m", "QLinearMul", [d(1024), 1024]),
+        _quant_elementwise("qlinearsigmoid_1m", "QLinearSigmoid", [d(1024), 1024]),
+        _quant_elementwise("quantize_1m", "QuantizeLinear", [d(1024), 1024]),
+        _quant_elementwise("dequantize_1m", "DequantizeLinear", [d(1024), 1024]),
         # mid-size ops (256 KiB tensors): onnxruntime splits them over its threads, which costs a
         # dispatch of its own (fit.MID: the fit's overhead_parallel_s, not the efficiencies)
         _binary("add_64k", "Add", [64, 1024]),
