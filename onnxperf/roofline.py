@@ -323,12 +323,13 @@ class Fusions:
     dispatch. ``absorbed``: nodes folded into a neighbour's weights or attributes when the model
     loads (a constant Mul/Add/BatchNormalization after a Conv, a zero Pad before a Conv or pool):
     no time at all. ``runs_as``: node key -> (the fused op whose kernel runs it, the kernel's bytes,
-    its operations): a LayerNormalization whose residual Adds onnxruntime folds into
-    SkipLayerNormalization carries that kernel's time; the Adds are ``inside`` it and take none."""
+    its operations, the integer type of its arithmetic or None): a LayerNormalization whose residual
+    Adds onnxruntime folds into SkipLayerNormalization carries that kernel's time, a QDQ Conv the
+    QLinearConv's; the Adds, the DequantizeLinear and QuantizeLinear are ``inside`` it and take none."""
 
     epilogue: dict[str, frozenset[str]]
     absorbed: frozenset[str]
-    runs_as: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    runs_as: dict[str, tuple[str, int, int, str | None]] = field(default_factory=dict)
     inside: frozenset[str] = frozenset()
 
 
@@ -394,17 +395,68 @@ def fusions(a: Analysis) -> Fusions:
         for m in members:
             if m.key not in epi and m.key not in absorbed:
                 epi[m.key] = frozenset(x.name for x in m.inputs if x is not None and x.name in free)
-    runs_as: dict[str, tuple[str, int, int]] = {}
+    runs_as: dict[str, tuple[str, int, int, str | None]] = {}
     inside: set[str] = set()
+    for conv, around, nbytes, idt in _qdq_convs(nodes, producer, users, consts, graph_outputs):
+        if any(x.key in epi or x.key in absorbed or x.key in inside for x in (conv, *around)):
+            continue
+        runs_as[conv.key] = ("QLinearConv", nbytes, conv.flops + conv.int_ops, idt)
+        inside |= {x.key for x in around}
     for ln, adds in _skip_layer_norms(a, nodes, producer, users, consts, graph_outputs):
         if any(x.key in epi or x.key in absorbed for x in (ln, *adds)):
             continue
         inner = {x.outputs[0].name for x in adds}
         read = {t.name: t for x in (*adds, ln) for t in x.inputs if t is not None and t.name not in inner}
         nbytes = sum(tensor_bytes(t) for t in read.values()) + ln.bytes_written
-        runs_as[ln.key] = ("SkipLayerNormalization", nbytes, sum(x.flops + x.int_ops for x in (ln, *adds)))
+        runs_as[ln.key] = ("SkipLayerNormalization", nbytes, sum(x.flops + x.int_ops for x in (ln, *adds)), None)
         inside |= {x.key for x in adds}
     return Fusions(epi, frozenset(absorbed), runs_as, frozenset(inside))
+
+
+_Q8 = frozenset({"int8", "uint8"})
+
+
+def _qdq_convs(nodes, producer, users, consts, graph_outputs):
+    """(Conv, its DequantizeLinear/QuantizeLinear nodes, the QLinearConv's bytes, its integer type)
+    of each ``DQ(x), DQ(w) [, DQ(bias)] -> Conv -> Q`` that onnxruntime's QDQ transformer turns into
+    one QLinearConv: 8-bit data and constant 8-bit weights (an int32 bias), and every DequantizeLinear
+    and the Conv read by that node alone. A DequantizeLinear shared with another reader (a residual
+    block's input, read by its first conv and its Add) keeps the conv in float: on a QDQ ResNet-18,
+    onnxruntime 1.32 made QLinearConv of the 9 convs with their own DequantizeLinear and left the 8
+    whose input is shared (tests/test_fusions_ort.py)."""
+    from .gpu_kernels import tensor_bytes
+
+    def sole_dq(t, const: bool):
+        if t is None or t.name in graph_outputs or len(users.get(t.name, ())) != 1:
+            return None
+        dq = producer.get(t.name)
+        if dq is None or dq.op_type != "DequantizeLinear" or dq.domain or not dq.inputs or dq.inputs[0] is None:
+            return None
+        if const and dq.inputs[0].name not in consts:
+            return None
+        return dq
+    out = []
+    for conv in nodes:
+        if conv.op_type != "Conv" or conv.domain or len(conv.inputs) < 2 or not conv.outputs or conv.outputs[0] is None:
+            continue
+        dqx, dqw = sole_dq(conv.inputs[0], False), sole_dq(conv.inputs[1], True)
+        if dqx is None or dqw is None or dqx.inputs[0].dtype not in _Q8 or dqw.inputs[0].dtype not in _Q8:
+            continue
+        around = [dqx, dqw]
+        if len(conv.inputs) > 2 and conv.inputs[2] is not None:
+            dqb = sole_dq(conv.inputs[2], True)
+            if dqb is None or dqb.inputs[0].dtype != "int32":
+                continue
+            around.append(dqb)
+        y = conv.outputs[0]
+        q = users.get(y.name, ())
+        if y.name in graph_outputs or len(q) != 1 or q[0].op_type != "QuantizeLinear" or q[0].domain \
+                or not q[0].outputs or q[0].outputs[0] is None or q[0].outputs[0].dtype not in _Q8:
+            continue
+        around.append(q[0])
+        nbytes = sum(tensor_bytes(d.inputs[0]) for d in around[:-1]) + tensor_bytes(q[0].outputs[0])
+        out.append((conv, around, nbytes, dqx.inputs[0].dtype))
+    return out
 
 
 _LN_FLOATS = frozenset({"float32", "float16", "bfloat16"})
@@ -666,22 +718,30 @@ def folded(a: Analysis, bound_shapes: bool = False) -> set[str]:
     return {str(i) for i in foldable_nodes(g, static)}
 
 
-def _as_fused_kernel(r: NodeRoofline, n, op: str, nbytes: int, ops: int, spec: Spec) -> NodeRoofline:
+def _as_fused_kernel(r: NodeRoofline, n, op: str, nbytes: int, ops: int, int_dtype: str | None,
+                     spec: Spec) -> NodeRoofline:
     """The roofline of the fused kernel ``op`` that runs ``n`` and the nodes inside it: its
-    operations and bytes at ``op``'s efficiencies (``op.<Op>.*``), bytes at main-memory bandwidth,
+    operations and bytes at ``op``'s efficiencies (``op.<Op>.*``, then the family's; an 8-bit
+    kernel, ``int_dtype``, at the integer peak and ``<family>.int8.*``), bytes at main-memory
+    bandwidth,
 
         t = max(c, m) + α·min(c, m) + o,   c = W / (e_c · π),  m = Q / (e_m · β)"""
     integer, depthwise, own = _kind(n)
-    e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, integer, depthwise, op)
-    # the roof itself, from the node's own roofline (its peak is the roof times its own e_c)
-    peak = r.peak_ops_per_s / efficiencies(spec, n.family, 0.0, integer, depthwise, own)[0] * e_c
+    if int_dtype is not None:
+        integer = True
+        e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, integer, depthwise, op)
+        peak = spec.peak_for(int_dtype) * e_c
+    else:
+        e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, integer, depthwise, op)
+        # the roof itself, from the node's own roofline (its peak is the roof times its own e_c)
+        peak = r.peak_ops_per_s / efficiencies(spec, n.family, 0.0, integer, depthwise, own)[0] * e_c
     bw = spec.memory_bandwidth_bytes_per_s * e_m
     comp_s = ops / peak if ops else 0.0
     mem_s = nbytes / bw if nbytes else 0.0
     t = max(comp_s, mem_s) + overlap(spec, n.family, integer, depthwise, op) * min(comp_s, mem_s) + overhead
     i = intensity(ops, nbytes)
-    return NodeRoofline(r.key, r.op_type, r.family, r.dtype, ops, nbytes, i, peak, attainable(peak, bw, i),
-                        COMPUTE if comp_s >= mem_s else MEMORY, t, None)
+    return NodeRoofline(r.key, r.op_type, r.family, int_dtype or r.dtype, ops, nbytes, i, peak,
+                        attainable(peak, bw, i), COMPUTE if comp_s >= mem_s else MEMORY, t, None)
 
 
 def _as_epilogue(r: NodeRoofline, n, free: frozenset[str], spec: Spec) -> NodeRoofline:

@@ -3,7 +3,8 @@ one kernel exactly when onnxruntime's optimizer makes a Gelu/BiasGelu of it, and
 one SkipLayerNormalization exactly when it makes one (seen in the optimized model it writes). The
 dynamo exporter writes 0.5·(1+erf) before ·x, which GeluFusion does not match: charging it fused made
 BERT's GELU nodes 2.8 µs each against 20-39 µs measured. Its residual Adds keep the symbolic dims
-[batch, sequence, H], which SkipLayerNormFusion accepts; the legacy exporter's unnamed dims it does not."""
+[batch, sequence, H], which SkipLayerNormFusion accepts; the legacy exporter's unnamed dims it does not.
+A QDQ conv becomes a QLinearConv when its DequantizeLinear nodes are its own."""
 
 from __future__ import annotations
 
@@ -20,9 +21,10 @@ from onnxperf.roofline import fusions
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = json.loads((ROOT / "tests" / "fixtures" / "corpus_nlp.json").read_text(encoding="utf-8"))["models"]
 VISION = json.loads((ROOT / "tests" / "fixtures" / "corpus_vision.json").read_text(encoding="utf-8"))["models"]
-#: small exports: file -> (written-out GELUs onnxruntime fuses, SkipLayerNormalizations it makes)
-CASES = {"bert_torch_legacy.onnx": (4, 0), "bert_torch_dynamo18.onnx": (0, 8), "convnext_tiny_torch.onnx": (18, 0),
-         "whisper_dynamo18.onnx": (0, 2)}
+#: small exports: file -> (written-out GELUs onnxruntime fuses, SkipLayerNormalizations it makes,
+#: QLinearConvs it makes of QDQ convs)
+CASES = {"bert_torch_legacy.onnx": (4, 0, 0), "bert_torch_dynamo18.onnx": (0, 8, 0),
+         "convnext_tiny_torch.onnx": (18, 0, 0), "whisper_dynamo18.onnx": (0, 2, 0), "resnet18_qdq.onnx": (0, 0, 9)}
 
 
 def _entry(name: str) -> dict:
@@ -53,4 +55,6 @@ def test_fusions_match_onnxruntime(name, tmp_path):
     theirs = len(erfs) - ops["Erf"]
     assert ops["Gelu"] + ops["BiasGelu"] == theirs
     assert ours == theirs == CASES[name][0]
-    assert len(f.runs_as) == ops["SkipLayerNormalization"] == CASES[name][1]
+    made = {k: v[0] for k, v in f.runs_as.items()}
+    assert sum(v == "SkipLayerNormalization" for v in made.values()) == ops["SkipLayerNormalization"] == CASES[name][1]
+    assert sum(v == "QLinearConv" for v in made.values()) == ops["QLinearConv"] == CASES[name][2]

@@ -441,9 +441,9 @@ def test_skip_layer_norm_fusion_as_onnxruntime_does_it(xs, ys, bias, extra_user,
         assert f.runs_as == {} and f.inside == frozenset()
         return
     assert set(f.runs_as) == {ln.key} and f.inside == {n.key for n in adds}
-    op, nbytes, ops = f.runs_as[ln.key]
+    op, nbytes, ops, int_dtype = f.runs_as[ln.key]
     h, numel = 64, 2 * 8 * 64
-    assert op == "SkipLayerNormalization"
+    assert op == "SkipLayerNormalization" and int_dtype is None
     assert nbytes == 4 * (numel * 3 + 2 * h + (h if bias else 0))  # read x, skip (, bias), gamma, beta; write out
     assert ops == ln.flops + sum(n.flops for n in adds)
     eff = {"fusion.epilogue": 1.0, "op.SkipLayerNormalization.compute": 0.01, "op.SkipLayerNormalization.overlap": 0.0,
@@ -453,3 +453,45 @@ def test_skip_layer_norm_fusion_as_onnxruntime_does_it(xs, ys, bias, extra_user,
     assert all(r[n.key].time_s == 0.0 for n in adds)
     c, mem = ops / (XEON.peak * 0.01), nbytes / XEON.memory_bandwidth_bytes_per_s
     assert r[ln.key].time_s == pytest.approx(max(c, mem) + 2e-6) and r[ln.key].bytes == nbytes
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_qdq_conv_runs_as_a_qlinearconv(shared):
+    """DQ(x), DQ(w), DQ(bias) -> Conv -> Q is one QLinearConv (onnxruntime's QDQ transformer) when
+    each DequantizeLinear is read by the conv alone: the Conv carries the int8 kernel (its
+    arithmetic at the int8 peak and conv.int8's efficiency; bytes: int8 x, int8 w, int32 bias,
+    int8 out), the Q/DQ nodes take no time. A DequantizeLinear shared with another reader keeps it in float."""
+    from onnxperf.roofline import fusions
+    n, c, k, hw = 1, 16, 3, 8
+    i8 = TensorProto.INT8
+    nodes = [helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["x"]),
+             helper.make_node("DequantizeLinear", ["wq", "s", "z"], ["w"]),
+             helper.make_node("DequantizeLinear", ["bq", "bs"], ["b"]),
+             helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1]),
+             helper.make_node("QuantizeLinear", ["y", "s", "z"], ["yq"])]
+    outs = [vi("yq", None)]
+    if shared:
+        nodes.append(helper.make_node("Relu", ["x"], ["r"]))
+        outs.append(vi("r", None))
+    inits = [const("wq", [c, c, k, k], i8), const("bq", [c], TensorProto.INT32), const("s", [], values=0.1),
+             const("z", [], i8, 0), const("bs", [c], values=np.full(c, 0.01))]
+    a = onnxperf.analyze(model(nodes, [vi("xq", [n, c, hw, hw], i8)], outs, inits))
+    f = fusions(a)
+    if shared:
+        assert "QLinearConv" not in {v[0] for v in f.runs_as.values()}
+        return
+    conv = next(x for x in a.main_nodes if x.op_type == "Conv")
+    op, nbytes, ops, idt = f.runs_as[conv.key]
+    numel = n * c * hw * hw
+    assert (op, idt) == ("QLinearConv", "int8") and ops == conv.flops
+    assert nbytes == numel + c * c * k * k + 4 * c + numel  # int8 x, int8 w, int32 bias, int8 out
+    assert f.inside == {x.key for x in a.main_nodes if x.op_type in ("DequantizeLinear", "QuantizeLinear")}
+
+    @dataclass(frozen=True)
+    class Int8Spec(_Spec):
+        def peak_for(self, dtype: str) -> float:
+            return 4 * self.peak if dtype == "int8" else self.peak
+    spec = Int8Spec("x", 1e12, 100e9, {"fusion.epilogue": 1.0, "conv.int8.compute": 0.5, "conv.compute": 0.9})
+    r = {x.key: x for x in roofline(a, spec).nodes}
+    assert r[conv.key].time_s == pytest.approx(max(ops / (4e12 * 0.5), nbytes / 100e9))
+    assert all(r[k].time_s == 0 for k in f.inside)
