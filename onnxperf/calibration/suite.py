@@ -237,6 +237,13 @@ def suite(scale: float = 1.0) -> list[Case]:
             [_vi("x" + sfx, [1, 64, d(112), d(112)])],
             [_w("g" + sfx, [64], seed + 6), _w("b" + sfx, [64], seed + 7), _w("m" + sfx, [64], seed + 8),
              numpy_helper.from_array(np.ones(64, np.float32), "v" + sfx)])),
+        # bilinear upsampling (segmentation heads): onnxruntime's Resize computes each output element
+        # from 4 taps at ~0.4 ns per element, 20x its bytes at the cache's bandwidth
+        _case("resize_linear_x4", "op.Resize", lambda sfx, seed: (
+            helper.make_node("Resize", ["x" + sfx, "", "s" + sfx], ["y" + sfx], mode="linear",
+                             coordinate_transformation_mode="half_pixel"),
+            [_vi("x" + sfx, [1, 21, d(64), d(64)])],
+            [numpy_helper.from_array(np.array([1, 1, 4, 4], np.float32), "s" + sfx)])),
         _case("concat_c", "movement", lambda sfx, seed: (
             helper.make_node("Concat", ["x" + sfx, "z" + sfx], ["y" + sfx], axis=1),
             [_vi("x" + sfx, [1, 128, d(56), d(56)]), _vi("z" + sfx, [1, 128, d(56), d(56)])], [])),
