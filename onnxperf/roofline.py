@@ -182,8 +182,8 @@ TRANSCENDENTAL = frozenset({
 #: kernels whose time follows their element count at any cache level, fitted on their arithmetic
 #: like the transcendental functions: onnxruntime 1.32's CPU SkipLayerNormalization takes ~2.5 ns
 #: per element from 128x256 to 512x768, its bilinear Resize ~0.4 ns per output element (LR-ASPP's
-#: 21x520x520 upsampling: 2.3 ms, 19x its bytes at L3 bandwidth)
-FITTED_ON_ARITHMETIC = TRANSCENDENTAL | {"SkipLayerNormalization", "Resize"}
+#: 21x520x520 upsampling: 2.3 ms, 19x its bytes at L3 bandwidth), its QLinearSoftmax ~1.4 ns per element
+FITTED_ON_ARITHMETIC = TRANSCENDENTAL | {"SkipLayerNormalization", "Resize", "QLinearSoftmax"}
 #: ops that take another's per-op key: BiasGelu is a bias Add and onnxruntime's Gelu kernel
 _SAME_AS = {"BiasGelu": "Gelu"}
 

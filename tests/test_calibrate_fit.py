@@ -240,7 +240,8 @@ def test_suite_has_8_bit_elementwise_cases():
     valid, fully costed, on uint8 data."""
     fams = {c.name: c for c in suite(scale=1 / 16)}
     want = {"qlinearadd_1m": "QLinearAdd", "qlinearmul_1m": "QLinearMul", "qlinearsigmoid_1m": "QLinearSigmoid",
-            "quantize_1m": "QuantizeLinear", "dequantize_1m": "DequantizeLinear"}
+            "qlinearsoftmax_rows": "QLinearSoftmax", "quantize_1m": "QuantizeLinear",
+            "dequantize_1m": "DequantizeLinear"}
     for name, op in want.items():
         c = fams[name]
         assert c.family == f"op.{op}"

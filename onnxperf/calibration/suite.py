@@ -120,8 +120,8 @@ def _qconv(name, c_in, c_out, hw, k, group=1) -> Case:
 
 
 def _quant_elementwise(name: str, op: str, shape) -> Case:
-    """An 8-bit QOperator elementwise op on uint8 tensors (QLinearAdd, QLinearMul, QLinearSigmoid of
-    onnxruntime's com.microsoft domain), or QuantizeLinear / DequantizeLinear between float and
+    """An 8-bit QOperator elementwise op on uint8 tensors (QLinearAdd, QLinearMul, QLinearSigmoid,
+    QLinearSoftmax of onnxruntime's com.microsoft domain), or QuantizeLinear / DequantizeLinear between float and
     uint8: family ``op.<Op>`` (they dequantize, compute and requantize per element, at rates of
     their own)."""
     u8 = TensorProto.UINT8
@@ -133,9 +133,10 @@ def _quant_elementwise(name: str, op: str, shape) -> Case:
             node = helper.make_node(op, ["a" + sfx, "as" + sfx, "az" + sfx, "b" + sfx, "as" + sfx, "az" + sfx,
                                          "ys" + sfx, "yz" + sfx], ["y" + sfx], domain=MS)
             return node, [_vi("a" + sfx, shape, u8), _vi("b" + sfx, shape, u8)], scales
-        if op == "QLinearSigmoid":
+        if op in ("QLinearSigmoid", "QLinearSoftmax"):
+            attrs = {"axis": -1, "opset": 13} if op == "QLinearSoftmax" else {}
             node = helper.make_node(op, ["a" + sfx, "as" + sfx, "az" + sfx, "ys" + sfx, "yz" + sfx], ["y" + sfx],
-                                    domain=MS)
+                                    domain=MS, **attrs)
             return node, [_vi("a" + sfx, shape, u8)], scales
         if op == "QuantizeLinear":
             return (helper.make_node(op, ["a" + sfx, "ys" + sfx, "yz" + sfx], ["y" + sfx]),
@@ -257,6 +258,8 @@ def suite(scale: float = 1.0) -> list[Case]:
         _quant_elementwise("qlinearadd_1m", "QLinearAdd", [d(1024), 1024]),
         _quant_elementwise("qlinearmul_1m", "QLinearMul", [d(1024), 1024]),
         _quant_elementwise("qlinearsigmoid_1m", "QLinearSigmoid", [d(1024), 1024]),
+        # a quantized ViT's attention softmax: 8x the float Softmax's time per element
+        _quant_elementwise("qlinearsoftmax_rows", "QLinearSoftmax", [d(1024), 256]),
         _quant_elementwise("quantize_1m", "QuantizeLinear", [d(1024), 1024]),
         _quant_elementwise("dequantize_1m", "DequantizeLinear", [d(1024), 1024]),
         # mid-size ops (256 KiB tensors): onnxruntime splits them over its threads, which costs a
