@@ -282,3 +282,30 @@ def test_accuracy_table_columns_come_from_the_validation(mlp):
     assert cells["calibrated within ±10%"] == acc.fmt(v.calibrated_figures.within_10, False)
     assert cells["calibrated per-group MdAPE"] == acc.fmt(v.calibrated_figures.median_ape, False)
     assert cells["model"] == "mlp.onnx"
+
+
+def test_accuracy_rank_limits_from_two_sessions():
+    """The rank-limit figures: the share of dispatch-only groups, ρ between two sessions' measured
+    times, and ρ of the prediction with each dispatch-only group replaced by its op type's median
+    time in the other session (hand-made groups with known ranks)."""
+    from types import SimpleNamespace as NS
+
+    acc = _accuracy_script()
+
+    def grp(i, op, meas, pred, big=False):
+        n = 10 ** 6 if big else 10
+        return NS(original_node_ids=(i,), original_op_types=(op,), folded=False, measured_s=meas,
+                  predicted_calibrated_s=pred, bytes=n, flops=n)
+    # two big ops predicted in order; three Reshapes and two Shapes, all predicted at the same 4 µs
+    a = NS(groups=[grp(0, "MatMul", 100e-6, 90e-6, True), grp(1, "MatMul", 200e-6, 210e-6, True),
+                   grp(2, "Reshape", 6e-6, 4e-6), grp(3, "Reshape", 6e-6, 4e-6), grp(4, "Shape", 4e-6, 4e-6),
+                   grp(5, "Shape", 4e-6, 4e-6), grp(6, "Reshape", 6e-6, 4e-6)])
+    b = NS(groups=[NS(**g.__dict__) for g in a.groups])  # a second session that measured the same
+    lim = acc.rank_limits(a, b)
+    assert lim["groups"] == 7 and lim["dispatch_share"] == pytest.approx(5 / 7)
+    assert lim["between_sessions"] == pytest.approx(1.0)
+    # with Reshape at 6 µs and Shape at 4 µs the oracle orders every group as measured
+    assert lim["op_type_oracle"] == pytest.approx(1.0)
+    from onnxperf.accuracy import spearman
+    plain = spearman([g.predicted_calibrated_s for g in a.groups], [g.measured_s for g in a.groups])
+    assert plain < lim["op_type_oracle"]
