@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -211,6 +212,43 @@ class LoadedModel:
     inlined_functions: int
     #: external-data fields of small tensors (shape constants) that could not be read, one line each
     external_data_problems: list[str] = field(default_factory=list)
+
+    @cached_property
+    def file_shapes(self) -> dict[str, tuple]:
+        """Tensor shapes as the model *file* gives them (ONNX shape inference on its main graph, symbolic
+        dims as names), which is what a runtime's optimizer sees: the dims bound for the analysis are
+        not. A dim ONNX's inference cannot name gets a made-up ``unk__N``, onnxruntime's none: such a
+        dim is unknown (None). Weights are left out of the copy inferred (their dims are kept):
+        computed once per loaded model (the runtime's fusion rules read it, :mod:`onnxperf.roofline`)."""
+        src = self.proto
+        g = onnx.GraphProto()
+        g.node.extend(src.graph.node)
+        g.input.extend(src.graph.input)
+        g.output.extend(src.graph.output)
+        g.value_info.extend(src.graph.value_info)
+        declared = {vi.name for vi in src.graph.input}
+        for t in src.graph.initializer:
+            if t.data_location == onnx.TensorProto.EXTERNAL or len(t.raw_data) > 1024:
+                if t.name not in declared:  # a weight: its dims as a declared input, no data
+                    g.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+                continue
+            g.initializer.append(t)
+        m = onnx.ModelProto()
+        m.ir_version = src.ir_version
+        m.opset_import.extend(src.opset_import)
+        m.graph.CopyFrom(g)
+        try:
+            m = onnx.shape_inference.infer_shapes(m, data_prop=True)
+        except Exception:  # noqa: BLE001 - a graph ONNX cannot infer: no shapes, so no shape-bound fusion
+            return {}
+        out = {t.name: tuple(t.dims) for t in m.graph.initializer}
+        for vi in (*m.graph.input, *m.graph.value_info, *m.graph.output):
+            tt = vi.type.tensor_type
+            if tt.HasField("shape"):
+                out[vi.name] = tuple(d.dim_value if d.HasField("dim_value") else
+                                     (d.dim_param if d.dim_param and not d.dim_param.startswith("unk__") else None)
+                                     for d in tt.shape.dim)
+        return out
 
 
 class _Missing(set):

@@ -482,7 +482,7 @@ def _skip_layer_norms(a: Analysis, nodes, producer, users, consts, graph_outputs
         cands.append((ln, add1))
     if not cands:
         return []
-    shapes = _file_shapes(a)
+    shapes = a.loaded.file_shapes if a.loaded is not None else {}
     out = []
     for ln, add1 in cands:
         s0, s1 = (shapes.get(t.name) for t in add1.inputs)
@@ -503,49 +503,6 @@ def _skip_layer_norms(a: Analysis, nodes, producer, users, consts, graph_outputs
                 adds.append(add2)
                 break
         out.append((ln, adds))
-    return out
-
-
-def _file_shapes(a: Analysis) -> dict[str, tuple]:
-    """Tensor shapes as the model *file* gives them (ONNX shape inference on its main graph, symbolic
-    dims as names), which is what a runtime's optimizer sees: the dims bound for the analysis are
-    not. A dim ONNX's inference cannot name gets a made-up ``unk__N``, onnxruntime's none: such a
-    dim is unknown (None). Weights are left out of the copy inferred (their dims are kept)."""
-    import onnx
-
-    if a.loaded is None:
-        return {}
-    src = a.loaded.proto
-    g = onnx.GraphProto()
-    g.node.extend(src.graph.node)
-    g.input.extend(src.graph.input)
-    g.output.extend(src.graph.output)
-    g.value_info.extend(src.graph.value_info)
-    for t in src.graph.initializer:
-        small = onnx.TensorProto()
-        if t.data_location == onnx.TensorProto.EXTERNAL or (len(t.raw_data) > 1024):
-            small.name, small.data_type = t.name, t.data_type
-            small.dims.extend(t.dims)
-            if not any(vi.name == t.name for vi in src.graph.input):
-                g.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
-            continue
-        small.CopyFrom(t)
-        g.initializer.append(small)
-    m = onnx.ModelProto()
-    m.ir_version = src.ir_version
-    m.opset_import.extend(src.opset_import)
-    m.graph.CopyFrom(g)
-    try:
-        m = onnx.shape_inference.infer_shapes(m, data_prop=True)
-    except Exception:  # noqa: BLE001 - a graph ONNX cannot infer: no fusion is assumed
-        return {}
-    out = {t.name: tuple(t.dims) for t in m.graph.initializer}
-    for vi in (*m.graph.input, *m.graph.value_info, *m.graph.output):
-        tt = vi.type.tensor_type
-        if tt.HasField("shape"):
-            out[vi.name] = tuple(d.dim_value if d.HasField("dim_value") else
-                                 (d.dim_param if d.dim_param and not d.dim_param.startswith("unk__") else None)
-                                 for d in tt.shape.dim)
     return out
 
 
