@@ -215,6 +215,8 @@ def test_suite_has_the_transcendental_cases():
     fams = {c.name: c.family for c in suite(scale=1 / 16)}
     # bilinear Resize: its time follows its output elements, fitted on its arithmetic too
     assert fams["resize_linear_x4"] == "op.Resize" and compute_fitted("op.Resize")
+    # windowed attention as Einsum: its own key, fitted by its bound (compute) like any op
+    assert fams["einsum_qk_windows"] == fams["einsum_av_windows"] == "op.Einsum" and not compute_fitted("op.Einsum")
     assert {fams[k] for k in ("erf_1m", "sigmoid_1m", "tanh_1m", "gelu_1m", "softmax_rows")} == {
         "op.Erf", "op.Sigmoid", "op.Tanh", "op.Gelu", "op.Softmax"}
 

@@ -245,6 +245,14 @@ def suite(scale: float = 1.0) -> list[Case]:
                              coordinate_transformation_mode="half_pixel"),
             [_vi("x" + sfx, [1, 21, d(64), d(64)])],
             [numpy_helper.from_array(np.array([1, 1, 4, 4], np.float32), "s" + sfx)])),
+        # windowed attention written as Einsum (MaxViT, Swin-style exports): onnxruntime's Einsum runs
+        # its many 49x49 products through its own transposes and batched GEMMs, far below MatMul's rate
+        _case("einsum_qk_windows", "op.Einsum", lambda sfx, seed: (
+            helper.make_node("Einsum", ["q" + sfx, "k" + sfx], ["y" + sfx], equation="bghid,bghjd->bghij"),
+            [_vi("q" + sfx, [1, 16, 4, 49, 32]), _vi("k" + sfx, [1, 16, 4, 49, 32])], [])),
+        _case("einsum_av_windows", "op.Einsum", lambda sfx, seed: (
+            helper.make_node("Einsum", ["a" + sfx, "v" + sfx], ["y" + sfx], equation="bghij,bghjd->bghid"),
+            [_vi("a" + sfx, [1, 16, 4, 49, 49]), _vi("v" + sfx, [1, 16, 4, 49, 32])], [])),
         _case("concat_c", "movement", lambda sfx, seed: (
             helper.make_node("Concat", ["x" + sfx, "z" + sfx], ["y" + sfx], axis=1),
             [_vi("x" + sfx, [1, 128, d(56), d(56)]), _vi("z" + sfx, [1, 128, d(56), d(56)])], [])),
