@@ -260,14 +260,17 @@ def _kind(n) -> tuple[bool, bool, str]:
 _NOT_EXECUTED = frozenset({"Constant"})
 
 
-def node_roofline(n, spec: Spec, float_key: str | None = None) -> NodeRoofline:
+def node_roofline(n, spec: Spec, float_key: str | None = None, op: str | None = None) -> NodeRoofline:
     """Roofline of one NodeCost: integer ops use the integer peak, FLOPs the float one
-    (``float_key``: the peak of a ``--precision`` what-if for every floating-point operation)."""
+    (``float_key``: the peak of a ``--precision`` what-if for every floating-point operation;
+    ``op``: the per-op efficiency key to use instead of the node's op type, :func:`op_keys`)."""
     dtype = compute_dtype(n.inputs)
     if float_key is not None and n.flops:
         dtype = float_key
     nbytes = n.bytes_read + n.bytes_written
-    e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, *_kind(n))
+    integer, depthwise, own = _kind(n)
+    kind = (integer, depthwise, op or own)
+    e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, *kind)
     if n.op_type in _NOT_EXECUTED:
         overhead = 0.0
     bw = spec.memory_bandwidth_bytes_per_s * e_m
@@ -283,7 +286,7 @@ def node_roofline(n, spec: Spec, float_key: str | None = None) -> NodeRoofline:
     # time of the arithmetic: FLOPs at the float peak plus integer ops at the integer peak
     compute_s = (n.flops / float_peak if n.flops else 0.0) + (n.int_ops / int_peak if n.int_ops else 0.0)
     memory_s = nbytes / bw if nbytes else 0.0
-    t = max(compute_s, memory_s) + overlap(spec, n.family, *_kind(n)) * min(compute_s, memory_s) + overhead
+    t = max(compute_s, memory_s) + overlap(spec, n.family, *kind) * min(compute_s, memory_s) + overhead
     # the peak that this mix of operations runs at (for intensity/attainable figures)
     peak = ops / compute_s if compute_s > 0 else (float_peak if n.int_ops == 0 else int_peak)
     i = intensity(ops, nbytes)
@@ -729,13 +732,54 @@ def _input_bytes(n) -> list[tuple[str, int]]:
             if i is not None and i.shape is not None and all(isinstance(d, int) for d in i.shape)]
 
 
+#: the per-op key of a Transpose that onnxruntime's CPU kernel copies element by element
+ELTWISE_TRANSPOSE = "Transpose.eltwise"
+
+
+def op_keys(a: Analysis) -> dict[str, str]:
+    """Main-graph nodes whose per-op efficiency key is not their op type: a Transpose that moves the
+    innermost axis and is not a single axis moved (onnxruntime's DoTransposeEltWise, one element at
+    a time: MaxViT's 6-D window partitions, perm (0,5,1,3,2,4), take 170-200 µs for 400 KB where a
+    (0,2,1,3) takes 10) looks up ``op.Transpose.eltwise.*``; the others ``op.Transpose.*``."""
+    if a.loaded is None:
+        return {}
+    g = a.loaded.graph
+    out = {}
+    for n in a.main_nodes:
+        if n.op_type != "Transpose" or n.domain or n.scope:
+            continue
+        node = g.nodes[n.id]
+        perm = next((list(at.ints) for at in node.attribute if at.name == "perm"), None)
+        if perm is None and n.inputs and n.inputs[0] is not None and n.inputs[0].shape is not None:
+            perm = list(range(len(n.inputs[0].shape)))[::-1]  # the default: reverse every axis
+        if perm and _eltwise_perm(perm):
+            out[n.key] = ELTWISE_TRANSPOSE
+    return out
+
+
+def _eltwise_perm(perm: list[int]) -> bool:
+    """The innermost axis moves, and the permutation is not one axis moved elsewhere (those
+    onnxruntime copies by rows: (0,2,1) of a 3-D tensor)."""
+    rank = len(perm)
+    if rank < 2 or perm[-1] == rank - 1:
+        return False
+    ident = list(range(rank))
+    for i in range(rank):
+        rest = ident[:i] + ident[i + 1:]
+        for j in range(rank):
+            if rest[:j] + [i] + rest[j:] == perm:
+                return False
+    return True
+
+
 def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
     """Per-node and whole-model roofline of an analysis on a hardware spec; ``precision``
     (:class:`onnxperf.precision.Precision`, with ``a`` its :func:`~onnxperf.precision.what_if`):
     floating-point arithmetic at that precision's peak."""
     key = precision.peak_key if precision is not None else None
     eff = getattr(spec, "efficiency", None) or {}
-    raw = [node_roofline(n, spec, key) for n in a.main_nodes]
+    ops = op_keys(a) if eff else {}
+    raw = [node_roofline(n, spec, key, ops.get(n.key)) for n in a.main_nodes]
     levels = tuple(getattr(spec, "memory_levels", ()) or ())
     by_level: tuple[tuple[str, float], ...] = ()
     if levels:
@@ -743,7 +787,7 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
 
         lb = level_bytes(a, tuple(lv.capacity_bytes for lv in levels))
         bws = tuple(lv.bandwidth_bytes_per_s for lv in levels) + (spec.memory_bandwidth_bytes_per_s,)
-        raw = [_at_levels(r, n, lb.get(n.key), bws, spec) for r, n in zip(raw, a.main_nodes)]
+        raw = [_at_levels(r, n, lb.get(n.key), bws, spec, ops.get(n.key)) for r, n in zip(raw, a.main_nodes)]
         names = tuple(lv.name for lv in levels) + ("DRAM",)
         by_level = tuple((nm, sum(v[k] for v in lb.values())) for k, nm in enumerate(names))
     if float(eff.get("fusion.constant_folding", 0)) >= 1:
@@ -780,7 +824,8 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
     )
 
 
-def _at_levels(r: NodeRoofline, n, per_level, bandwidths: tuple[float, ...], spec: Spec) -> NodeRoofline:
+def _at_levels(r: NodeRoofline, n, per_level, bandwidths: tuple[float, ...], spec: Spec,
+               op: str | None = None) -> NodeRoofline:
     """A node's roofline on the cache-aware roofline (:mod:`onnxperf.reuse`): its bytes at each level
     over that level's bandwidth,
 
@@ -789,12 +834,14 @@ def _at_levels(r: NodeRoofline, n, per_level, bandwidths: tuple[float, ...], spe
     with c, e_m, α and o as in :func:`node_roofline`."""
     if per_level is None or r.time_s is None:
         return r
-    e_c, e_m, overhead = efficiencies(spec, n.family, r.bytes, *_kind(n))
+    integer, depthwise, own = _kind(n)
+    kind = (integer, depthwise, op or own)
+    e_c, e_m, overhead = efficiencies(spec, n.family, r.bytes, *kind)
     if n.op_type in _NOT_EXECUTED:
         overhead = 0.0
     comp_s = r.ops / r.peak_ops_per_s if r.ops and r.peak_ops_per_s else 0.0
     mem_s = sum(b / (bw * e_m) for b, bw in zip(per_level, bandwidths) if b)
-    t = max(comp_s, mem_s) + overlap(spec, n.family, *_kind(n)) * min(comp_s, mem_s) + overhead
+    t = max(comp_s, mem_s) + overlap(spec, n.family, *kind) * min(comp_s, mem_s) + overhead
     nbytes = r.bytes
     b = NONE if (r.ops == 0 and nbytes == 0) else (COMPUTE if comp_s >= mem_s else MEMORY)
     eff_bw = nbytes / mem_s if mem_s > 0 else bandwidths[-1] * e_m

@@ -1,5 +1,6 @@
 """Liveness peak on hand-computable graphs, exact polynomial fits, roofline functions."""
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -495,3 +496,24 @@ def test_qdq_conv_runs_as_a_qlinearconv(shared):
     r = {x.key: x for x in roofline(a, spec).nodes}
     assert r[conv.key].time_s == pytest.approx(max(ops / (4e12 * 0.5), nbytes / 100e9))
     assert all(r[k].time_s == 0 for k in f.inside)
+
+
+@pytest.mark.parametrize("perm, eltwise", [
+    ((0, 5, 1, 3, 2, 4), True), ((0, 2, 4, 3, 5, 1), True), ((2, 1, 0), True),   # MaxViT's window transposes
+    ((0, 2, 1, 3), False), ((0, 1, 3, 2, 4), False),  # the innermost axis stays: copied by rows
+    ((0, 2, 1), False), ((0, 2, 3, 1), False), ((0, 3, 1, 2), False), ((1, 0), False),  # one axis moved
+])
+def test_transposes_copied_element_by_element_have_their_own_key(perm, eltwise):
+    """A Transpose that moves the innermost axis and is not a single axis moved is copied one element
+    at a time by onnxruntime's CPU kernel (MaxViT's 6-D window partitions: 170-200 µs for 400 KB where
+    a (0,2,1,3) takes 10): with a calibrated spec it takes op.Transpose.eltwise.* before movement.*."""
+    from onnxperf.roofline import ELTWISE_TRANSPOSE, _eltwise_perm, op_keys
+    assert _eltwise_perm(list(perm)) == eltwise
+    shape = [2, 3, 4, 5, 6, 7][:len(perm)]
+    a = onnxperf.analyze(model([helper.make_node("Transpose", ["x"], ["y"], perm=list(perm))],
+                               [vi("x", shape)], [vi("y", None)]))
+    assert op_keys(a) == ({"0": ELTWISE_TRANSPOSE} if eltwise else {})
+    eff = {"movement.memory": 0.5, "op.Transpose.eltwise.memory": 0.01}
+    t = roofline(a, _Spec("x", XEON.peak, XEON.memory_bandwidth_bytes_per_s, eff)).nodes[0].time_s
+    nbytes = 2 * 4 * math.prod(shape)
+    assert t == pytest.approx(nbytes / (XEON.memory_bandwidth_bytes_per_s * (0.01 if eltwise else 0.5)))

@@ -218,6 +218,9 @@ def suite(scale: float = 1.0) -> list[Case]:
         _unary("softmax_rows", "Softmax", "op.Softmax", [d(2048), 512], axis=-1),
         _unary("reducemean_rows", "ReduceMean", "reduce", [d(2048), 512], axes=[-1]),
         _unary("transpose_4d", "Transpose", "movement", [8, d(128), 12, 64], perm=[0, 2, 1, 3]),
+        # a window partition that moves the innermost axis (MaxViT): copied one element at a time
+        _unary("transpose_6d_window", "Transpose", "op.Transpose.eltwise", [1, 64, d(8), 7, d(8), 7],
+               perm=[0, 2, 4, 3, 5, 1]),
         _unary("maxpool_3x3_s2", "MaxPool", "pool", [1, 64, d(112), d(112)], kernel_shape=[3, 3],
                strides=[2, 2], pads=[1, 1, 1, 1]),
         _unary("gap_2048", "GlobalAveragePool", "pool", [1, 2048, 7, 7]),
