@@ -251,9 +251,10 @@ def is_depthwise(n) -> bool:
     return bool(ws and xs and len(ws) >= 3 and len(xs) >= 3 and ws[1] == 1 and isinstance(xs[1], int) and xs[1] > 1)
 
 
-def _kind(n) -> tuple[bool, bool, str]:
-    """(integer, depthwise, op type) of a node, for :func:`efficiencies` and :func:`overlap`."""
-    return n.int_ops > n.flops, is_depthwise(n), n.op_type
+def _kind(n, op: str | None = None) -> tuple[bool, bool, str]:
+    """(integer, depthwise, per-op key) of a node, for :func:`efficiencies` and :func:`overlap`: the
+    key is ``op`` where :func:`op_keys` gives one, else the op type."""
+    return n.int_ops > n.flops, is_depthwise(n), op or n.op_type
 
 
 #: ops that no runtime executes as a kernel (folded at load): no dispatch overhead
@@ -268,8 +269,7 @@ def node_roofline(n, spec: Spec, float_key: str | None = None, op: str | None = 
     if float_key is not None and n.flops:
         dtype = float_key
     nbytes = n.bytes_read + n.bytes_written
-    integer, depthwise, own = _kind(n)
-    kind = (integer, depthwise, op or own)
+    kind = _kind(n, op)
     e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, *kind)
     if n.op_type in _NOT_EXECUTED:
         overhead = 0.0
@@ -834,8 +834,7 @@ def _at_levels(r: NodeRoofline, n, per_level, bandwidths: tuple[float, ...], spe
     with c, e_m, α and o as in :func:`node_roofline`."""
     if per_level is None or r.time_s is None:
         return r
-    integer, depthwise, own = _kind(n)
-    kind = (integer, depthwise, op or own)
+    kind = _kind(n, op)
     e_c, e_m, overhead = efficiencies(spec, n.family, r.bytes, *kind)
     if n.op_type in _NOT_EXECUTED:
         overhead = 0.0
