@@ -13,7 +13,7 @@ import os
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import onnx
 
@@ -25,6 +25,12 @@ from .errors import OptionError
 from .loader import GraphIR, LoadedModel, load
 from .ops import REGISTRY
 from .shapes import ShapeResult, TensorInfo, infer, input_dim_names
+
+if TYPE_CHECKING:
+    from .hardware import HardwareSpec
+    from .memory import LargestFit, MemoryResult
+    from .precision import Precision
+    from .roofline import RooflineResult
 
 SCHEMA = "onnxperf.analysis/1"
 
@@ -151,10 +157,30 @@ class Analysis:
     shape_engines: tuple[str, ...]
     loaded: LoadedModel | None = field(default=None, compare=False, repr=False)
     tensors: dict[str, TensorInfo] | None = field(default=None, compare=False, repr=False)
+    #: what ``analyze(..., hw=, memory=, precision=)`` adds (:mod:`onnxperf.deployment`), else None:
+    #: activation memory over the execution order, set with any of the three
+    memory: MemoryResult | None = field(default=None, hash=False, repr=False)
+    #: with ``hw``: the hardware spec and the roofline prediction on it
+    spec: HardwareSpec | None = field(default=None, hash=False, repr=False)
+    roofline: RooflineResult | None = field(default=None, hash=False, repr=False)
+    #: with ``memory`` (a budget): the largest value of ``memory_dim`` that fits it
+    largest: LargestFit | None = field(default=None, hash=False, repr=False)
+    #: with ``precision``: the what-if every figure is for (the analysis is its what-if)
+    precision: Precision | None = field(default=None, hash=False, repr=False)
+    #: ``hw``, ``memory``, ``memory_dim`` and ``precision`` as given (the report's header shows them)
+    options: tuple[tuple[str, Any], ...] = field(default=(), hash=False, repr=False)
 
     @property
     def main_nodes(self) -> tuple[NodeCost, ...]:
         return tuple(n for n in self.nodes if not n.scope)
+
+    @property
+    def batch(self) -> int:
+        """Items per inference, for throughput: the value of a bound dim named like a batch, else the
+        first input's leading dim when known, else 1 (as ``onnxperf summary``)."""
+        from .summary import batch_of
+
+        return batch_of(self)
 
     def top_nodes(self, k: int = 10, key: str = "flops") -> list[NodeCost]:
         """The k main-graph nodes with the largest ``key``, ties broken by file order."""
@@ -162,12 +188,22 @@ class Analysis:
         return sorted(nodes, key=lambda n: (-getattr(n, key), n.id))[:k]
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON contract (schema ``onnxperf.analysis/1``); with ``hw``, ``memory`` or ``precision``
+        its ``memory``, ``roofline``, ``largest_fit`` and ``precision`` sections too."""
+        if self.memory is not None:
+            from .deployment import summary_of
+
+            return summary_of(self).to_dict()
         return to_dict(self)
 
     def to_json(self) -> str:
         """The JSON contract as text: indented, one node per line (as ``summary --format json``)."""
         from .render.jsonrows import dumps
 
+        if self.memory is not None:
+            from .deployment import summary_of
+
+            return dumps(summary_of(self).to_dict(encoded_rows=True))
         return dumps(to_dict(self, encoded_rows=True))
 
 
@@ -419,17 +455,30 @@ def parse_shape(text: str) -> tuple[int, ...]:
 
 def analyze(model: str | os.PathLike | onnx.ModelProto | LoadedModel, dims: dict[str, int] | None = None,
             input_shapes: dict[str, tuple[int, ...] | str] | None = None,
-            convention: str = "default") -> Analysis:
+            convention: str = "default", *,
+            hw: str | os.PathLike | HardwareSpec | None = None, memory: int | str | None = None,
+            memory_dim: str = "batch", precision: str | None = None) -> Analysis:
     """Analyze a model: shapes, per-node MACs/FLOPs/bytes/params, totals and coverage.
 
     ``dims`` binds symbolic input dims by name (``{"batch": 8}``); ``input_shapes`` replaces
     whole input shapes (``{"input": (1, 3, 224, 224)}`` or ``"1x3x224x224"``).
+
+    With ``hw`` (a preset id such as ``"rtx3090"``, a spec file path or a loaded
+    :class:`~onnxperf.hardware.HardwareSpec`), ``memory`` (a budget, in bytes or as ``"8GiB"``) or
+    ``precision`` (``"fp16"``, ``"int8"``...), the result carries what ``onnxperf summary`` adds for
+    them (:mod:`onnxperf.deployment`): ``memory`` (activation memory), ``spec`` and ``roofline``
+    (with ``hw``), ``largest`` (the largest ``memory_dim`` within the budget) and ``precision`` (every
+    figure is then the what-if's). Without them those are None and nothing more is computed.
     """
     if convention not in CONVENTIONS:
         raise OptionError(f"unknown convention {convention!r} (choose from {', '.join(CONVENTIONS)})")
     for name, value in (dims or {}).items():
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
             raise OptionError(f"dim {name}={value!r}: a dim must be bound to a positive integer")
+    if hw is not None or memory is not None or precision is not None:
+        from .deployment import deploy
+
+        return deploy(model, dims, input_shapes, convention, hw, memory, memory_dim, precision)
     with _gc_paused():
         return _analyze(model, dims, input_shapes, convention)
 

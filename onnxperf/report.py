@@ -506,3 +506,18 @@ def _conventions(sm: Summary) -> list[str]:
 
 
 __all__ = ["SCHEMA", "NODE_COLUMNS", "TENSOR_COLUMNS", "build_report", "measured_section"]
+
+
+def html(analysis: Any) -> str:
+    """The HTML page ``onnxperf report`` writes for ``analysis`` (an :func:`onnxperf.analyze` result)
+    and the options it was made with: ``analyze(m, dims={"batch": 1}, hw="rtx3090", memory="8GiB")``
+    gives the page of ``onnxperf report m --dim batch=1 --hw rtx3090 --memory 8GiB``, byte for byte.
+    Nothing is analyzed again (memory is computed here when ``analyze`` was given no ``hw``,
+    ``memory`` or ``precision``)."""
+    from .deployment import report_options, summary_of
+    from .render.report import render_html
+
+    return render_html(build_report(summary_of(analysis, llm=True), None, report_options(analysis)))
+
+
+__all__ += ["html"]
