@@ -182,6 +182,26 @@ class Analysis:
 
         return batch_of(self)
 
+    def to_dataframe(self, kind: str = "nodes"):
+        """The nodes (``kind="nodes"``, subgraph nodes included) or the op types (``"op_types"``) as a
+        pandas DataFrame with nullable dtypes: a cost that is not known is NA, never 0; with ``hw``,
+        the predicted times too. pandas is an optional extra: ``pip install "onnxperf[notebook]"``."""
+        from .frames import to_dataframe
+
+        return to_dataframe(self, kind)
+
+    def _repr_html_(self) -> str:
+        """Shown by Jupyter: cards, the cost by op type, the top nodes, warnings (:mod:`onnxperf.notebook`)."""
+        from .notebook import repr_html
+
+        return repr_html(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        """IPython's text for the analysis: one line, not every node."""
+        from .notebook import text_line
+
+        p.text(text_line(self))
+
     def top_nodes(self, k: int = 10, key: str = "flops") -> list[NodeCost]:
         """The k main-graph nodes with the largest ``key``, ties broken by file order."""
         nodes = [n for n in self.main_nodes if getattr(n, key) > 0]

@@ -1,10 +1,12 @@
-"""The notebook API (issue 19, point 1): ``analyze(..., hw=, memory=, precision=)`` and
-``onnxperf.report.html``."""
+"""The notebook API (issue 19, point 1): ``analyze(..., hw=, memory=, precision=)``,
+``Analysis._repr_html_``, ``Analysis.to_dataframe`` and ``onnxperf.report.html``."""
 
 from __future__ import annotations
 
 import dataclasses
+import html as htmllib
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,9 +17,11 @@ from onnxperf import cli, report
 from onnxperf.analysis import to_dict as analysis_dict
 from onnxperf.errors import OptionError
 from onnxperf.hardware import load_spec, to_toml
+from onnxperf.render.numbers import binary_bytes, lower_bound, si
 from onnxperf.roofline import roofline
 from onnxperf.summary import summarize
 
+from .report_util import FLAG_IMG, FLAG_SCRIPT, FLAG_SVG, IMG_NAME, SCRIPT_NAME, injection_model
 from .util import const, model, vi
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,6 +137,140 @@ def test_to_json_with_hw_is_the_summary_commands_json(tmp_path):
     assert a.to_json() == out.read_text(encoding="utf-8")
     d = a.to_dict()
     assert d["roofline"]["hardware"] == "t4" and d["memory"]["activation_peak_bytes"] == a.memory.peak_bytes
+
+
+# ------------------------------------------------------------------------------------------ HTML
+
+def _text(fragment: str) -> str:
+    """The fragment's visible text, entities decoded."""
+    fragment = re.sub(r"<style>.*?</style>", "", fragment, flags=re.S)
+    return htmllib.unescape(re.sub(r"<[^>]+>", " ", fragment))
+
+
+def test_repr_html_cards_tables_and_nothing_external():
+    a = onnxperf.analyze(conv_model(), dims={"batch": 2})
+    h = a._repr_html_()
+    assert h.startswith("<div class=\"onnxperf-nb\">") and h.rstrip().endswith("</div>")
+    text = _text(h)
+    for figure in (si(conv_macs(2)), f"{conv_macs(2):,}", si(a.totals.flops), f"{a.totals.flops:,}",
+                   binary_bytes(a.totals.bytes_read), "100.0%", "2/2 nodes by exact rules"):
+        assert figure in text
+    assert "By op type" in text and "Top 2 nodes by FLOPs" in text
+    assert "Predicted latency" not in text  # no hw: no roofline card
+    low = h.lower()
+    assert "<script" not in low and "http" not in low and " src=" not in low and "<link" not in low
+    assert "None: every node is costed" in text
+
+
+def test_repr_html_with_hw_adds_latency_memory_and_slowest_nodes():
+    a = onnxperf.analyze(conv_model(), dims={"batch": 2}, hw="t4", memory="1GiB")
+    text = _text(a._repr_html_())
+    for label in ("Predicted latency", "Peak activations", "Total memory", "Largest batch", "Slowest nodes on t4"):
+        assert label in text
+    assert binary_bytes(a.memory.peak_bytes) in text and f"{a.largest.value:,}" in text
+
+
+def test_partial_totals_read_as_lower_bounds_as_in_the_text_output():
+    a = onnxperf.analyze(partial_model(), dims={"batch": 2})
+    t = a.totals
+    assert not t.complete and t.macs == conv_macs(2)
+    text = _text(a._repr_html_())
+    # the text output's lower_bound, as `onnxperf summary` prints the totals
+    for value in (t.macs, t.flops):
+        assert lower_bound(si(value), value, True) == f"≥ {si(value)} (partial)"
+        assert f"≥ {si(value)} (partial)" in text
+    assert "Not costed: 1 node: com.example::Frobnicate ×1" in text
+    assert "com.example::Frobnicate *" in text  # the op-type row is flagged, its figures unknown
+    assert "Unsupported ops are not counted" in text
+
+
+def test_unbound_dims_are_unknown_not_zero_and_say_how_to_bind_them():
+    a = onnxperf.analyze(conv_model())
+    text = _text(a._repr_html_())
+    assert "unknown" in text and "MACs 0" not in text
+    assert "dims={'batch': N}" in text and "--dim batch=N" in text
+
+
+def test_hostile_names_are_escaped():
+    a = onnxperf.analyze(injection_model(), dims={"batch": 2}, hw="t4")
+    h = a._repr_html_()
+    for raw in (SCRIPT_NAME, IMG_NAME, FLAG_SCRIPT, FLAG_IMG, FLAG_SVG, "<b onmouseover", "<i>domain</i>"):
+        assert raw not in h
+    assert "<script" not in h.lower() and "onerror=" in htmllib.unescape(h)
+    assert htmllib.escape(IMG_NAME, quote=False) in h or htmllib.escape(IMG_NAME) in h
+    # a bidi override in a name cannot reorder the page: shown as its escape
+    m = conv_model(name="abc\u202edef")
+    assert "\u202e" not in onnxperf.analyze(m, dims={"batch": 1})._repr_html_()
+
+
+def test_repr_pretty_is_one_line():
+    class Printer:
+        def __init__(self):
+            self.out = []
+
+        def text(self, s):
+            self.out.append(s)
+
+    p = Printer()
+    a = onnxperf.analyze(partial_model(), dims={"batch": 2}, hw="t4")
+    a._repr_pretty_(p, False)
+    (line,) = p.out
+    assert "\n" not in line and f"MACs ≥ {si(conv_macs(2))} (partial)" in line and "on t4" in line
+
+
+# ------------------------------------------------------------------------------------- DataFrames
+
+def test_nodes_frame_is_typed_and_unknown_is_na():
+    pd = pytest.importorskip("pandas")
+    a = onnxperf.analyze(partial_model(), dims={"batch": 2})
+    df = a.to_dataframe("nodes")
+    assert list(df["op_type"]) == ["Conv", "Relu", "Frobnicate"]
+    assert str(df["macs"].dtype) == "Int64" and str(df["intensity_flops_per_byte"].dtype) == "Float64"
+    assert str(df["exact"].dtype) == "boolean" and str(df["status"].dtype) == "category"
+    assert isinstance(df["name"].dtype, pd.StringDtype)
+    conv = df.iloc[0]
+    assert conv["macs"] == conv_macs(2) and conv["flops"] == conv_flops(2)
+    assert conv["params"] == COUT * CIN * K * K + COUT
+    mystery = df.iloc[2]
+    assert mystery["status"] == "unsupported"
+    for c in ("macs", "flops", "int_ops", "bytes_read", "bytes_written", "intensity_flops_per_byte"):
+        assert mystery[c] is pd.NA  # unknown, not 0
+    assert df["macs"].isna().sum() == 1
+    assert "predicted_s" not in df.columns
+
+
+def test_op_types_frame_leaves_incomplete_rows_unknown():
+    pd = pytest.importorskip("pandas")
+    a = onnxperf.analyze(partial_model(), dims={"batch": 2})
+    df = a.to_dataframe("op_types").set_index("op_type")
+    assert df.loc["Conv", "macs"] == conv_macs(2) and df.loc["Conv", "count"] == 1
+    assert bool(df.loc["Conv", "complete"]) and not bool(df.loc["Frobnicate", "complete"])
+    assert df.loc["Frobnicate", "flops"] is pd.NA and df.loc["Frobnicate", "flops_share"] is pd.NA
+    assert df.loc["Frobnicate", "unsupported"] == 1 and df.loc["Frobnicate", "domain"] == "com.example"
+    assert df.loc["Conv", "flops_share"] == pytest.approx(conv_flops(2) / a.totals.flops)
+
+
+def test_frames_with_hw_carry_the_predicted_times():
+    pytest.importorskip("pandas")
+    a = onnxperf.analyze(conv_model(), dims={"batch": 2}, hw="t4")
+    nodes, ops = a.to_dataframe(), a.to_dataframe("op_types")
+    rl = a.roofline
+    assert nodes["predicted_s"].sum() == pytest.approx(rl.latency_s - rl.run_overhead_s)
+    assert list(nodes["bound"]) == [n.bound for n in rl.nodes]
+    assert ops["predicted_share"].sum() == pytest.approx(1.0)
+
+
+def test_bad_kind_names_the_kinds():
+    with pytest.raises(OptionError, match="nodes, op_types"):
+        onnxperf.analyze(conv_model(), dims={"batch": 1}).to_dataframe("edges")
+
+
+def test_without_pandas_the_error_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)  # what `import pandas` sees when it is not installed
+    a = onnxperf.analyze(conv_model(), dims={"batch": 1})
+    with pytest.raises(ImportError, match=re.escape('pip install "onnxperf[notebook]"')):
+        a.to_dataframe()
+    assert "onnxperf-nb" in a._repr_html_()  # the rest of the API does not need pandas
 
 
 # ---------------------------------------------------------------------------------- report.html()
