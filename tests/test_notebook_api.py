@@ -1,10 +1,13 @@
 """The notebook API (issue 19, point 1): ``analyze(..., hw=, memory=, precision=)``,
-``Analysis._repr_html_``, ``Analysis.to_dataframe`` and ``onnxperf.report.html``."""
+``Analysis._repr_html_``, ``Analysis.to_dataframe`` and ``onnxperf.report.html``, and the notebook in
+docs/ that shows them, run cell by cell."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import html as htmllib
+import json
 import re
 import sys
 from pathlib import Path
@@ -26,6 +29,7 @@ from .util import const, model, vi
 
 ROOT = Path(__file__).resolve().parent.parent
 RESNET = ROOT / "models" / "resnet50_torch.onnx"
+NOTEBOOK = ROOT / "docs" / "notebook.ipynb"
 
 # a Conv (bias, 'same' padding) then a Relu, on a batch left symbolic in the file
 CIN, COUT, HW, K = 3, 8, 16, 3
@@ -294,3 +298,49 @@ def test_report_html_of_a_decoder_step_has_the_llm_section(tmp_path):
     assert cli.main(["report", str(gpt2), "--hw", "a100-80gb", "-o", str(out), "--no-progress"]) == 0
     page = report.html(onnxperf.analyze(str(gpt2), hw="a100-80gb"))
     assert page == out.read_text(encoding="utf-8") and 'id="llm"' in page
+
+
+# -------------------------------------------------------------------------------- docs/notebook
+
+def _cells(kind: str) -> list[str]:
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == kind]
+
+
+def test_notebook_is_nbformat_4_with_outputs_cleared():
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    assert nb["nbformat"] == 4 and nb["metadata"]["kernelspec"]["language"] == "python"
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert code and all(c["outputs"] == [] and c["execution_count"] is None for c in code)
+    assert all(isinstance(c["source"], list) for c in nb["cells"])
+
+
+def run_notebook(path: Path) -> tuple[dict, list]:
+    """Run the code cells in order, in one namespace, in the notebook's folder, as a kernel would:
+    a cell's last expression is displayed (its ``_repr_html_`` when it has one, else ``repr``)."""
+    ns: dict = {"__name__": "__main__"}
+    shown: list = []
+    for src in _cells("code"):
+        tree = ast.parse(src)
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        exec(compile(tree, str(path), "exec"), ns)  # noqa: S102 - our own docs
+        if last is not None:
+            value = eval(compile(ast.Expression(last.value), str(path), "eval"), ns)  # noqa: S307
+            if value is not None:
+                shown.append(value._repr_html_() if hasattr(value, "_repr_html_") else repr(value))
+    return ns, shown
+
+
+def test_notebook_runs_and_shows_what_it_says(monkeypatch):
+    pd = pytest.importorskip("pandas")
+    monkeypatch.chdir(NOTEBOOK.parent)
+    ns, shown = run_notebook(NOTEBOOK)
+    a, b = ns["a"], ns["b"]
+    plain = onnxperf.analyze(str(RESNET), dims={"batch": 1})
+    assert a.totals == plain.totals and a.roofline is None
+    assert any("onnxperf-nb" in s and "4.09 G" in s for s in shown)  # the analysis displayed
+    assert isinstance(ns["nodes"], pd.DataFrame) and len(ns["nodes"]) == len(plain.nodes)
+    assert b.spec.id == "rtx3090" and b.largest is not None and b.memory is not None
+    assert any("Predicted latency" in s for s in shown if isinstance(s, str))
+    assert ns["page"] == report.html(b)
+    assert "partial" in _text(ns["bert"]._repr_html_())
