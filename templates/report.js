@@ -118,8 +118,65 @@
     Chart.defaults.color = '#5b6478';
     Chart.defaults.maintainAspectRatio = false;
   }
+  /* Tick labels on a log axis: at powers of ten, and at 2 and 5 too on an axis of under 2.5 decades
+   * (it may hold no power of ten at all); every tick keeps its grid line. Where the decades are too
+   * close for their labels (many decades on a phone), every 2nd (3rd...) decade is labelled. The
+   * scale's auto-skip is off: it dropped the 2 and 5 labels of one chart and kept its twin's. */
   function logTicks(fmt) {
-    return { maxRotation: 0, callback: function (v) { var l = Math.log10(v); return Math.abs(l - Math.round(l)) < 1e-9 ? fmt(v) : ''; } };
+    return { maxRotation: 0, autoSkip: false, callback: function (v) {
+      var e = Math.floor(Math.log10(v) + 1e-9), m = v / Math.pow(10, e), decades = Math.log10(this.max / this.min);
+      if (Math.abs(m - 1) < 1e-6) {
+        var room = this.isHorizontal() ? 48 : 20, len = (this.isHorizontal() ? this.width : this.height) || 300;
+        var every = Math.max(1, Math.ceil(decades * room / len));
+        return ((e % every) + every) % every === 0 ? fmt(v) : '';
+      }
+      return decades < 2.5 && (Math.abs(m - 2) < 1e-6 || Math.abs(m - 5) < 1e-6) ? fmt(v) : '';
+    } };
+  }
+
+  /* grid lines of a log axis: the decades' plain, the 2..9 between them faint */
+  var LOG_GRID = { color: function (c) { return c.tick && c.tick.major ? 'rgba(0,0,0,.1)' : 'rgba(0,0,0,.04)'; } };
+
+  /* ---------- axes that cover the data, at any width ---------- */
+  /* A log axis over the data [lo, hi], padded on each side by 5% of its span in decades (0.1 decade at
+   * least), so that no point sits on the plot's edge, half cut off; whole: then out to powers of ten.
+   * The padding is ~4.5% of the plot whatever the span: 12 px on a phone, more than a point's radius. */
+  function logRange(lo, hi, whole) {
+    var a = Math.log10(lo), b = Math.log10(hi), pad = Math.max(0.1, 0.05 * (b - a));
+    a -= pad; b += pad;
+    if (whole) { a = Math.floor(a); b = Math.ceil(b); }
+    return { min: Math.pow(10, a), max: Math.pow(10, b) };
+  }
+  /* A bytes axis from 0 at binary steps (256 KiB, 512 KiB, 768 KiB, 1 MiB...): render/report.py's
+   * binary_axis (V.axes) gives its top and step; the scale's own ticks would be decimal (977 KiB). */
+  function bytesAxis(ax, title) {
+    var y = { type: 'linear', min: 0, title: { display: true, text: title }, ticks: { callback: function (v) { return bytes(v); } } };
+    if (ax) {
+      y.max = ax.max;
+      y.afterBuildTicks = function (scale) {
+        var t = [];
+        for (var v = 0; v <= ax.max + ax.step / 2; v += ax.step) t.push({ value: v });
+        scale.ticks = t;
+      };
+    }
+    return y;
+  }
+  /* A chart box narrower than NARROW (a phone) puts a side legend under the plot: beside it, the
+   * legend and the y axis would share half the width each and both be cut. */
+  var NARROW = 640;
+  function legendSide(cv, side) { return (cv.parentNode.clientWidth || NARROW) < NARROW ? 'bottom' : side; }
+  function legendFollows(side) {
+    return function (ch, size) {
+      var pos = size.width < NARROW ? 'bottom' : side;
+      if (ch.options.plugins.legend.position !== pos) ch.options.plugins.legend.position = pos;
+    };
+  }
+  /* A category label cut to what half the chart's width holds (the tooltip has it whole). */
+  function fitLabel(text, scale) {
+    var max = Math.max(8, Math.floor(scale.chart.width * 0.45 / 7));
+    text = String(text);
+    if (text.length > max && text.indexOf('::') > 0) text = text.slice(text.lastIndexOf('::') + 2);  // the op type, without its domain
+    return text.length <= max ? text : text.slice(0, max - 1) + '\u2026';
   }
 
   /* ---------- where the cost goes ---------- */
@@ -147,7 +204,7 @@
       options: {
         indexAxis: 'y',
         scales: { x: { min: 0, max: 100, title: { display: true, text: 'share of the model (%)' } },
-                  y: { ticks: { autoSkip: false } } },
+                  y: { ticks: { autoSkip: false, callback: function (v) { return fitLabel(this.getLabelForValue(v), this); } } } },
         plugins: { legend: { position: 'top' },
                    tooltip: { callbacks: { label: function (c) { return c.dataset.label + ': ' + c.parsed.x.toFixed(1) + '%'; } } } }
       }
@@ -187,12 +244,11 @@
     d.order.forEach(function (op) { d.byOp[op].forEach(function (p) { xs.push(p.x); ys.push(p.y); }); });
     var peaks = hw.roofs.map(function (r) { return r.peak_ops_per_s; });
     var ridges = hw.roofs.map(function (r) { return r.ridge_ops_per_byte; });
-    var xmin = Math.min.apply(null, xs.concat(ridges).concat([1])), xmax = Math.max.apply(null, xs.concat(ridges).concat([1]));
-    xmin = Math.pow(10, Math.floor(Math.log10(xmin / 2))); xmax = Math.pow(10, Math.ceil(Math.log10(xmax * 2)));
+    var xr = logRange(Math.min.apply(null, xs.concat(ridges).concat([1])), Math.max.apply(null, xs.concat(ridges).concat([1])), true);
+    var xmin = xr.min, xmax = xr.max;
     var pmax = Math.max.apply(null, peaks);
-    var ymin = Math.min.apply(null, ys.concat([xmin * bw]));
-    ymin = Math.pow(10, Math.floor(Math.log10(ymin / 2)));
-    var ymax = Math.pow(10, Math.ceil(Math.log10(Math.max.apply(null, ys.concat([pmax])) * 1.5)));
+    var yr = logRange(Math.min.apply(null, ys.concat([xmin * bw])), Math.max.apply(null, ys.concat([pmax])), true);
+    var ymin = yr.min, ymax = yr.max;
     var datasets = [];
     var dash = [[], [6, 4], [2, 3], [8, 3, 2, 3]];
     hw.roofs.forEach(function (rf, k) {
@@ -216,12 +272,13 @@
     var opts = {
       parsing: false, normalized: true,
       scales: {
-        x: { type: 'logarithmic', min: xmin, max: xmax, title: { display: true, text: 'arithmetic intensity (' + V.op + ' per byte moved)' }, ticks: logTicks(function (v) { return si(v); }) },
-        y: { type: 'logarithmic', min: ymin, max: ymax, title: { display: true, text: (rooflineMode === 'measured' ? 'achieved' : 'attainable') + ' rate (' + OPS + ')' }, ticks: logTicks(function (v) { return si(v, OPS); }) }
+        x: { type: 'logarithmic', grid: LOG_GRID, min: xmin, max: xmax, title: { display: true, text: 'arithmetic intensity (' + V.op + ' per byte moved)' }, ticks: logTicks(function (v) { return si(v); }) },
+        y: { type: 'logarithmic', grid: LOG_GRID, min: ymin, max: ymax, title: { display: true, text: (rooflineMode === 'measured' ? 'achieved' : 'attainable') + ' rate (' + OPS + ')' }, ticks: logTicks(function (v) { return si(v, OPS); }) }
       },
       interaction: { mode: 'nearest', intersect: true },
+      onResize: legendFollows('right'),
       plugins: {
-        legend: { position: 'right', labels: { boxWidth: 12, filter: function (l) { return !!l.text; } } },
+        legend: { position: legendSide(cv, 'right'), labels: { boxWidth: 12, filter: function (l) { return !!l.text; } } },
         tooltip: {
           // overlapping points (identical nodes) show one entry and a count, not a wall of copies
           filter: function (c, k, all) { return !c.dataset.isRoof && k === all.findIndex(function (x) { return !x.dataset.isRoof; }); },
@@ -281,12 +338,16 @@
       ds.push({ type: 'scatter', label: 'peak ' + bytes(tl[ps]) + ' at step ' + ps, data: [{ x: ps, y: tl[ps] }],
         backgroundColor: '#e03131', borderColor: '#fff', borderWidth: 2, pointRadius: 7, pointHoverRadius: 8, order: 0 });
     }
+    /* the peak's marker (radius 7) at the first or the last step would be half cut: room for it */
+    var last = Math.max(tl.length - 1, 1), room = 0.03 * last;
+    var xlo = ps !== null && ps !== undefined && ps < room ? -room : 0, xhi = ps !== null && ps !== undefined && ps > last - room ? last + room : last;
     charts.memory = new Chart(cv, {
       type: 'line', data: { datasets: ds },
       options: {
         parsing: false, normalized: true, spanGaps: true,
-        scales: { x: { type: 'linear', min: 0, max: Math.max(tl.length - 1, 1), ticks: { precision: 0 }, title: { display: true, text: 'execution step (node in topological order)' } },
-                  y: { beginAtZero: true, title: { display: true, text: 'live activation memory' }, ticks: { callback: function (v) { return bytes(v); } } } },
+        scales: { x: { type: 'linear', min: xlo, max: xhi, ticks: { precision: 0 }, title: { display: true, text: 'execution step (node in topological order)' },
+                       afterBuildTicks: function (scale) { scale.ticks = scale.ticks.filter(function (t) { return t.value >= 0 && t.value <= last && Number.isInteger(t.value); }); } },
+                  y: bytesAxis(V.axes && V.axes.memory, 'live activation memory') },
         interaction: { mode: 'nearest', axis: 'x', intersect: false },
         plugins: {
           decimation: { enabled: tl.length > 4000, algorithm: 'min-max' },
@@ -312,16 +373,20 @@
           data: F.curve.filter(function (p) { return p.batch === b && p[key] !== null; }).map(function (p) { return { x: p.context, y: p[key], p: p }; }) };
       });
     }
-    function axes(ylabel, fmt, logY) {
-      return { x: { type: 'logarithmic', title: { display: true, text: 'context (tokens in the cache)' }, ticks: logTicks(function (v) { return si(v); }) },
-               y: logY ? { type: 'logarithmic', title: { display: true, text: ylabel }, ticks: logTicks(fmt) }
-                       : { type: 'linear', beginAtZero: true, title: { display: true, text: ylabel }, ticks: { callback: function (v) { return fmt(v); } } } };
+    var cx = F.curve.map(function (p) { return p.context; }).filter(function (c) { return c > 0; });
+    var xr = cx.length ? logRange(Math.min.apply(null, cx), Math.max.apply(null, cx), false) : {};
+    function axes(ylabel, key) {
+      var x = { type: 'logarithmic', grid: LOG_GRID, min: xr.min, max: xr.max, title: { display: true, text: 'context (tokens in the cache)' }, ticks: logTicks(function (v) { return si(v); }) };
+      if (key === 'total_memory_bytes') return { x: x, y: bytesAxis(V.axes && V.axes.llm_memory, ylabel) };
+      var ys = F.curve.map(function (p) { return p[key]; }).filter(function (v) { return v > 0; });
+      var yr = ys.length ? logRange(Math.min.apply(null, ys), Math.max.apply(null, ys), false) : {};
+      return { x: x, y: { type: 'logarithmic', grid: LOG_GRID, min: yr.min, max: yr.max, title: { display: true, text: ylabel }, ticks: logTicks(function (v) { return si(v); }) } };
     }
     var DOM = { weights: 'the weights dominate', kv_cache: 'the KV cache dominates', activations: 'activations dominate' };
     var sp = document.getElementById('llm-speed-chart');
     if (sp && F.curve.some(function (p) { return p.tokens_per_s !== null; })) {
       charts.llmSpeed = new Chart(sp, { type: 'line', data: { datasets: sets('tokens_per_s') },
-        options: { parsing: false, scales: axes('decode tokens/s (' + F.hardware + ')', function (v) { return si(v); }, true),
+        options: { parsing: false, scales: axes('decode tokens/s (' + F.hardware + ')', 'tokens_per_s'),
           plugins: { tooltip: { callbacks: { label: function (c) { var p = c.raw.p;
             return 'batch ' + p.batch + ', context ' + int(p.context) + ': ' + si(p.tokens_per_s) + ' tokens/s (' + DOM[p.dominant_bytes] + ')'; } } } } } });
     }
@@ -335,7 +400,7 @@
           data: [{ x: Math.min.apply(null, xs), y: fit.budget_bytes }, { x: Math.max.apply(null, xs), y: fit.budget_bytes }] });
       }
       charts.llmMemory = new Chart(mp, { type: 'line', data: { datasets: ds },
-        options: { parsing: false, scales: axes('weights + step peak', function (v) { return bytes(v); }, false),
+        options: { parsing: false, scales: axes('weights + step peak', 'total_memory_bytes'),
           plugins: { tooltip: { callbacks: { label: function (c) { var p = c.raw.p;
             return p ? 'batch ' + p.batch + ', context ' + int(p.context) + ': ' + bytes(p.total_memory_bytes) + ' (KV ' + bytes(p.kv_cache_bytes) + ')' : c.dataset.label; } } } } } });
     }
@@ -354,7 +419,8 @@
       lo = Math.min(lo, p[1], p[2]); hi = Math.max(hi, p[1], p[2]);
     });
     if (!pts.length) return;
-    lo = Math.pow(10, Math.floor(Math.log10(lo))); hi = Math.pow(10, Math.ceil(Math.log10(hi)));
+    var vr = logRange(lo, hi, true);  // a point at 10 ms on a 10 ms edge was half cut off
+    lo = vr.min; hi = vr.max;
     charts.validation = new Chart(cv, {
       type: 'scatter',
       data: { datasets: [
@@ -365,8 +431,8 @@
       ] },
       options: {
         parsing: false,
-        scales: { x: { type: 'logarithmic', min: lo, max: hi, title: { display: true, text: 'predicted time (s)' }, ticks: logTicks(secs) },
-                  y: { type: 'logarithmic', min: lo, max: hi, title: { display: true, text: 'measured time (s)' }, ticks: logTicks(secs) } },
+        scales: { x: { type: 'logarithmic', grid: LOG_GRID, min: lo, max: hi, title: { display: true, text: 'predicted time (s)' }, ticks: logTicks(secs) },
+                  y: { type: 'logarithmic', grid: LOG_GRID, min: lo, max: hi, title: { display: true, text: 'measured time (s)' }, ticks: logTicks(secs) } },
         plugins: { legend: { labels: { filter: function (l) { return !!l.text; } } },
           tooltip: { filter: function (c) { return !c.dataset.isRoof; }, callbacks: {
             title: function (items) { return items[0].raw.keys.map(function (k) { var i = keyToRow[k]; return i === undefined ? '#' + k : nodeTitle(rows[i]); }).slice(0, 6); },

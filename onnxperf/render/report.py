@@ -136,8 +136,45 @@ def environment():
     return env
 
 
+#: the most ticks a bytes axis gets: with at most 8 steps of 2^k bytes every label has at most 3
+#: significant digits in binary units (5 x 256 MiB = 1.25 GiB), so none is rounded
+BINARY_TICKS_MAX = 8
+#: room left above the highest value of a bytes axis, so that a point drawn there is not cut off
+BINARY_HEADROOM = 1.08
+
+
+def binary_axis(top_value: float, ticks_max: int = BINARY_TICKS_MAX,
+                headroom: float = BINARY_HEADROOM) -> dict[str, int] | None:
+    """A bytes axis from 0 at binary steps: ``{"step": 2**k, "max": a multiple of it}``, the
+    smallest power-of-two step (1 B at least) that covers ``top_value * headroom`` in at most
+    ``ticks_max`` steps; ``max`` is the first multiple of the step at or above that. The ticks are
+    0, step, 2 step, ... max: 256 KiB, 512 KiB, 768 KiB, 1 MiB, where a chart library's decimal
+    steps give 977 KiB and 1.91 MiB. None for a value that is not positive (no axis to fix)."""
+    if not top_value or top_value <= 0 or not math.isfinite(top_value):
+        return None
+    need = top_value * headroom
+    step = 1
+    while step * ticks_max < need:
+        step *= 2
+    return {"step": step, "max": step * math.ceil(need / step)}
+
+
+def _axes(model: dict[str, Any]) -> dict[str, Any]:
+    """The bytes axes of the charts (memory over execution order, the LLM memory chart)."""
+    timeline = (model.get("memory") or {}).get("timeline_bytes") or []
+    out: dict[str, Any] = {"memory": binary_axis(max(timeline, default=0))}
+    figures = (model.get("llm") or {}).get("figures") or {}
+    curve = figures.get("curve") or []
+    if curve:
+        fit = figures.get("largest_context") or {}
+        tops = [p["total_memory_bytes"] for p in curve if p.get("total_memory_bytes") is not None]
+        out["llm_memory"] = binary_axis(max(tops + [fit.get("budget_bytes") or 0], default=0))
+    return out
+
+
 def view_of(model: dict[str, Any]) -> dict[str, Any]:
-    """Presentation settings for the page: a colour per op type (largest FLOPs first)."""
+    """Presentation settings for the page: a colour per op type (largest FLOPs first), and the
+    charts' bytes axes at binary steps (:func:`binary_axis`)."""
     colors: dict[str, str] = {}
     rank: dict[str, int] = {}
     for o in model["by_op_type"]:
@@ -148,7 +185,7 @@ def view_of(model: dict[str, Any]) -> dict[str, Any]:
             colors[op] = PALETTE[i]
     # rates and intensities count FLOPs + integer ops: say FLOP when there are no integer ops
     op = "FLOP" if not model["totals"]["int_ops"] else "op"
-    return {"colors": colors, "rank": rank, "other": OTHER, "op": op}
+    return {"colors": colors, "rank": rank, "other": OTHER, "op": op, "axes": _axes(model)}
 
 
 def render_html(model: dict[str, Any]) -> str:
