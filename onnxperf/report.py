@@ -144,7 +144,12 @@ def measured_section(validation: Any, predicted: dict[str, float | None]) -> dic
       ``end_to_end_error, median_ape, within_10, within_25, spearman`` (fractions; ρ for spearman).
       When absent they are computed from the points with :func:`onnxperf.accuracy.error_figures`;
     * ``errors_by_roofline``: the same figures per roofline (``plain``, ``calibrated``), shown side
-      by side, as ``onnxperf validate`` prints them.
+      by side, as ``onnxperf validate`` prints them;
+    * ``warnings`` and ``notes`` (strings): what ``onnxperf validate`` prints as ``Warning`` and
+      ``Note`` lines; the page's warnings box carries them (:func:`_warnings`).
+
+    A :class:`~onnxperf.validate.compare.Validation` (or its ``to_dict()``) is read as such
+    (:func:`_from_validation`).
     """
     if validation is None:
         return None
@@ -155,6 +160,8 @@ def measured_section(validation: Any, predicted: dict[str, float | None]) -> dic
                 validation = as_dict
         except TypeError:
             pass
+    if isinstance(validation, Mapping) and validation.get("schema") == "onnxperf.validation/1":
+        validation = _from_validation(validation)
     node_times = {str(k): float(v) for k, v in (_get(validation, "node_times_s") or {}).items() if v is not None}
     points: list[list[Any]] = []
     groups = _get(validation, "groups")
@@ -203,7 +210,26 @@ def measured_section(validation: Any, predicted: dict[str, float | None]) -> dic
         "errors": errs,
         #: what makes the figures doubtful (a spec of another machine, a noisy measurement)
         "warnings": [str(w) for w in (_get(validation, "warnings") or [])],
+        #: caveats about the measurement (random weights, a truncated profile, a sweep stopped)
+        "notes": [str(n) for n in (_get(validation, "notes") or [])],
         "_node_times": node_times,  # removed by build_report
+    }
+
+
+def _from_validation(v: Mapping[str, Any]) -> dict[str, Any]:
+    """What :func:`measured_section` reads, from ``Validation.to_dict()`` (schema
+    ``onnxperf.validation/1``): the figures ``onnxperf validate`` prints for the same run (mean
+    latency, the calibrated figures when there are, its warnings and notes)."""
+    lat = v.get("measured_latency") or {}
+    plain, cal = v.get("error_plain"), v.get("error_calibrated")
+    return {
+        "latency_s": lat.get("mean_s"), "runs": lat.get("n"), "provider": ", ".join(v.get("providers") or []) or None,
+        "device": f"onnxruntime {v.get('onnxruntime_version')}, opt={v.get('opt')}",
+        "groups": [{"keys": [str(i) for i in g["original_node_ids"]], "measured_s": g["measured_s"]}
+                   for g in v.get("groups") or [] if not g.get("folded")],
+        "errors": cal or plain,
+        "errors_by_roofline": {k: f for k, f in (("plain", plain), ("calibrated", cal)) if f is not None},
+        "warnings": v.get("warnings") or [], "notes": v.get("notes") or [],
     }
 
 
@@ -442,10 +468,9 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
         "largest_fit": d.get("largest_fit"),
         "llm": sm.llm.to_dict() if getattr(sm, "llm", None) is not None else None,
         "precision": sm.precision.to_dict() if getattr(sm, "precision", None) is not None else None,
-        "warnings": _warnings(sm) + [{"code": "validation", "level": "warning", "message": w}
-                                     for w in (meas or {}).get("warnings", [])],
+        "warnings": _warnings(sm, meas),
         "conventions": _conventions(sm),
-        "notes": list(a.notes),
+        "notes": list(a.notes) + list((meas or {}).get("notes", [])),
     }
 
 
@@ -471,8 +496,14 @@ def _n(k: int, noun: str) -> str:
     return f"{k:,} {noun}" + ("" if k == 1 else "s")
 
 
-def _warnings(sm: Summary) -> list[dict[str, Any]]:
-    """What makes figures partial, each with a code and what to do."""
+#: an end-to-end error beyond this (either way) is a warning: the band the predicted-vs-measured chart draws
+LARGE_ERROR = 0.25
+
+
+def _warnings(sm: Summary, meas: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """What makes figures partial, each with a code and what to do; with a measurement, every
+    warning ``onnxperf validate`` prints for it (a spec of another machine, a noisy measurement)
+    and a prediction far off the measured latency."""
     out = partial_warnings(sm.analysis)
     if sm.memory.unknown_tensors:
         out.append({"code": "memory_partial", "level": "warning",
@@ -481,7 +512,31 @@ def _warnings(sm: Summary) -> list[dict[str, Any]]:
     if sm.roofline is not None and sm.roofline.unknown_nodes:
         out.append({"code": "latency_partial", "level": "warning",
                     "message": f"Predicted latency is partial: {_n(sm.roofline.unknown_nodes, 'node')} without a cost."})
+    if meas:
+        out += [{"code": "validation", "level": "warning", "message": w} for w in meas.get("warnings", [])]
+        out += _error_warning(sm, meas)
     return out
+
+
+def _error_warning(sm: Summary, meas: dict[str, Any]) -> list[dict[str, Any]]:
+    """A warning when the predicted end-to-end latency is more than :data:`LARGE_ERROR` off the
+    measured one, with what to try."""
+    e = (meas.get("errors") or {}).get("end_to_end_error")
+    if e is None or abs(e) <= LARGE_ERROR:
+        return []
+    from .render.numbers import seconds
+
+    errs = meas["errors"]
+    pred, real = errs.get("predicted_total_s"), errs.get("measured_total_s") or meas.get("latency_s")
+    figures = f" (predicted {seconds(pred)}, measured {seconds(real)})" if pred and real else ""
+    if e < 0 and not getattr(sm.spec, "efficiency", None):  # as validate tells a calibrated spec
+        hint = ("a plain roofline is a lower bound on time; `onnxperf hw calibrate -o local.toml`, then "
+                "--hw local.toml, fits this machine's efficiencies")
+    else:
+        hint = "check that --hw describes this machine (`onnxperf hw calibrate -o local.toml` measures it)"
+    return [{"code": "prediction_error", "level": "warning",
+             "message": f"The prediction is {abs(e):.0%} {'below' if e < 0 else 'above'} the measured end-to-end "
+                        f"latency{figures}, more than ±{LARGE_ERROR:.0%}: {hint}."}]
 
 
 def _conventions(sm: Summary) -> list[str]:
