@@ -10,6 +10,7 @@ import contextlib
 import gc
 import numbers
 import os
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
@@ -461,27 +462,42 @@ def _uncosted(nodes: tuple[NodeCost, ...]) -> tuple[tuple[tuple[str, int], ...],
             tuple((st, tuple(sorted(by_status[st].items()))) for st in UNCOSTED if st in by_status))
 
 
-def parse_shape(text: str) -> tuple[int, ...]:
-    """``1x3x224x224`` (or ``1,3,224,224``) -> (1, 3, 224, 224)."""
-    parts = text.replace(",", "x").lower().split("x") if text.strip() else []
-    try:
-        dims = tuple(int(p) for p in parts)
-    except ValueError:
-        raise OptionError(f"bad shape {text!r}: expected integers joined by 'x', e.g. 1x3x224x224") from None
-    if any(d < 0 for d in dims):
+_DIM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: dims are joined by ``,``, ``x``, or ``X`` between two numbers (``1X3X224``)
+_SEP = re.compile(r",|x|(?<=\d)X(?=\d)")
+
+
+def parse_shape(text: str) -> tuple[int | str, ...]:
+    """``1x3x224x224`` (or ``1,3,224,224``) -> (1, 3, 224, 224); a dim may be a name that ``--dim``
+    binds (``batchx3x224x224`` -> ("batch", 3, 224, 224)): a static export swept by batch.
+    A lowercase ``x`` always separates dims, so a name cannot hold one (``max_len``: write ``MAX_LEN``)."""
+    parts = [p.strip() for p in _SEP.split(text)] if text.strip() else []
+    dims: list[int | str] = []
+    for p in parts:
+        if _DIM_NAME.fullmatch(p):
+            dims.append(p)
+            continue
+        try:
+            dims.append(int(p))
+        except ValueError:
+            raise OptionError(f"bad shape {text!r}: expected integers (or dim names) joined by 'x', "
+                              "e.g. 1x3x224x224 or batchx3x224x224") from None
+    if any(isinstance(d, int) and d < 0 for d in dims):
         raise OptionError(f"bad shape {text!r}: dims must be non-negative")
-    return dims
+    return tuple(dims)
 
 
 def analyze(model: str | os.PathLike | onnx.ModelProto | LoadedModel, dims: dict[str, int] | None = None,
             input_shapes: dict[str, tuple[int, ...] | str] | None = None,
-            convention: str = "default", *,
+            convention: str = "default", default_batch: bool = False, *,
             hw: str | os.PathLike | HardwareSpec | None = None, memory: int | str | None = None,
             memory_dim: str = "batch", precision: str | None = None) -> Analysis:
     """Analyze a model: shapes, per-node MACs/FLOPs/bytes/params, totals and coverage.
 
     ``dims`` binds symbolic input dims by name (``{"batch": 8}``); ``input_shapes`` replaces
-    whole input shapes (``{"input": (1, 3, 224, 224)}`` or ``"1x3x224x224"``).
+    whole input shapes (``{"input": (1, 3, 224, 224)}`` or ``"1x3x224x224"``; a dim may be a name
+    that ``dims`` binds). A dim a model's inputs lack is left out with a note; ``default_batch``
+    binds an unbound batch dim to 1 with a note (:func:`onnxperf.shapes.binding_notes`).
 
     With ``hw`` (a preset id such as ``"rtx3090"``, a spec file path or a loaded
     :class:`~onnxperf.hardware.HardwareSpec`), ``memory`` (a budget, in bytes or as ``"8GiB"``) or
@@ -498,9 +514,9 @@ def analyze(model: str | os.PathLike | onnx.ModelProto | LoadedModel, dims: dict
     if hw is not None or memory is not None or precision is not None:
         from .deployment import deploy
 
-        return deploy(model, dims, input_shapes, convention, hw, memory, memory_dim, precision)
+        return deploy(model, dims, input_shapes, convention, hw, memory, memory_dim, precision, default_batch)
     with _gc_paused():
-        return _analyze(model, dims, input_shapes, convention)
+        return _analyze(model, dims, input_shapes, convention, default_batch)
 
 
 @contextlib.contextmanager
@@ -521,11 +537,11 @@ def _gc_paused():
             gc.enable()
 
 
-def _analyze(model, dims, input_shapes, convention: str) -> Analysis:
+def _analyze(model, dims, input_shapes, convention: str, default_batch: bool = False) -> Analysis:
     loaded = model if isinstance(model, LoadedModel) else load(model)
-    shapes_in = {k: (parse_shape(v) if isinstance(v, str) else tuple(int(x) for x in v))
+    shapes_in = {k: (parse_shape(v) if isinstance(v, str) else tuple(x if isinstance(x, str) else int(x) for x in v))
                  for k, v in (input_shapes or {}).items()}
-    sr: ShapeResult = infer(loaded, dims or {}, shapes_in)
+    sr: ShapeResult = infer(loaded, dims or {}, shapes_in, default_batch)
     walker = CostWalker(sr.tensors, loaded.opsets, convention, bounded=sr.bounded, values=sr.values)
     walker.walk(loaded.graph)
     nodes = tuple(walker.records)
@@ -560,7 +576,7 @@ def _analyze(model, dims, input_shapes, convention: str) -> Analysis:
             notes.append(f"{n.op_type} node {n.id} {n.name!r}: {n.note}")
     info = _model_info(loaded, sr)
     return Analysis(
-        model=info, convention=convention, dims=tuple(sorted((dims or {}).items())),
+        model=info, convention=convention, dims=tuple(sorted(sr.bound.items())),
         input_shapes=tuple(sorted(shapes_in.items())), free_dims=tuple(sr.free_dims),
         totals=totals, by_op_type=_by_op_type(nodes), coverage=_coverage(nodes, sr.free_dims, info.inputs),
         nodes=nodes, notes=tuple(notes), shape_engines=tuple(sr.engines), loaded=loaded, tensors=sr.tensors,

@@ -13,7 +13,7 @@ from .errors import OnnxPerfError, OptionError
 
 #: the subcommands, in help order: each is the module ``onnxperf.commands.<name>``, imported only
 #: when it runs (or for the list of commands), so a command loads what it uses and no more
-COMMANDS = ("summary", "report", "sweep", "validate", "compare", "hw", "check")
+COMMANDS = ("summary", "report", "sweep", "validate", "compare", "hw", "check", "completion")
 
 
 def command_module(name: str):
@@ -58,11 +58,15 @@ def _guard_outputs(args: argparse.Namespace) -> None:
     for path in named:
         if isinstance(path, str) and path != "-":
             output.note_input(path)
-    for option, dest in (("-o", "output"), ("--netron", "netron")):
+    extra = (("--netron", "netron"), ("--trace", "trace"))
+    for option, dest in (("-o", "output"), *extra):
         output.check_output(getattr(args, dest, None), option)
-    out, netron = getattr(args, "output", None), getattr(args, "netron", None)
-    if out and netron and out != "-" and os.path.realpath(out) == os.path.realpath(netron):
-        raise OptionError(f"--netron {netron}: is also the -o file; give them two names")
+    named_outputs = [(opt, getattr(args, dest, None)) for opt, dest in (("-o", "output"), *extra)]
+    named_outputs = [(opt, path) for opt, path in named_outputs if path and path != "-"]
+    for i, (opt, path) in enumerate(named_outputs):
+        for other, path2 in named_outputs[:i]:
+            if os.path.realpath(path) == os.path.realpath(path2):
+                raise OptionError(f"{opt} {path}: is also the {other} file; give them two names")
 
 
 def console() -> int:
@@ -123,6 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from . import cost
 
         cost.RAISE_RULE_ERRORS = True
+    output.announce_writes(True, getattr(args, "color", "never"))
     try:
         _guard_outputs(args)
         return int(args.run(args))

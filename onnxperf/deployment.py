@@ -48,7 +48,7 @@ def _hw_text(hw: Any) -> str:
 
 
 def deploy(model: Any, dims: dict[str, int] | None, input_shapes: Any, convention: str, hw: Any,
-           memory: int | str | None, memory_dim: str, precision: str | None) -> Analysis:
+           memory: int | str | None, memory_dim: str, precision: str | None, default_batch: bool = False) -> Analysis:
     """The analysis of ``model`` with the roofline on ``hw`` (a preset id, a spec file path or a
     :class:`~onnxperf.hardware.HardwareSpec`), its memory, the largest ``memory_dim`` that fits
     ``memory`` and the ``precision`` what-if, each where asked for."""
@@ -60,7 +60,7 @@ def deploy(model: Any, dims: dict[str, int] | None, input_shapes: Any, conventio
     path_hw = Path(hw) if isinstance(hw, os.PathLike) else hw  # load_spec takes a Path as a file
     sm = summarize(model, dims=dims, input_shapes=input_shapes, convention=convention,
                    hw=None if given_spec is not None else path_hw, memory_budget=budget, memory_dim=memory_dim,
-                   precision=precision)
+                   precision=precision, default_batch=default_batch)
     spec, rl = sm.spec, sm.roofline
     if given_spec is not None:
         from .roofline import roofline

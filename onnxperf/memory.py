@@ -188,9 +188,16 @@ class LargestFit:
     #: why the answer stops short of what the budget allows (the model's shapes stop resolving)
     note: str = ""
 
+    def to_dict(self) -> dict:
+        return {
+            "dim": self.dim, "budget_bytes": self.budget_bytes, "value": self.value, "total_bytes": self.total_bytes,
+            "next_total_bytes": self.next_total_bytes, "method": self.method, "note": self.note,
+            "total_bytes_formula": None if self.formula is None else self.formula.to_dict(),
+        }
+
 
 def largest_fitting(model, budget_bytes: int, dim: str = "batch", dims: dict[str, int] | None = None,
-                    limit: int = 1 << 40, precision=None) -> LargestFit:
+                    limit: int = 1 << 40, precision=None, input_shapes=None) -> LargestFit:
     """Largest ``dim`` such that weights + dynamic activation peak ≤ ``budget_bytes`` (``precision``:
     with every floating-point tensor at that precision's width, :func:`onnxperf.precision.what_if`).
 
@@ -204,15 +211,28 @@ def largest_fitting(model, budget_bytes: int, dim: str = "batch", dims: dict[str
     from .formula import fit_many, largest_int
     from .loader import LoadedModel, load
 
+    from .shapes import input_dim_names
+
     loaded = model if isinstance(model, LoadedModel) else load(model)
+    shapes = dict(input_shapes or {})
+    named = input_dim_names(loaded) + [d for v in shapes.values() if not isinstance(v, str) for d in v
+                                       if isinstance(d, str)]
+    named += [d for v in shapes.values() if isinstance(v, str) for d in _shape_names(v)]
+    if dim not in named:
+        raise OptionError(f"--memory: the model's inputs have no dim named {dim!r} to grow (symbolic dims: "
+                          f"{', '.join(named) or 'none'}); choose one with --memory-dim, or name one in an "
+                          "input shape: --input-shape INPUT=batchx3x224x224")
     base = dict(dims or {})
     base.pop(dim, None)
-    if precision is not None:
-        from .precision import what_if
+    plain = analyze
 
-        def analyze(m, dims):  # noqa: F811 - the analysis at the precision asked for
-            from .analysis import analyze as plain
-            return what_if(plain(m, dims=dims), precision)
+    def analyze(m, dims):  # noqa: F811 - with the input shapes, at the precision asked for
+        a = plain(m, dims=dims, input_shapes=shapes)
+        if precision is not None:
+            from .precision import what_if
+
+            return what_if(a, precision)
+        return a
 
     def complete_total(d: int) -> int | None:
         mem = liveness(analyze(loaded, dims={**base, dim: d}))
@@ -269,3 +289,9 @@ def largest_fitting(model, budget_bytes: int, dim: str = "batch", dims: dict[str
         note = (f"{dim}={value + 1:,} leaves tensor sizes unknown (the model's shapes stop at {dim}={value:,}): "
                 f"the largest {dim} the model takes, not the budget, sets the answer")
     return LargestFit(dim, budget_bytes, value, at, nxt, formula, method, note)
+
+
+def _shape_names(text: str) -> list[str]:
+    from .analysis import parse_shape
+
+    return [d for d in parse_shape(text) if isinstance(d, str)]

@@ -28,6 +28,19 @@ from .errors import OptionError, OutputError
 #: (device, inode) of every file this run read: an output may never be one of them.
 _INPUTS: dict[tuple[int, int], str] = {}
 
+#: say "wrote FILE (size)" on stderr after each regular file written (the command line turns it on)
+_ANNOUNCE = False
+#: colour text written to a terminal: "auto", "always" or "never" (the command line's --color)
+_COLOUR = "never"
+
+
+def announce_writes(on: bool, colour: str = "never") -> None:
+    """The command line's settings for this run: ``wrote FILE (size)`` lines on stderr, and colour
+    (``auto``: on a terminal, unless ``NO_COLOR``; see :mod:`onnxperf.colour`) for ``text`` output
+    written to the terminal with ``write_output(..., text_format=True)``."""
+    global _ANNOUNCE, _COLOUR
+    _ANNOUNCE, _COLOUR = on, colour
+
 #: names that stand for a process's open files: streamed to, never renamed over (when one points
 #: at a regular file, writing through it truncates that file, as a shell redirection does)
 _STREAM_ROOTS = ("/proc/", "/dev/fd/", "/dev/stdout", "/dev/stderr")
@@ -57,12 +70,18 @@ def check_output(path: str | None, option: str = "-o") -> None:
     _kind(path, option)
 
 
-def write_output(text: str | Iterable[str], path: str | None, option: str = "-o") -> None:
+def write_output(text: str | Iterable[str], path: str | None, option: str = "-o", text_format: bool = False) -> None:
     """Write ``text`` to ``path`` (see the module docstring), or to stdout when ``path`` is None or
     ``-``. ``text`` may come in pieces (an iterable of strings, made while they are written): a
     file is still replaced only once every piece is written, so an error while making one leaves
-    no half-written file."""
+    no half-written file. ``text_format``: the text is for people (the ``text`` format): coloured
+    on a terminal when the run allows colour (:func:`announce_writes`); a file never is."""
     if path is None or path == "-":
+        if text_format and _COLOUR != "never":
+            from .colour import highlight, wanted
+
+            if wanted(sys.stdout, _COLOUR):
+                text = highlight(text if isinstance(text, str) else "".join(text))
         try:
             _write_all(sys.stdout, text)
             sys.stdout.flush()
@@ -76,6 +95,22 @@ def write_output(text: str | Iterable[str], path: str | None, option: str = "-o"
         _stream(text, path, option)
     else:
         _atomic(text, target, path, option)
+        if _ANNOUNCE:
+            _say_wrote(path, target)
+
+
+def _say_wrote(path: str, target: Path) -> None:
+    """``onnxperf: wrote report.html (310 KiB)`` on stderr: where the output went, and how big."""
+    from .render.numbers import binary_bytes
+
+    try:
+        size = binary_bytes(os.stat(target).st_size)
+    except OSError:
+        return
+    try:
+        print(f"onnxperf: wrote {path} ({size})", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 def _kind(path: str, option: str) -> tuple[str, Path]:

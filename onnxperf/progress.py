@@ -1,9 +1,19 @@
-"""A progress bar for long runs on a terminal: the stages of a command, with the elapsed time of the
-running one refreshed by a background thread. Silent unless the stream is a terminal (never in
-pipes, files, CI logs or tests), so it never mixes with a command's output.
+"""Progress of a long run, on standard error, never mixed with a command's output.
 
-    with Progress(["analyzing", "building the report", "rendering"]) as p:
+- On a terminal (``TERM`` not ``dumb``): one line redrawn in place by a background thread: the
+  stage, its elapsed time and, where the stage counts its work (runs, models, rows), the time left.
+- Elsewhere (a pipe, a file, a CI log): a plain line once a stage has run for ``first_line_s``
+  (2 s), then every ``every_s`` (10 s) — minutes of silence read as a hang, and a quick run prints
+  nothing at all.
+- ``enabled=False`` (``--no-progress``) prints nothing.
+
+    with Progress(["analyzing", "rendering"]) as p:
         p.stage("analyzing"); ...
+        for i, x in enumerate(xs):
+            p.advance(i, len(xs)); ...
+
+Code far below a command reports its own counts with :func:`advance` (a no-op when no progress is
+shown), so library functions take no progress argument.
 """
 
 from __future__ import annotations
@@ -16,36 +26,72 @@ from typing import TextIO
 
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
+#: the progress shown now, if any (:func:`advance` reports to it)
+_ACTIVE: Progress | None = None
+
+
+def advance(done: int, total: int, what: str = "") -> None:
+    """``done`` of ``total`` units of the running stage are finished (``what``: ``"runs"``,
+    ``"models"``), for the progress shown now; nothing when none is."""
+    p = _ACTIVE
+    if p is not None:
+        p.advance(done, total, what)
+
+
+def _fmt_s(s: float) -> str:
+    if s < 60:
+        return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s"
+    m, sec = divmod(int(round(s)), 60)
+    return f"{m} min {sec:02d} s" if m < 60 else f"{m // 60} h {m % 60:02d} min"
+
 
 class Progress:
     def __init__(self, stages: list[str], stream: TextIO | None = None, enabled: bool | None = None,
-                 width: int = 20, interval_s: float = 0.1) -> None:
+                 width: int = 20, interval_s: float = 0.1, first_line_s: float = 2.0, every_s: float = 10.0,
+                 terminal: bool | None = None, label: str = "onnxperf", threaded: bool = True) -> None:
         self.stages = list(stages)
         self.stream = stream if stream is not None else sys.stderr
-        if enabled is None:
-            enabled = bool(getattr(self.stream, "isatty", lambda: False)()) and os.environ.get("TERM") != "dumb"
-        self.enabled = enabled
+        if terminal is None:
+            terminal = bool(getattr(self.stream, "isatty", lambda: False)()) and os.environ.get("TERM") != "dumb"
+        self.terminal = terminal
+        self.enabled = True if enabled is None else enabled
         self.width = width
         self.interval_s = interval_s
+        self.first_line_s = first_line_s
+        self.every_s = every_s
+        self.label = label
+        #: False: no background thread (a command that forks workers): drawn on each stage/advance
+        self.threaded = threaded
         self._i = -1
         self._name = ""
         self._t_stage = time.monotonic()
+        self._next_line = self._t_stage + first_line_s
+        self._done = 0
+        self._total = 0
+        self._what = ""
+        self._t_counted = self._t_stage
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._frame = 0
+        self._drawn = False
+        self._outer: Progress | None = None
 
     def __enter__(self) -> Progress:
-        if self.enabled:
+        global _ACTIVE
+        self._outer, _ACTIVE = _ACTIVE, self
+        if self.enabled and self.threaded:
             self._thread = threading.Thread(target=self._run, name="onnxperf-progress", daemon=True)
             self._thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
+        global _ACTIVE
+        _ACTIVE = self._outer
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        if self.enabled:
+        if self.enabled and self.terminal and self._drawn:
             with self._lock:
                 self.stream.write("\r\033[2K")
                 self.stream.flush()
@@ -56,27 +102,82 @@ class Progress:
             if name in self.stages:
                 self._i = self.stages.index(name)
             self._name = name
-            self._t_stage = time.monotonic()
+            self._t_stage = self._t_counted = time.monotonic()
+            self._next_line = self._t_stage + self.first_line_s
+            self._done = self._total = 0
+            self._what = ""
         self._draw()
+        if self.enabled and not self.threaded and not self.terminal:
+            self._log()
+
+    def advance(self, done: int, total: int, what: str = "") -> None:
+        """``done`` of ``total`` units of this stage are finished: the time left follows from them."""
+        with self._lock:
+            if done != self._done:
+                self._t_counted = time.monotonic()
+            self._done, self._total, self._what = max(done, 0), max(total, 0), what
+        if self.enabled and not self.threaded:
+            self._tick()
+
+    def left_s(self) -> float | None:
+        """Seconds left in this stage, from the rate of its counted units so far (None: not counted yet)."""
+        if not self._total or not self._done:
+            return None
+        spent = self._t_counted - self._t_stage
+        return max(spent / self._done * (self._total - self._done), 0.0)
+
+    def _count(self) -> str:
+        if not self._total:
+            return ""
+        left = self.left_s()
+        what = f" {self._what}" if self._what else ""
+        return f" {self._done}/{self._total}{what}" + (f", ~{_fmt_s(left)} left" if left is not None else "")
 
     def line(self) -> str:
+        """The terminal line: spinner, bar over the stages, stage, counts, elapsed."""
         n = len(self.stages) or 1
         done = max(self._i, 0)
         filled = round(self.width * done / n)
         bar = "█" * filled + "░" * (self.width - filled)
         frame = _FRAMES[self._frame % len(_FRAMES)]
         el = time.monotonic() - self._t_stage
-        return f"{frame} [{bar}] {self._i + 1}/{n} {self._name} {el:.1f}s"
+        return f"{frame} [{bar}] {self._i + 1}/{n} {self._name}{self._count()} {el:.1f}s"
+
+    def log_line(self) -> str:
+        """The line for a log: ``onnxperf: [2/4] measuring 3/13 runs, ~20 s left (12 s so far)``."""
+        n = len(self.stages) or 1
+        el = time.monotonic() - self._t_stage
+        return f"{self.label}: [{self._i + 1}/{n}] {self._name}{self._count()} ({_fmt_s(el)} so far)"
 
     def _draw(self) -> None:
-        if not self.enabled:
+        if not self.enabled or not self.terminal:
             return
         with self._lock:
             self.stream.write("\r\033[2K" + self.line())
             self.stream.flush()
+            self._drawn = True
+
+    def _log(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if not self._name or now < self._next_line:
+                return
+            self._next_line = now + self.every_s
+            text = self.log_line()
+        try:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed or full log: progress is not worth failing for
+            pass
+
+    def _tick(self) -> None:
+        self._frame += 1
+        if self.terminal:
+            if self._name:
+                self._draw()
+        else:
+            self._log()
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
-            self._frame += 1
-            if self._name:
-                self._draw()
+            self._tick()

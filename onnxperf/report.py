@@ -199,8 +199,11 @@ def measured_section(validation: Any, predicted: dict[str, float | None]) -> dic
     for name, figs in (_get(validation, "errors_by_roofline") or {}).items():
         figs = figs.to_dict() if hasattr(figs, "to_dict") else figs
         by_roofline[str(name)] = {k: _finite(_get(figs, k)) for k in ERROR_KEYS}
+    calibrated = "calibrated" in by_roofline if by_roofline else _get(validation, "calibrated")
     return {
         "errors_by_roofline": by_roofline or None,
+        #: whether the errors are a calibrated spec's (None: not said)
+        "calibrated": None if calibrated is None else bool(calibrated),
         "latency_s": _finite(_get(validation, "latency_s")),
         "provider": _get(validation, "provider"),
         "device": _get(validation, "device"),
@@ -520,23 +523,29 @@ def _warnings(sm: Summary, meas: dict[str, Any] | None = None) -> list[dict[str,
 
 def _error_warning(sm: Summary, meas: dict[str, Any]) -> list[dict[str, Any]]:
     """A warning when the predicted end-to-end latency is more than :data:`LARGE_ERROR` off the
-    measured one, with what to try."""
-    e = (meas.get("errors") or {}).get("end_to_end_error")
+    measured one, with what to try (the same line ``onnxperf validate`` prints)."""
+    errs = meas.get("errors") or {}
+    text = large_error_warning(errs.get("end_to_end_error"), errs.get("predicted_total_s"),
+                               errs.get("measured_total_s") or meas.get("latency_s"),
+                               bool(getattr(sm.spec, "efficiency", None)) if meas.get("calibrated") is None
+                               else meas["calibrated"])
+    return [] if text is None else [{"code": "prediction_error", "level": "warning", "message": text}]
+
+
+def large_error_warning(e: float | None, pred: float | None, real: float | None, calibrated: bool) -> str | None:
+    """The warning for an end-to-end error ``e`` beyond ±:data:`LARGE_ERROR` (None within it)."""
     if e is None or abs(e) <= LARGE_ERROR:
-        return []
+        return None
     from .render.numbers import seconds
 
-    errs = meas["errors"]
-    pred, real = errs.get("predicted_total_s"), errs.get("measured_total_s") or meas.get("latency_s")
     figures = f" (predicted {seconds(pred)}, measured {seconds(real)})" if pred and real else ""
-    if e < 0 and not getattr(sm.spec, "efficiency", None):  # as validate tells a calibrated spec
+    if e < 0 and not calibrated:
         hint = ("a plain roofline is a lower bound on time; `onnxperf hw calibrate -o local.toml`, then "
                 "--hw local.toml, fits this machine's efficiencies")
     else:
         hint = "check that --hw describes this machine (`onnxperf hw calibrate -o local.toml` measures it)"
-    return [{"code": "prediction_error", "level": "warning",
-             "message": f"The prediction is {abs(e):.0%} {'below' if e < 0 else 'above'} the measured end-to-end "
-                        f"latency{figures}, more than ±{LARGE_ERROR:.0%}: {hint}."}]
+    return (f"The prediction is {abs(e):.0%} {'below' if e < 0 else 'above'} the measured end-to-end "
+            f"latency{figures}, more than ±{LARGE_ERROR:.0%}: {hint}.")
 
 
 def _conventions(sm: Summary) -> list[str]:

@@ -262,11 +262,7 @@ MAX_BOUND_DIM = (1 << 63) - 1
 def _bind(m: onnx.ModelProto, loaded: LoadedModel, dims: dict[str, int],
           input_shapes: dict[str, tuple[int, ...]]) -> list[str]:
     """Apply bindings to the skeleton's graph inputs in place; returns the free dims left."""
-    known_dims = input_dim_names(loaded)
-    for name, value in dims.items():
-        if name not in known_dims:
-            avail = ", ".join(known_dims) or "none"
-            raise DimBindingError(f"--dim {name}: the model's inputs have no dim named {name!r} (symbolic dims: {avail})")
+    for name, value in dims.items():  # names the model lacks were left out before (binding_notes)
         if not isinstance(value, int) or value < 0:
             raise DimBindingError(f"--dim {name}={value}: a dim must be a non-negative integer")
         if value > MAX_BOUND_DIM:
@@ -277,9 +273,9 @@ def _bind(m: onnx.ModelProto, loaded: LoadedModel, dims: dict[str, int],
         if vi is None:
             avail = ", ".join(real_inputs) or "none"
             raise DimBindingError(f"--input-shape {name}: the model has no input named {name!r} (inputs: {avail})")
-        if any((not isinstance(d, int)) or d < 0 for d in shape):
-            raise DimBindingError(f"--input-shape {name}: dims must be non-negative integers")
-        if any(d > MAX_BOUND_DIM for d in shape):
+        if any(isinstance(d, bool) or not isinstance(d, (int, str)) or (isinstance(d, int) and d < 0) for d in shape):
+            raise DimBindingError(f"--input-shape {name}: dims must be non-negative integers or names")
+        if any(isinstance(d, int) and d > MAX_BOUND_DIM for d in shape):
             raise DimBindingError(f"--input-shape {name}: a dim is larger than an ONNX dim can hold (int64)")
         tt = vi.type.tensor_type
         if tt.HasField("shape") and len(tt.shape.dim) != len(shape):
@@ -287,7 +283,10 @@ def _bind(m: onnx.ModelProto, loaded: LoadedModel, dims: dict[str, int],
                 f"--input-shape {name}: rank {len(shape)} given, the model declares rank {len(tt.shape.dim)}")
         del tt.shape.dim[:]
         for d in shape:
-            tt.shape.dim.add().dim_value = d
+            if isinstance(d, str):
+                tt.shape.dim.add().dim_param = d
+            else:
+                tt.shape.dim.add().dim_value = d
     free: list[str] = []
     for vi in real_inputs.values():
         tt = vi.type.tensor_type
@@ -451,11 +450,94 @@ def _copy(msg):
     return out
 
 
+#: dim names taken for the batch whatever their position (compared in lower case)
+BATCH_NAMES = ("batch", "batch_size", "n")
+#: leading dims that are not a batch even when every input starts with them (lower case, substrings)
+_NOT_BATCH = ("seq", "len", "time", "step", "token", "past", "total", "width", "height", "channel")
+
+
+def batch_dim(loaded: LoadedModel, dims: dict[str, int],
+              input_shapes: dict[str, tuple[int | str, ...]] | None = None) -> str | None:
+    """The unbound dim that stands for the batch, or None: a symbolic input dim named ``batch``,
+    ``batch_size`` or ``N`` (any case), else the leading dim that every graph input (initializers
+    aside) shares by name, unless that name says it is a length (``seq``, ``past``, ``time`` ...).
+    Inputs whose whole shape ``input_shapes`` replaces are read as replaced."""
+    inits = loaded.graph.initializers
+    shapes: list[tuple] = []
+    for vi in loaded.proto.graph.input:
+        if vi.name in inits:
+            continue
+        if input_shapes and vi.name in input_shapes:
+            shapes.append(tuple(input_shapes[vi.name]))
+            continue
+        ti = info_of(vi)
+        shapes.append(tuple(ti.shape) if ti is not None and ti.shape is not None else ())
+    names = [d for s in shapes for d in s if isinstance(d, str) and d not in dims]
+    for want in BATCH_NAMES:
+        for d in names:
+            if d.lower() == want:
+                return d
+    leading = {s[0] if s else None for s in shapes}
+    if len(leading) == 1:
+        (d,) = leading
+        if isinstance(d, str) and d and d not in dims and not any(w in d.lower() for w in _NOT_BATCH):
+            return d
+    return None
+
+
+def is_binding_note(note: str) -> bool:
+    """Whether ``note`` is one :func:`binding_notes` wrote (the CLI repeats those on stderr)."""
+    return note.startswith(("--dim ", "unbound batch dim "))
+
+
+def _resolve_shapes(input_shapes: dict[str, tuple[int | str, ...]], dims: dict[str, int]
+                    ) -> dict[str, tuple[int | str, ...]]:
+    """Whole input shapes with their named dims (``batchx3x224x224``) bound where ``dims`` binds them."""
+    return {k: tuple(dims.get(d, d) if isinstance(d, str) else d for d in v) for k, v in input_shapes.items()}
+
+
+def binding_notes(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[str, tuple[int | str, ...]],
+                  default_batch: bool = False) -> tuple[dict[str, int], list[str]]:
+    """The bindings that apply to this model, and a note for each one that does not.
+
+    A ``--dim`` whose name no input dim of this model has is left out, with a note naming the dims
+    the model has (a loop over many models with ``--dim batch=1`` goes on through static exports).
+    ``default_batch``: the batch dim (:func:`batch_dim`) left unbound is bound to 1, with a note
+    saying so and how to change it."""
+    known = input_dim_names(loaded)
+    for shape in input_shapes.values():
+        known += [d for d in shape if isinstance(d, str) and d not in known]
+    applied: dict[str, int] = {}
+    notes: list[str] = []
+    for name, value in dims.items():
+        if name in known:
+            applied[name] = value
+        else:
+            avail = ", ".join(known) or "none"
+            notes.append(f"--dim {name}={value} not applied: the model's inputs have no dim named {name!r} "
+                         f"(symbolic dims: {avail})")
+    if default_batch:
+        b = batch_dim(loaded, applied, input_shapes)
+        if b is not None:
+            applied[b] = 1
+            notes.append(f"unbound batch dim {b!r} set to 1; pass --dim {b}=N for another batch")
+    return applied, notes
+
+
 def infer(loaded: LoadedModel, dims: dict[str, int] | None = None,
-          input_shapes: dict[str, tuple[int, ...]] | None = None) -> ShapeResult:
-    """Resolve every tensor's shape under the given bindings."""
-    dims = dict(dims or {})
+          input_shapes: dict[str, tuple[int | str, ...]] | None = None, default_batch: bool = False) -> ShapeResult:
+    """Resolve every tensor's shape under the given bindings (see :func:`binding_notes` for the
+    bindings a model lacks and ``default_batch``). A whole input shape may name dims
+    (``("batch", 3, 224, 224)``): ``dims`` binds them, else they stay symbolic."""
     input_shapes = {k: tuple(v) for k, v in (input_shapes or {}).items()}
+    dims, bind_notes = binding_notes(loaded, dict(dims or {}), input_shapes, default_batch)
+    input_shapes = _resolve_shapes(input_shapes, dims)
+    result = _infer(loaded, dims, input_shapes)
+    result.notes[:0] = bind_notes
+    return result
+
+
+def _infer(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[str, tuple[int | str, ...]]) -> ShapeResult:
     notes: list[str] = []
     engines: list[str] = []
     tensors: dict[str, TensorInfo] = {}
@@ -553,8 +635,8 @@ def _bound_names(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[s
             if shape is None:
                 continue
             for d, v in zip(vi.type.tensor_type.shape.dim, shape):
-                if d.HasField("dim_param") and d.dim_param and d.dim_param not in bound:
-                    bound[d.dim_param] = int(v)
+                if d.HasField("dim_param") and d.dim_param and d.dim_param not in bound and isinstance(v, int):
+                    bound[d.dim_param] = v
     return bound
 
 

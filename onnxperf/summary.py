@@ -3,6 +3,7 @@ JSON-serializable object that every renderer formats. Computation happens here, 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -63,12 +64,7 @@ class Summary:
                            "bound": n.bound, "time_s": n.time_s, "share": n.share} for n in r.nodes],
             }
         if self.largest is not None:
-            f = self.largest
-            d["largest_fit"] = {
-                "dim": f.dim, "budget_bytes": f.budget_bytes, "value": f.value, "total_bytes": f.total_bytes,
-                "next_total_bytes": f.next_total_bytes, "method": f.method, "note": f.note,
-                "total_bytes_formula": None if f.formula is None else f.formula.to_dict(),
-            }
+            d["largest_fit"] = self.largest.to_dict()
         if self.llm is not None:
             d["llm"] = self.llm.to_dict()
         if self.precision is not None:
@@ -89,11 +85,12 @@ def batch_of(a: Analysis) -> int:
 
 def summarize(model, dims: dict[str, int] | None = None, input_shapes=None, convention: str = "default",
               hw: str | None = None, memory_budget: int | None = None, memory_dim: str = "batch",
-              llm: Any | None = None, precision: str | None = None) -> Summary:
+              llm: Any | None = None, precision: str | None = None, default_batch: bool = False) -> Summary:
     """Analyze ``model`` and add memory, roofline (``hw``: preset id or spec file) and the largest
     value of ``memory_dim`` that fits ``memory_budget`` bytes. ``llm``
     (:class:`onnxperf.llm.section.LLMOptions`): look for a decoder step with a KV cache and, when
-    asked, compute its deployment figures (:mod:`onnxperf.llm`)."""
+    asked, compute its deployment figures (:mod:`onnxperf.llm`). ``default_batch``: an unbound batch
+    dim is bound to 1, with a note (:func:`onnxperf.shapes.binding_notes`)."""
     if llm is not None and llm.full:
         # the figures are the decode step's at the context: bind the cache's past dim to it
         from .llm.section import decode_bindings
@@ -106,7 +103,8 @@ def summarize(model, dims: dict[str, int] | None = None, input_shapes=None, conv
         from .precision import get
 
         prec = get(precision)
-    a = analyze(model, dims=dims, input_shapes=input_shapes, convention=convention)
+    a = analyze(model, dims=dims, input_shapes=input_shapes, convention=convention, default_batch=default_batch)
+    applied = dict(a.dims)  # without the names the model lacks, with a defaulted batch
     if prec is not None:
         from .precision import what_if
 
@@ -117,11 +115,12 @@ def summarize(model, dims: dict[str, int] | None = None, input_shapes=None, conv
         from .hardware import load_spec
         from .roofline import roofline  # ~10 ms of imports a summary without --hw does not need
 
-        spec = load_spec(hw)
+        spec = load_spec(hw) if isinstance(hw, (str, os.PathLike)) else hw  # an id, a file, or a loaded spec
         rl = roofline(a, spec, prec)
     largest = None
     if memory_budget is not None:
-        largest = largest_fitting(a.loaded, memory_budget, memory_dim, dims, precision=prec)
+        largest = largest_fitting(a.loaded, memory_budget, memory_dim, applied, precision=prec,
+                                  input_shapes=input_shapes)
     section = None
     if llm is not None and a.loaded is not None:
         from .llm.section import build

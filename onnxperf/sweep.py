@@ -10,6 +10,8 @@ from typing import Any
 from .errors import OptionError
 from .formula import NotPolynomialError, Polynomial, fit_many
 from .loader import load
+from .memory import LargestFit, largest_fitting
+from .shapes import is_binding_note
 from .summary import Summary, summarize
 
 #: the knee: the smallest batch that no larger batch beats in throughput by more than this fraction
@@ -40,6 +42,8 @@ class SweepRow:
     unknown_size_tensors: int = 0
     #: the first node where shapes were lost (``#key op 'name'``), when some were
     lost_at: str | None = None
+    #: weights + activation peak within ``--memory`` (None: no budget given, or the size unknown)
+    fits_memory: bool | None = None
 
     @property
     def costs_complete(self) -> bool:
@@ -64,6 +68,11 @@ class SweepResult:
     #: the latencies are a plain roofline's (no launch overhead, no fusion): lower bounds, and the
     #: knee of such a curve comes early (nothing to amortize)
     latency_lower_bound: bool = False
+    #: the bindings as applied: a dim the model lacks, a batch dim set to 1 (one note each)
+    notes: tuple[str, ...] = ()
+    #: ``--memory``: the budget, and the largest ``memory_dim`` value that fits it
+    memory_budget: int | None = None
+    largest: LargestFit | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,11 +82,17 @@ class SweepResult:
                 "macs", "flops", "int_ops", "bytes", "intensity", "activation_peak_bytes", "total_memory_bytes",
                 "latency_s", "throughput_per_s", "compute_bound_share", "complete")},
                       "uncosted_nodes": r.uncosted_nodes, "uncosted": dict(r.uncosted),
-                      "unknown_size_tensors": r.unknown_size_tensors, "lost_at": r.lost_at} for r in self.rows],
+                      "unknown_size_tensors": r.unknown_size_tensors, "lost_at": r.lost_at,
+                      **({"fits_memory": r.fits_memory} if self.memory_budget is not None else {})}
+                     for r in self.rows],
             "formulas": {name: (p.to_dict() if p is not None else {"error": why}) for name, p, why in self.formulas},
             "knee": None if self.knee is None else dict(self.knee),
             **({"precision": self.precision} if self.precision else {}),
             **({"latency_is_lower_bound": self.latency_lower_bound} if self.hardware else {}),
+            "notes": list(self.notes),
+            **({"memory": {"budget_bytes": self.memory_budget,
+                           "largest": self.largest.to_dict() if self.largest is not None else None}}
+               if self.memory_budget is not None else {}),
         }
 
 
@@ -90,7 +105,7 @@ def knee_index(throughputs: list[float], gain: float = KNEE_GAIN) -> int:
     return len(throughputs) - 1
 
 
-def _row(sm: Summary, values: tuple[tuple[str, int], ...]) -> SweepRow:
+def _row(sm: Summary, values: tuple[tuple[str, int], ...], budget: int | None = None) -> SweepRow:
     t = sm.analysis.totals
     r = sm.roofline
     lat = r.latency_s if r else None
@@ -105,6 +120,7 @@ def _row(sm: Summary, values: tuple[tuple[str, int], ...]) -> SweepRow:
         complete=sm.analysis.coverage.complete and sm.memory.complete,
         uncosted=t.uncosted, unknown_size_tensors=sm.memory.unknown_tensors,
         lost_at=sm.analysis.coverage.first_lost_at,
+        fits_memory=(sm.memory.total_bytes <= budget if sm.memory.complete else None) if budget is not None else None,
     )
 
 
@@ -119,24 +135,44 @@ def _figures(sm: Summary) -> list[int]:
 
 
 def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None, hw: str | None = None,
-          convention: str = "default", formulas: bool = True, precision: str | None = None) -> SweepResult:
-    """Evaluate every combination of ``grid`` values (with ``fixed`` dims bound) and fit formulas."""
+          convention: str = "default", formulas: bool = True, precision: str | None = None,
+          input_shapes: dict[str, tuple[int | str, ...]] | None = None, memory_budget: int | None = None,
+          memory_dim: str = "batch", default_batch: bool = True) -> SweepResult:
+    """Evaluate every combination of ``grid`` values (with ``fixed`` dims bound) and fit formulas.
+
+    ``input_shapes`` may name dims (``{"input": ("batch", 3, 224, 224)}``), which ``grid`` sweeps:
+    a static export swept by batch. A swept or fixed dim the model lacks is left out with a note;
+    ``default_batch``: an unbound batch dim that is not swept is bound to 1, with a note.
+    ``memory_budget``: each row says whether it fits, and the largest ``memory_dim`` that fits is
+    searched (:func:`onnxperf.memory.largest_fitting`)."""
+    from .progress import advance
+
     if not grid:
         raise OptionError("sweep needs at least one --dim NAME=V1,V2,...")
     loaded = load(model) if not hasattr(model, "graph") else model
     fixed = dict(fixed or {})
+    shapes = dict(input_shapes or {})
     names = tuple(grid)
     rows = []
     lower = False
-    for combo in itertools.product(*(grid[n] for n in names)):
+    notes: list[str] = []
+    combos = list(itertools.product(*(grid[n] for n in names)))
+    for k, combo in enumerate(combos):
+        advance(k, len(combos), "rows")
         values = tuple(zip(names, combo))
-        sm = summarize(loaded, dims={**fixed, **dict(values)}, convention=convention, hw=hw, precision=precision)
-        rows.append(_row(sm, values))
+        sm = summarize(loaded, dims={**fixed, **dict(values)}, input_shapes=shapes, convention=convention, hw=hw,
+                       precision=precision, default_batch=default_batch)
+        rows.append(_row(sm, values, memory_budget))
         lower = lower or bool(sm.roofline is not None and sm.roofline.lower_bound)
+        for n in sm.analysis.notes:  # one note per dim, not one per swept value
+            if is_binding_note(n) and not any(m.split("=")[0] == n.split("=")[0] for m in notes):
+                notes.append(n)
+    advance(len(combos), len(combos), "rows")
     fits: list[tuple[str, Polynomial | None, str]] = []
     if formulas:
         def evaluate(b: dict[str, int]) -> list[int]:
-            sm = summarize(loaded, dims={**fixed, **b}, convention=convention, precision=precision)
+            sm = summarize(loaded, dims={**fixed, **b}, input_shapes=shapes, convention=convention,
+                           precision=precision, default_batch=default_batch)
             if not (sm.analysis.coverage.complete and sm.memory.complete):
                 raise NotPolynomialError("some nodes stay without cost at the fit points; bind every dim")
             return _figures(sm)
@@ -160,5 +196,14 @@ def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None
             and all(r.costs_complete for r in rows):  # a partial row's throughput is only an upper bound
         at = knee_index([r.throughput_per_s for r in rows])
         knee = rows[at].values if at < len(rows) - 1 else None  # still rising at the last value: no knee seen
+    largest = None
+    if memory_budget is not None:
+        prec = None
+        if precision is not None:
+            from .precision import get
+
+            prec = get(precision)
+        applied = {k: v for k, v in fixed.items() if k != memory_dim}
+        largest = largest_fitting(loaded, memory_budget, memory_dim, applied, precision=prec, input_shapes=shapes)
     return SweepResult(str(getattr(loaded, "path", model)), names, tuple(sorted(fixed.items())),
-                       hw, tuple(rows), tuple(fits), knee, precision, lower)
+                       hw, tuple(rows), tuple(fits), knee, precision, lower, tuple(notes), memory_budget, largest)

@@ -171,11 +171,19 @@ def test_max_macs_and_flops(tmp_path):
 
 
 def test_partial_totals_cannot_pass_unless_allowed(tmp_path):
-    m = _mlp(batch="batch")
+    m = _mlp(batch="tokens")  # a length, not a batch: left unbound (a batch dim would be set to 1)
     r = _result(_check(m, tmp_path, max_macs=10**9), "max_macs")
-    assert r.status == UNKNOWN and "cannot verify" in r.message and "--dim batch=N" in r.message
+    assert r.status == UNKNOWN and "cannot verify" in r.message and "--dim tokens=N" in r.message
     assert _result(_check(m, tmp_path, max_macs=10**9, allow_partial=True), "max_macs").status == PASS
-    assert _result(_check(m, tmp_path, max_macs=10**9, dims={"batch": 3}), "max_macs").actual == 3 * K * N
+    assert _result(_check(m, tmp_path, max_macs=10**9, dims={"tokens": 3}), "max_macs").actual == 3 * K * N
+
+
+def test_an_unbound_batch_dim_is_checked_at_1_with_a_note(tmp_path, capsys):
+    v = _check(_mlp(batch="batch"), tmp_path, max_macs=10**9)
+    assert _result(v, "max_macs").actual == 1 * K * N and v.dims == (("batch", 1),)
+    assert v.defaulted == ("unbound batch dim 'batch' set to 1; pass --dim batch=N for another batch",)
+    assert cli.main(["check", _save(_mlp(batch="batch"), tmp_path), "--no-pyproject"]) == 0
+    assert "    note    unbound batch dim 'batch' set to 1" in capsys.readouterr().out
 
 
 def test_max_activation_peak_and_total_memory(tmp_path):
@@ -294,10 +302,10 @@ def test_lint_registry_is_complete_and_documented():
 
 
 def test_op001_unbound_dim(tmp_path):
-    (f,) = _findings(_check(_mlp(batch="batch"), tmp_path), "OP001")
-    assert "'batch' is unbound" in f.message and "--dim batch=N" in f.fix
+    (f,) = _findings(_check(_mlp(batch="tokens"), tmp_path), "OP001")
+    assert "'tokens' is unbound" in f.message and "--dim tokens=N" in f.fix
     assert [n.name for n in f.nodes] == ["mm", "act"]
-    assert not _findings(_check(_mlp(batch="batch"), tmp_path, dims={"batch": 1}), "OP001")
+    assert not _findings(_check(_mlp(batch="tokens"), tmp_path, dims={"tokens": 1}), "OP001")
 
 
 def test_op002_fp32_weights(tmp_path):
@@ -458,12 +466,20 @@ def test_all_pass_exit_0(tmp_path, capsys):
     assert cli.main(["check", _save(_mlp(), tmp_path), "--no-pyproject"]) == 0
 
 
-def test_bindings_a_model_lacks_are_skipped_but_a_typo_is_refused(tmp_path, capsys):
+def test_bindings_a_model_lacks_are_a_note_per_model(tmp_path, capsys):
+    """A budget's dims apply per model: a lone static export checked with dims = {batch = 1}
+    passes, and says which bindings it does not use (a typo shows there, on every model)."""
     dyn, fixed = _save(_mlp(batch="batch"), tmp_path, "dyn.onnx"), _save(_mlp(), tmp_path, "fixed.onnx")
     v = check_models([dyn, fixed], Budget(dims=(("batch", 2),)), jobs=1)
     assert v[0].dims == (("batch", 2),) and v[1].ignored_dims == ("batch",)
-    with pytest.raises(DimBindingError, match="no model has an input dim named 'bacth'"):
-        check_models([dyn, fixed], Budget(dims=(("bacth", 2),)), jobs=1)
+    (lone,) = check_models([fixed], Budget(dims=(("batch", 2),)), jobs=1)
+    assert lone.status == PASS and lone.ignored_dims == ("batch",)
+    typo = check_models([dyn, fixed], Budget(dims=(("bacth", 2),)), jobs=1)
+    assert [t.ignored_dims for t in typo] == [("bacth",), ("bacth",)]
+    b = tmp_path / "b.toml"
+    b.write_text("dims = { batch = 1 }\n")
+    assert cli.main(["check", fixed, "--budget", str(b)]) == 0
+    assert "note    bindings this model does not use: batch" in capsys.readouterr().out
 
 
 def _report(tmp_path, capsys, fmt: str) -> str:
@@ -531,11 +547,11 @@ def test_text_has_one_verdict_line_per_model(tmp_path, capsys):
 
 
 def test_partial_figures_are_unknown_or_a_lower_bound_never_zero(tmp_path, capsys):
-    """Unknown is not zero: with the batch unbound no MAC is costed, and the verdict says
+    """Unknown is not zero: with a length dim unbound no MAC is costed, and the verdict says
     "unknown", in text and in Markdown."""
     p = tmp_path / "m.onnx"
     nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
-    onnx.save(model(nodes, [vi("x", ["batch", 8])], [vi("y", None)], [const("w", [8, 4])]), str(p))
+    onnx.save(model(nodes, [vi("x", ["tokens", 8])], [vi("y", None)], [const("w", [8, 4])]), str(p))
     for fmt in ("text", "md"):
         assert cli.main(["check", str(p), "--format", fmt]) == 0
         out = capsys.readouterr().out

@@ -56,17 +56,38 @@ def test_summary_csv_and_md(mlp, capsys):
     assert md.startswith("### onnxperf summary") and "| MatMul | 1 |" in md
 
 
-def test_unbound_dim_is_reported_with_the_flag_to_pass(mlp, capsys):
-    assert cli.main(["summary", str(mlp)]) == 0
-    out = capsys.readouterr().out
-    assert "Unbound dims: batch" in out and "--dim batch=N" in out
+def test_an_unbound_batch_dim_is_1_with_a_notice_naming_the_flag(mlp, capsys):
+    """A first run answers: the batch dim left unbound is 1, said once on stderr and in the output."""
+    assert cli.main(["summary", str(mlp), "--format", "json"]) == 0
+    cap = capsys.readouterr()
+    d = json.loads(cap.out)
+    assert d["bindings"]["dims"] == {"batch": 1} and d["totals"]["macs"] == 1 * 8 * 4
+    note = "unbound batch dim 'batch' set to 1; pass --dim batch=N for another batch"
+    assert cap.err == f"onnxperf: note: {note}\n"
+    assert note in d["notes"]
+    assert cli.main(["summary", str(mlp), "--dim", "batch=3", "--format", "json"]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["totals"]["macs"] == 3 * 8 * 4 and cap.err == ""
+
+
+def test_a_dim_the_model_lacks_is_a_note_in_every_command(mlp, tmp_path, capsys):
+    """A loop over a folder with --dim batch=1 goes on through static exports."""
+    note = "--dim nope=3 not applied: the model's inputs have no dim named 'nope' (symbolic dims: batch)"
+    for argv in (["summary", str(mlp)], ["report", str(mlp), "--format", "json"],
+                 ["sweep", str(mlp), "--dim", "batch=1,2"], ["compare", str(mlp), str(mlp)],
+                 ["check", str(mlp), "--no-pyproject"]):
+        assert cli.main(argv + ["--dim", "nope=3", "-o", str(tmp_path / "out")]) == 0, argv
+        err = capsys.readouterr().err
+        if argv[0] in ("summary", "report", "sweep"):
+            assert f"onnxperf: note: {note}" in err, argv
+    text = (tmp_path / "out").read_text()  # check's own report names it per model
+    assert "bindings this model does not use: nope" in text
 
 
 @pytest.mark.parametrize("args,msg", [
     (["summary", "{missing}"], "no such file"),
     (["summary", "{mlp}", "--dim", "batch"], "expected NAME=VALUE"),
-    (["summary", "{mlp}", "--dim", "nope=3"], "no dim named 'nope'"),
-    (["summary", "{mlp}", "--input-shape", "x=1xZ"], "bad shape"),
+    (["summary", "{mlp}", "--input-shape", "x=1x2.5"], "bad shape"),
     (["summary", "{garbage}"], "not"),
 ])
 def test_bad_input_one_line_exit_2_no_output_file(args, msg, mlp, tmp_path, capsys):

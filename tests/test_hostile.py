@@ -420,9 +420,12 @@ def test_hostile_names_in_check_junit_and_md(tmp_path, capsys):
 
 def test_error_messages_escape_control_characters(tmp_path, capsys):
     p = _save(_mlp(("b\x1b[2Jatch", 8)), tmp_path / "m.onnx")
-    assert cli.main(["summary", str(p), "--dim", "nope=1"]) == 2
+    assert cli.main(["summary", str(p), "--input-shape", "nope=1x8"]) == 2
     err = capsys.readouterr().err
-    assert "\x1b" not in err and "\\x1b[2J" in err and err.count("\n") == 1
+    assert "\x1b" not in err and err.count("\n") == 1
+    assert cli.main(["summary", str(p), "--dim", "nope=1", "-o", str(tmp_path / "o.txt")]) == 0  # a note
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\\x1b[2J" in err and err.startswith("onnxperf: note: --dim nope=1 not applied")
 
 
 # ---------------------------------------------------------------- check: unreadable models

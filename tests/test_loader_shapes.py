@@ -161,8 +161,57 @@ def test_partial_binding_reports_remaining_dim():
     assert a.coverage.dims_to_bind == ("seq",)
 
 
+def test_a_dim_the_model_lacks_is_a_note_not_an_error():
+    m, h, f = _symbolic_mlp()
+    a = onnxperf.analyze(m, dims={"batch": 2, "seq": 3, "nope": 7})
+    assert a.dims == (("batch", 2), ("seq", 3))  # as applied
+    assert a.totals.macs == 2 * 3 * h * f
+    assert any(n.startswith("--dim nope=7 not applied: the model's inputs have no dim named 'nope' "
+                            "(symbolic dims: batch, seq)") for n in a.notes)
+
+
+def test_default_batch_binds_the_batch_dim_to_1_with_a_note_and_leaves_the_rest_unknown():
+    m, h, f = _symbolic_mlp()
+    a = onnxperf.analyze(m, default_batch=True)
+    assert a.dims == (("batch", 1),)
+    assert a.coverage.dims_to_bind == ("seq",)  # other unbound dims stay unknown: totals partial
+    assert "unbound batch dim 'batch' set to 1; pass --dim batch=N for another batch" in a.notes
+    b = onnxperf.analyze(m, dims={"seq": 5}, default_batch=True)
+    assert b.totals.macs == 1 * 5 * h * f
+    c = onnxperf.analyze(m, dims={"batch": 4, "seq": 5}, default_batch=True)  # bound: left alone
+    assert c.totals.macs == 4 * 5 * h * f and not any("set to 1" in n for n in c.notes)
+    assert onnxperf.analyze(m).dims == ()  # off unless asked for
+
+
+@pytest.mark.parametrize("inputs,want", [
+    ([("a", ["N", 3]), ("b", [5])], "N"),                     # named N, whatever the position
+    ([("a", ["B", 3]), ("b", ["B", 7])], "B"),                # the leading dim every input shares
+    ([("a", ["unk__12", 3])], "unk__12"),                     # one input: its leading dim
+    ([("a", ["B", 3]), ("b", ["C", 7])], None),               # inputs disagree: no batch
+    ([("a", ["seq_len", 3])], None),                          # a length, not a batch
+    ([("a", [2, "batch_size"])], "batch_size"),
+    ([("a", [2, 3])], None),                                  # static
+])
+def test_which_dim_is_the_batch(inputs, want):
+    from onnxperf.loader import load
+    from onnxperf.shapes import batch_dim
+
+    nodes = [helper.make_node("Identity", [n], [n + "_out"]) for n, _ in inputs]
+    m = model(nodes, [vi(n, s) for n, s in inputs], [vi(n + "_out", None) for n, _ in inputs], [])
+    assert batch_dim(load(m), {}) == want
+
+
+def test_a_named_dim_in_an_input_shape_is_bound_by_dims():
+    """A static export made symbolic by --input-shape: swept by batch."""
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["y"])]
+    m = model(nodes, [vi("x", [1, 16])], [vi("y", None)], [const("w1", [16, 8])])
+    a = onnxperf.analyze(m, input_shapes={"x": "Bx16"}, dims={"B": 6})
+    assert a.totals.macs == 6 * 16 * 8 and a.dims == (("B", 6),)
+    free = onnxperf.analyze(m, input_shapes={"x": "Bx16"})
+    assert free.coverage.dims_to_bind == ("B",) and not free.totals.complete
+
+
 @pytest.mark.parametrize("kw,msg", [
-    ({"dims": {"nope": 3}}, "no dim named 'nope'"),
     ({"input_shapes": {"zz": (1, 2, 3)}}, "no input named 'zz'"),
     ({"input_shapes": {"x": (1, 2)}}, "rank 2 given"),
 ])

@@ -280,7 +280,7 @@ def test_without_pandas_the_error_says_how_to_install_it(monkeypatch):
 # ---------------------------------------------------------------------------------- report.html()
 
 @pytest.mark.parametrize("argv, kw", [
-    ([], {}),
+    ([], {"default_batch": True}),  # the command line sets an unbound batch to 1; the API when asked
     (["--dim", "batch=1", "--hw", "rtx3090", "--memory", "8GiB"], {"dims": {"batch": 1}, "hw": "rtx3090",
                                                                   "memory": "8GiB"}),
     (["--dim", "batch=2", "--hw", "t4", "--precision", "fp16"], {"dims": {"batch": 2}, "hw": "t4",
@@ -296,7 +296,7 @@ def test_report_html_of_a_decoder_step_has_the_llm_section(tmp_path):
     gpt2 = ROOT / "models" / "corpus" / "gpt2_decode_legacy.onnx"
     out = tmp_path / "r.html"
     assert cli.main(["report", str(gpt2), "--hw", "a100-80gb", "-o", str(out), "--no-progress"]) == 0
-    page = report.html(onnxperf.analyze(str(gpt2), hw="a100-80gb"))
+    page = report.html(onnxperf.analyze(str(gpt2), hw="a100-80gb", default_batch=True))
     assert page == out.read_text(encoding="utf-8") and 'id="llm"' in page
 
 

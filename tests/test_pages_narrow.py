@@ -137,7 +137,8 @@ def test_warnings_box_carries_every_warning_the_validate_text_prints(tiny):
     text = render_text(v)
     said = [ln[len("Warning    "):] for ln in text.splitlines() if ln.startswith("Warning    ")]
     noted = [ln[len("Note       "):] for ln in text.splitlines() if ln.startswith("Note       ")]
-    assert len(said) == 2 and any("cv 13%" in w for w in said) and noted
+    assert len(said) == 3 and any("cv 13%" in w for w in said) and noted
+    assert any("88% below the measured" in w for w in said)  # the text says it too
     m = build_report(sm, v, {"dims": {"batch": 8}})
     assert m["measured"]["errors"]["end_to_end_error"] == pytest.approx(-0.88)
     top, bottom = _boxes(render_html(m))

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import onnx
 import pytest
+
+from onnxperf.render.numbers import binary_bytes
 from onnx import TensorProto, helper
 
 from onnxperf import analyze, cli
@@ -36,10 +38,10 @@ def _partial_model() -> onnx.ModelProto:
 
 
 def _dynamic_model() -> onnx.ModelProto:
-    """MatMul + Relu on a dynamic batch: nothing is costed until batch is bound."""
+    """MatMul + Relu on a dynamic seq: nothing is costed until seq is bound."""
     nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
              helper.make_node("Relu", ["h"], ["y"], name="relu")]
-    return model(nodes, [vi("x", ["batch", K])], [vi("y", ["batch", N])], [const("w", [K, N])])
+    return model(nodes, [vi("x", [1, "seq", K])], [vi("y", [1, "seq", N])], [const("w", [K, N])])
 
 
 @pytest.fixture
@@ -76,7 +78,7 @@ def test_partial_totals_are_marked_and_name_the_uncosted_op_types():
 
 def test_complete_totals_keep_their_figures():
     b = 3
-    a = analyze(_dynamic_model(), dims={"batch": b})
+    a = analyze(_dynamic_model(), dims={"seq": b})
     assert a.totals.complete and a.totals.uncosted == () and a.coverage.flops_exact_share == 1.0
     assert a.totals.macs == b * K * N
     d = a.to_dict()
@@ -122,7 +124,7 @@ def test_many_unresolved_dims_are_summarized_not_listed():
 
 def test_unbound_input_dims_name_the_flag():
     text = RENDERERS["text"](summarize(_dynamic_model()))
-    assert "Unbound dims: batch: 2 nodes not costed (totals are partial); bind them: --dim batch=N" in text
+    assert "Unbound dims: seq: 2 nodes not costed (totals are partial); bind them: --dim seq=N" in text
 
 
 # ------------------------------------------------------------------------------ summary outputs
@@ -233,7 +235,7 @@ def test_check_partial_headline_and_strict(partial_path, tmp_path, capsys):
 
 
 def test_check_strict_passes_a_complete_model(dynamic_path, capsys):
-    assert cli.main(["check", dynamic_path, "--no-pyproject", "--strict", "--dim", "batch=2"]) == 0
+    assert cli.main(["check", dynamic_path, "--no-pyproject", "--strict", "--dim", "seq=2"]) == 0
 
 
 def test_compare_partial_totals_and_strict(partial_path, tmp_path, capsys):
@@ -261,34 +263,37 @@ def test_strict_exit_codes(cmd, dynamic_path, tmp_path, capsys):
     assert cli.main(argv) == 0
     assert cli.main(argv + ["--strict"]) == 1
     err = capsys.readouterr().err
+    wrote = [ln for ln in err.splitlines() if ln.startswith("onnxperf: wrote ")]
+    assert wrote == [f"onnxperf: wrote {out} ({binary_bytes(Path(out).stat().st_size)})"] * 2  # one per run
+    err = "".join(ln for ln in err.splitlines(True) if ln.split(" (")[0] != f"onnxperf: wrote {out}")
     assert err.count("\n") == 1 and "not costed: 2 nodes" in err
     assert Path(out).exists()  # the output is written all the same
-    assert cli.main(argv + ["--strict", "--dim", "batch=2"]) == 0
+    assert cli.main(argv + ["--strict", "--dim", "seq=2"]) == 0
 
 
 def test_sweep_strict_complete_exits_0(dynamic_path, capsys):
-    assert cli.main(["sweep", dynamic_path, "--dim", "batch=1,2", "--strict", "--no-formulas"]) == 0
+    assert cli.main(["sweep", dynamic_path, "--dim", "seq=1,2", "--strict", "--no-formulas"]) == 0
 
 
 @pytest.mark.parametrize("value", ["0", "-1"])
 @pytest.mark.parametrize("cmd", ["summary", "report", "check"])
 def test_dim_bound_to_zero_or_less_is_refused(value, cmd, dynamic_path, tmp_path, capsys):
-    argv = [cmd, dynamic_path, "--dim", f"batch={value}", "-o", str(tmp_path / "o")]
+    argv = [cmd, dynamic_path, "--dim", f"seq={value}", "-o", str(tmp_path / "o")]
     if cmd == "check":
         argv.append("--no-pyproject")
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "'batch'" in err and "positive integer" in err
+    assert err.count("\n") == 1 and "'seq'" in err and "positive integer" in err
     assert not (tmp_path / "o").exists()
 
 
 def test_dim_bound_to_zero_is_refused_by_the_api_and_budgets(dynamic_path, tmp_path, capsys):
-    with pytest.raises(OptionError, match="batch=0"):
-        analyze(_dynamic_model(), dims={"batch": 0})
+    with pytest.raises(OptionError, match="seq=0"):
+        analyze(_dynamic_model(), dims={"seq": 0})
     budget = tmp_path / "b.toml"
-    budget.write_text("dims = { batch = 0 }\n")
+    budget.write_text("dims = { seq = 0 }\n")
     assert cli.main(["check", dynamic_path, "--budget", str(budget)]) == 2
-    assert "dims.batch" in capsys.readouterr().err
+    assert "dims.seq" in capsys.readouterr().err
 
 
 def test_a_graph_without_flops_is_not_100_percent_exact(tmp_path, capsys):

@@ -382,11 +382,11 @@ def test_cli_with_hw_preset(main, tmp_path):
 
 def test_progress_bar_only_on_a_terminal():
     buf = io.StringIO()
-    with Progress(["a", "b"], stream=buf) as p:  # StringIO is not a terminal
+    with Progress(["a", "b"], stream=buf) as p:  # StringIO is not a terminal: a quick run says nothing
         p.stage("a")
     assert buf.getvalue() == ""
     buf = io.StringIO()
-    with Progress(["a", "b"], stream=buf, enabled=True, interval_s=0.01) as p:
+    with Progress(["a", "b"], stream=buf, terminal=True, interval_s=0.01) as p:
         p.stage("b")
     text = buf.getvalue()
     assert "2/2 b" in text and "█" in text and text.endswith("\r\033[2K")

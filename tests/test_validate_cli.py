@@ -84,9 +84,13 @@ def test_validate_refuses_missing_weights_without_flag(tmp_path, capsys):
     assert cli.main(["validate", str(p), "--hw", "t4", "--runs", "1", "--warmup", "0", "--random-weights"]) == 0
 
 
-def test_validate_needs_bound_dims(mlp, capsys):
-    assert cli.main(["validate", str(mlp), "--hw", "t4"]) == 2
-    assert "batch" in capsys.readouterr().err
+def test_validate_needs_bound_dims(tmp_path, capsys):
+    """An unbound batch is 1 (see test_cli); any other unbound dim stops the run before it starts."""
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
+    p = tmp_path / "seq.onnx"
+    onnx.save(model(nodes, [vi("x", [1, "seq", 8])], [vi("y", None)], [const("w", [8, 4])]), str(p))
+    assert cli.main(["validate", str(p), "--hw", "t4"]) == 2
+    assert "bind seq with --dim" in capsys.readouterr().err
 
 
 def test_calibration_on_a_few_suite_ops():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..commands.common import add_output_with_toml, format_with_toml
+from ..commands.common import add_output_with_toml, add_progress, format_with_toml
 from ..errors import OptionError
 from ..hardware import load_spec, render, to_toml
 from ..output import write_output
@@ -29,6 +29,7 @@ def add_parser(actions: argparse._SubParsersAction) -> None:
     q.add_argument("--opt", choices=("disable", "basic", "extended", "all"), default="all",
                    help="onnxruntime graph optimization level (use the one you validate with)")
     q.add_argument("--short", action="store_true", help="small suite sizes and few runs: a smoke test")
+    add_progress(q, lines=True)
     add_output_with_toml(q)
     q.set_defaults(run=run)
 
@@ -40,10 +41,12 @@ def run(args: argparse.Namespace) -> int:
     fmt = format_with_toml(args)
     output = getattr(args, "output", None)
 
-    def progress(msg: str) -> None:
+    def say(msg: str) -> None:
         # every stage, with the time left, on a terminal or in a log alike (minutes of silence
         # when redirected read as a hang)
         print(f"onnxperf: {msg}", file=sys.stderr, flush=True)
+
+    progress = None if args.no_progress else say
 
     short = bool(args.short)
     if args.runs < 1 or args.warmup < 0 or args.repeats < 1:

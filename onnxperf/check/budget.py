@@ -102,7 +102,7 @@ class Budget:
 
     def with_overrides(self, hw: str | None = None, dims: dict[str, int] | None = None,
                        execution_provider: str | None = None, strict: bool = False,
-                       precision: str | None = None) -> Budget:
+                       precision: str | None = None, device_memory_bytes: int | None = None) -> Budget:
         """Command-line options win over the file."""
         from dataclasses import replace
 
@@ -110,7 +110,8 @@ class Budget:
         merged.update(dims or {})
         return replace(self, hw=hw or self.hw, dims=tuple(sorted(merged.items())),
                        execution_provider=execution_provider or self.execution_provider,
-                       strict=strict or self.strict, precision=precision or self.precision)
+                       strict=strict or self.strict, precision=precision or self.precision,
+                       device_memory_bytes=device_memory_bytes or self.device_memory_bytes)
 
     def limits(self) -> dict[str, Any]:
         """The limits that are set, by their TOML key (for reports)."""

@@ -90,6 +90,8 @@ def render_text(verdicts: Sequence[Verdict], budget: Budget) -> str:
             lines.append(f"        fix: {clean(f.fix, 300)}")
         if v.ignored_dims:
             lines.append(f"    note    bindings this model does not use: {clean(', '.join(v.ignored_dims), 200)}")
+        for note in v.defaulted:
+            lines.append(f"    note    {clean(note, 200)}")
     lines.append(_totals_line(verdicts))
     return "\n".join(lines) + "\n"
 

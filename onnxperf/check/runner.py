@@ -62,6 +62,8 @@ class Verdict:
     #: bindings that were applied / given but that this model has no use for
     dims: tuple[tuple[str, int], ...] = ()
     ignored_dims: tuple[str, ...] = ()
+    #: dims this run bound by itself (an unbound batch dim set to 1), one note each
+    defaulted: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -78,7 +80,7 @@ class Verdict:
     def to_dict(self) -> dict:
         return {"model": self.model, "verdict": self.status, "exit_code": self.exit_code, "error": self.error,
                 "figures": dict(self.figures), "dims": dict(self.dims), "ignored_dims": list(self.ignored_dims),
-                "budgets": [b.to_dict() for b in self.budgets], "findings": [f.to_dict() for f in self.findings]}
+                "defaulted": list(self.defaulted), "budgets": [b.to_dict() for b in self.budgets], "findings": [f.to_dict() for f in self.findings]}
 
 
 def exit_code(verdicts: Sequence[Verdict]) -> int:
@@ -430,6 +432,9 @@ def _check(path: str, budget: Budget, input_shapes, convention: str) -> Verdict:
     real_inputs = {vi.name for vi in loaded.proto.graph.input} - set(loaded.graph.initializers)
     shapes = {k: v for k, v in input_shapes if k in real_inputs}
     ignored += tuple(f"input {k}" for k, _ in input_shapes if k not in real_inputs)
+    named = {d for v in shapes.values() for d in v if isinstance(d, str)}  # batchx3x224x224
+    dims.update({k: v for k, v in budget.dims if k in named})
+    ignored = tuple(k for k in ignored if k not in named)
     llm = None
     if any(getattr(budget, attr) is not None for attr in _LLM_ATTRS):
         from ..llm.section import LLMOptions
@@ -437,19 +442,21 @@ def _check(path: str, budget: Budget, input_shapes, convention: str) -> Verdict:
         llm = LLMOptions(full=True, context=budget.context, prompt=budget.prompt, required=False,
                          memory_bytes=budget.device_memory_bytes)
     sm = summarize(loaded, dims=dims, input_shapes=shapes, convention=convention, hw=budget.hw, llm=llm,
-                   precision=budget.precision)
+                   precision=budget.precision, default_batch=True)
     results = evaluate(sm, budget)
     if budget.strict:
         results += _strict(sm)
     findings = run_lints(LintContext(sm.analysis, sm.memory, budget.lints))
     failed = any(r.status in (FAIL, UNKNOWN) for r in results) or any(f.severity == "error" for f in findings)
     return Verdict(path, FAIL if failed else PASS, None, tuple(results), tuple(findings),
-                   tuple(figures(sm).items()), tuple(sorted(dict(sm.analysis.dims).items())), ignored)
+                   tuple(figures(sm).items()), tuple(sorted(dict(sm.analysis.dims).items())), ignored,
+                   tuple(n for n in sm.analysis.notes if n.startswith("unbound batch dim ")))
 
 
 def _context():
     # fork is fast and safe here: the parent has started no threads (onnxruntime sessions are never
-    # created by check). Elsewhere, spawn.
+    # created by check, and its progress draws from the main thread: `Progress(threaded=False)`).
+    # Elsewhere, spawn.
     if sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("spawn")
@@ -463,30 +470,36 @@ def check_models(paths: Sequence[str], budget: Budget,
     shapes = tuple(sorted((input_shapes or {}).items()))
     n = len(paths)
     workers = min(n, jobs if jobs else (os.cpu_count() or 1))
+    from ..progress import advance
+
     if workers <= 1:
-        verdicts = [check_model(p, budget, shapes, convention) for p in paths]
+        verdicts = []
+        for i, p in enumerate(paths):
+            advance(i, n, "models")
+            verdicts.append(check_model(p, budget, shapes, convention))
     else:
         verdicts = []
         with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
             futures = [pool.submit(check_model, p, budget, shapes, convention) for p in paths]
-            for p, fut in zip(paths, futures):
+            for i, (p, fut) in enumerate(zip(paths, futures)):
+                advance(i, n, "models")
                 try:
                     verdicts.append(fut.result())
                 except BrokenProcessPool:
                     verdicts.append(Verdict(p, ERROR, error=f"{p}: the worker process checking it died "
                                                             "(killed, or out of memory)"))
+    advance(n, n, "models")
     _check_bindings_used(verdicts, budget, shapes)
     return verdicts
 
 
 def _check_bindings_used(verdicts: Sequence[Verdict], budget: Budget, shapes) -> None:
-    """A binding that no readable model has is a typo, not a model's business: refuse it."""
+    """An input shape that no readable model has is a typo, not a model's business: refuse it. A
+    dim is not: every model without it says so in its note (a folder of static exports checked
+    with ``--dim batch=1`` goes on)."""
     read = [v for v in verdicts if v.status != ERROR]
     if not read:
         return
-    for k, _ in budget.dims:
-        if all(k in v.ignored_dims for v in read):
-            raise DimBindingError(f"--dim {k}: no model has an input dim named {k!r}")
     for k, _ in shapes:
         if all(f"input {k}" in v.ignored_dims for v in read):
             raise DimBindingError(f"--input-shape {k}: no model has an input named {k!r}")

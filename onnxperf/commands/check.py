@@ -10,7 +10,9 @@ from ..check.render import RENDERERS
 from ..check.runner import check_models, exit_code
 from ..errors import OptionError
 from ..output import write_output
-from .common import add_bindings, add_output, add_precision, parse_dims, parse_input_shapes
+from ..units import parse_bytes
+from .common import (add_bindings, add_hw, add_memory, add_model, add_output, add_precision, add_progress,
+                     add_provider, output_format, parse_dims, parse_input_shapes, progress)
 
 FORMATS = ("text", "json", "junit", "sarif", "md")
 
@@ -21,21 +23,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "opsets, op types, dtypes, static shapes, execution-provider support) and the "
                                    "lints. Exit 0: all pass; 1: a limit broken or an error-level lint; 2: a model "
                                    "could not be read. See docs/check.md.")
-    p.add_argument("models", nargs="+", metavar="MODEL", help=".onnx files")
+    add_model(p, many=True, what="one or more .onnx files")
     p.add_argument("--budget", metavar="FILE", default=None,
                    help="budget TOML file (default: [tool.onnxperf] of the nearest pyproject.toml, if any)")
     p.add_argument("--no-pyproject", action="store_true", help="do not look for a budget in pyproject.toml")
-    p.add_argument("--hw", metavar="NAME|SPEC.toml", default=None,
-                   help="hardware spec for max_latency / min_throughput (overrides the budget's hw)")
-    p.add_argument("--ep", metavar="PROVIDER", default=None,
-                   help="onnxruntime execution provider every node must have a kernel for, e.g. CPUExecutionProvider")
+    add_bindings(p, dim_help="bind a symbolic input dim in every model, e.g. --dim batch=1 (repeatable; wins over "
+                             "the budget's dims); a model without that dim leaves it out with a note; an unbound "
+                             "batch dim is set to 1 with a note")
+    for action in p._actions:
+        if action.dest == "input_shape":
+            action.help += "; applied to each model that has an input of that name"
+    add_hw(p, what="the hardware of max_latency / min_throughput (wins over the budget's hw)")
+    add_memory(p, memory_dim=False,
+               what="device memory (e.g. 24GiB) for the decoder-LLM limits such as min_context_fit (wins over the "
+                    "budget's device_memory)")
+    add_provider(p, None, "every node must have a kernel in it (wins over the budget's execution_provider; "
+                          "default: not checked)")
+    add_precision(p)
     p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                    help="worker processes for many models (default: one per CPU)")
     p.add_argument("--strict", action="store_true",
                    help="a model with any partial figure (a node not costed, a tensor of unknown size) fails "
                         "(exit 1), whatever its limits; same as strict = true in the budget")
-    add_bindings(p)
-    add_precision(p)
+    add_progress(p)
     add_output(p, FORMATS)
     p.set_defaults(run=run)
 
@@ -51,12 +61,16 @@ def run(args: argparse.Namespace) -> int:
         budget = Budget()
     else:
         budget = discover_budget()
-    budget = budget.with_overrides(hw=args.hw, dims=parse_dims(args.dim), execution_provider=args.ep,
-                                   strict=args.strict, precision=args.precision)
+    budget = budget.with_overrides(hw=args.hw, dims=parse_dims(args.dim), execution_provider=args.provider,
+                                   strict=args.strict, precision=args.precision,
+                                   device_memory_bytes=parse_bytes(args.memory) if args.memory else None)
     shapes = parse_input_shapes(args.input_shape)
     _validate_up_front(budget)
-    verdicts = check_models(args.models, budget, shapes, args.convention, args.jobs)
-    write_output(RENDERERS[args.format](verdicts, budget), args.output)
+    fmt = output_format(args)
+    with progress(args, ["checking"], threaded=False) as p:  # no thread: check forks its workers
+        p.stage("checking")
+        verdicts = check_models(args.models, budget, shapes, args.convention, args.jobs)
+    write_output(RENDERERS[fmt](verdicts, budget), args.output, text_format=fmt == "text")
     return exit_code(verdicts)
 
 

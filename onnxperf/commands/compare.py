@@ -9,10 +9,12 @@ from typing import Any
 
 from ..compare.model import build, load_sides
 from ..compare.render import FORMATS, RENDERERS
-from ..conventions import CONVENTIONS
 from ..errors import OptionError
 from ..output import write_output
-from .common import add_strict, parse_dims, strict_exit
+from ..units import parse_bytes
+from .common import (add_bindings, add_hw, add_model, add_output, add_precision, add_progress, add_strict,
+                     output_format, parse_dims, parse_input_shapes, progress, strict_exit)
+from .validate import DEFAULT_RUN_MEMORY, RUN_MEMORY_HELP, add_run_options
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -22,39 +24,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "deltas, the compute-heavy nodes aligned block by block, and named explanations (layout "
                     "Transposes, BatchNorm folding, decomposed activations, Pad, constants, opsets, dtypes, "
                     "quantization, architecture changes) with their node count and cost.")
-    p.add_argument("models", nargs="+", metavar="MODEL", help="two or more .onnx files; the first is the baseline")
-    p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
-                   help="bind a symbolic input dim in every model, e.g. --dim batch=1 (repeatable); a model "
-                        "without that dim ignores it")
-    p.add_argument("--hw", metavar="NAME|SPEC.toml", default=None,
-                   help="hardware preset id (see 'onnxperf hw list') or spec file: adds predicted latency")
-    p.add_argument("--convention", choices=CONVENTIONS, default="default",
-                   help="how MACs/FLOPs are counted (see docs/conventions.md)")
-    p.add_argument("--format", choices=FORMATS, default=None,
-                   help="text (default), json (schema onnxperf.compare/1), md (for CI), html (self-contained); "
-                        "default html when -o ends with .html")
-    p.add_argument("-o", "--output", metavar="FILE", default=None,
-                   help="write to FILE (atomically) instead of standard output")
+    add_model(p, many=True, what="two or more .onnx files; the first is the baseline")
+    add_bindings(p, dim_help="bind a symbolic input dim in every model, e.g. --dim batch=1 (repeatable); a model "
+                             "without that dim leaves it out with a note; an unbound batch dim is set to 1 with a "
+                             "note")
+    for action in p._actions:
+        if action.dest == "input_shape":
+            action.help += "; applied to each model that has an input of that name"
+    add_hw(p, what="adds predicted latency")
+    add_precision(p)
     p.add_argument("--validate", action="store_true",
                    help="also measure each model's latency in onnxruntime under the same conditions "
                         "(needs --hw: this machine's spec)")
-    p.add_argument("--runs", type=int, default=10, metavar="N", help="--validate: timed runs (default 10)")
-    p.add_argument("--warmup", type=int, default=3, metavar="N", help="--validate: warm-up runs (default 3)")
-    p.add_argument("--threads", type=int, default=None, metavar="N", help="--validate: onnxruntime threads")
-    p.add_argument("--opt", choices=("disable", "basic", "extended", "all"), default="all",
-                   help="--validate: onnxruntime graph optimization level (default all)")
-    p.add_argument("--random-weights", action="store_true",
-                   help="--validate: run with random weights where weight files are missing")
-    p.add_argument("--seed", type=int, default=0, help="--validate: seed of inputs and random weights")
-    p.add_argument("--timeout", type=float, default=300, metavar="S", help="--validate: runtime time limit")
+    add_run_options(p, prefix="--validate: ")
+    p.add_argument("--memory", "--max-memory", dest="memory", metavar="SIZE", default=None,
+                   help="--validate: " + RUN_MEMORY_HELP)
     add_strict(p)
+    add_progress(p)
+    add_output(p, FORMATS)
     p.set_defaults(run=run)
-
-
-def output_format(args: argparse.Namespace) -> str:
-    if args.format:
-        return args.format
-    return "html" if args.output and args.output.lower().endswith((".html", ".htm")) else "text"
 
 
 def measure(args: argparse.Namespace, sides: list[Any]) -> list[float | None] | None:
@@ -70,9 +58,10 @@ def measure(args: argparse.Namespace, sides: list[Any]) -> list[float | None] | 
     spec = load_spec(args.hw)
     out: list[float | None] = []
     for path, side in zip(args.models, sides):
-        v = validate(path, spec, dims=dict(side.dims_applied), runs=args.runs, warmup=args.warmup,
-                     threads=args.threads, opt=args.opt, seed=args.seed, random_weights=args.random_weights,
-                     timeout_s=args.timeout)
+        v = validate(path, spec, dims=dict(side.dims_applied), input_shapes=dict(side.summary.analysis.input_shapes),
+                     runs=args.runs, warmup=args.warmup, threads=args.threads, opt=args.opt, seed=args.seed,
+                     random_weights=args.random_weights, timeout_s=args.timeout, provider=args.provider,
+                     max_memory_bytes=parse_bytes(args.memory or DEFAULT_RUN_MEMORY))
         out.append(v.latency.p50_s)
     return out
 
@@ -84,13 +73,23 @@ def run(args: argparse.Namespace) -> int:
     if fmt == "html" and args.output in (None, "-") and sys.stdout.isatty():
         raise OptionError("--format html writes a whole HTML file: give -o FILE (e.g. -o diff.html)")
     dims = parse_dims(args.dim)
-    sides = load_sides(args.models, dims, args.hw, args.convention)
-    measured = None
-    if args.validate:
-        measured = measure(args, sides)
-    options = {"dims": dict(sorted(dims.items())), "hw": args.hw, "convention": args.convention,
-               "validate": bool(args.validate)}
-    write_output(RENDERERS[fmt](build(sides, measured, options)), args.output)
+    with progress(args, ["analyzing", "measuring", "comparing"] if args.validate else ["analyzing", "comparing"]) as p:
+        p.stage("analyzing")
+        sides = load_sides(args.models, dims, args.hw, args.convention, parse_input_shapes(args.input_shape),
+                           args.precision, default_batch=True)
+        measured = None
+        if args.validate:
+            p.stage("measuring")
+            measured = measure(args, sides)
+        p.stage("comparing")
+        options = {"dims": dict(sorted(dims.items())), "hw": args.hw, "convention": args.convention,
+                   "validate": bool(args.validate)}
+        if args.input_shape:
+            options["input_shapes"] = {k: list(v) for k, v in sorted(parse_input_shapes(args.input_shape).items())}
+        if args.precision:
+            options["precision"] = args.precision
+        text = RENDERERS[fmt](build(sides, measured, options))
+    write_output(text, args.output, text_format=fmt == "text")
     from ..partial import reasons
 
     why = [f"{s.label}: " + "; ".join(reasons(s.summary)) for s in sides if reasons(s.summary)]

@@ -11,7 +11,7 @@ from ..errors import OptionError
 from ..hardware import list_presets, load_preset, load_spec, to_toml
 from ..hardware import render
 from ..output import write_output
-from .common import add_output, add_output_with_toml, format_with_toml
+from .common import add_output, add_output_with_toml, add_progress, format_with_toml
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -37,6 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--short", action="store_true", help="tiny sizes, 2 runs: a smoke test, not figures")
     q.add_argument("--repeats", type=int, default=None, metavar="N",
                    help="timed runs per kernel (default: 7, or 2 with --short)")
+    add_progress(q, lines=True)
     add_output_with_toml(q)
     q.set_defaults(run=run)
 
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
             text = render.to_json({"schema": "onnxperf.hardware-list/1", "presets": [s.to_dict() for s in specs]})
         else:
             text = render.list_text(specs)
-        write_output(text, output)
+        write_output(text, output, text_format=fmt == "text")
         return 0
     if action == "show":
         spec = load_spec(args.name)
@@ -68,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
         if repeats is not None and repeats < 1:
             raise OptionError(f"--repeats {repeats}: must be at least 1")
         result = run_probe(short=bool(getattr(args, "short", False)), repeats=repeats,
-                           progress=lambda msg: print(f"onnxperf: {msg}", file=sys.stderr, flush=True))
+                           progress=None if args.no_progress else
+                           (lambda msg: print(f"onnxperf: {msg}", file=sys.stderr, flush=True)))
         if fmt == "json":
             text = render.to_json(result.to_dict())
         elif fmt == "toml":

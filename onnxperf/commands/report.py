@@ -15,7 +15,9 @@ from ..report import build_report
 from ..render.report import RENDERERS, render_netron
 from ..summary import summarize
 from ..units import parse_bytes
-from .common import add_bindings, add_llm, add_precision, add_strict, llm_options, parse_dims, parse_input_shapes, strict_exit
+from .common import (add_bindings, add_hw, add_llm, add_memory, add_model, add_output, add_precision, add_progress,
+                     add_strict, add_trace, announce_bindings, llm_options, output_format, parse_dims,
+                     parse_input_shapes, progress, strict_exit)
 
 FORMATS = ("html", "json", "md")
 
@@ -25,31 +27,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "report", help="one self-contained HTML report (or its JSON / Markdown) of a model",
         description="Analyze MODEL and write a report: summary figures, cost by op type, roofline, bottlenecks, "
                     "memory over execution order and every node, as one HTML file that opens offline.")
-    p.add_argument("model", help="path to an .onnx file")
+    add_model(p)
     add_bindings(p)
-    p.add_argument("--hw", metavar="NAME|SPEC.toml", default=None,
-                   help="hardware preset id (see 'onnxperf hw list') or spec file: adds the roofline, predicted "
-                        "times and bottlenecks")
-    p.add_argument("--memory", metavar="SIZE", default=None,
-                   help="memory budget (e.g. 8GiB): report the largest --memory-dim value that fits")
-    p.add_argument("--memory-dim", metavar="NAME", default="batch", help="dim to grow for --memory (default: batch)")
-    p.add_argument("--format", choices=FORMATS, default="html",
-                   help="html (default), json (the report model, schema onnxperf.report/1) or md (a compact "
-                        "summary for a pull request or a CI job summary)")
-    p.add_argument("--json", dest="format", action="store_const", const="json",
-                   help="the report model as JSON: same as --format json")
-    p.add_argument("--md", dest="format", action="store_const", const="md",
-                   help="the compact Markdown summary: same as --format md")
-    p.add_argument("-o", "--output", metavar="FILE", default=None,
-                   help="write to FILE (atomically) instead of standard output")
-    p.add_argument("--netron", metavar="FILE", default=None,
-                   help="also write a Netron attachment (JSON, signature netron:attachment): open the model in "
-                        "Netron, then this file, to see onnxperf's figures on every node")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on the terminal")
+    add_hw(p, what="adds the roofline, predicted times and bottlenecks")
+    add_memory(p, what="memory budget (e.g. 8GiB): report the largest --memory-dim value that fits; with "
+                       "--validate, also the budget of the run (default there: 4GiB)")
     add_precision(p)
     add_llm(p)
     add_strict(p)
     add_validate_options(p)
+    add_trace(p)
+    add_progress(p)
+    add_output(p, FORMATS)
+    for action in p._actions:
+        if "--format" in action.option_strings:
+            action.help = ("html (a self-contained page), json (the report model, schema onnxperf.report/1) or md "
+                           "(a compact summary for a pull request or a CI job summary); " + action.help.split("; ", 1)[1])
+    p.add_argument("--netron", metavar="FILE", default=None,
+                   help="also write a Netron attachment (JSON, signature netron:attachment): open the model in "
+                        "Netron, then this file, to see onnxperf's figures on every node")
     p.set_defaults(run=run)
 
 
@@ -60,19 +56,21 @@ def add_validate_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--validate", action="store_true",
                    help="also run the model in onnxruntime (needs --hw: this machine's spec) and show measured "
                         "times beside the predictions")
-    add_validation_options(p)
+    add_validation_options(p, prefix="--validate: ")
 
 
-def run_validation(args: argparse.Namespace, sm: Any) -> Any:
+def run_validation(args: argparse.Namespace, sm: Any) -> tuple[Any, Any]:
     """Measure the model when ``--validate`` was given: the mapping that
-    :func:`onnxperf.report.measured_section` reads; ``None`` when not asked for."""
+    :func:`onnxperf.report.measured_section` reads, and the validation itself; ``(None, None)``
+    when not asked for."""
     if not getattr(args, "validate", False):
-        return None
+        return None, None
     if sm.spec is None:
         raise OptionError("--validate needs --hw: the spec of this machine (`onnxperf hw probe -o local.toml`, "
                           "or `onnxperf hw calibrate -o local.toml`)")
     from ..roofline import roofline
     from ..calibration.fit import uncalibrated
+    from ..shapes import is_binding_note
     from .validate import validation_from_args
 
     v = validation_from_args(args, sm.spec)
@@ -89,14 +87,18 @@ def run_validation(args: argparse.Namespace, sm: Any) -> Any:
         "errors_by_roofline": {"plain": v.plain.to_dict(),
                                **({"calibrated": v.calibrated_figures.to_dict()} if v.calibrated_figures else {})},
         "warnings": list(v.warnings),
-    }
+        # the binding notes are the analysis's already; the run's own (random weights, the profile's limits)
+        "notes": [n for n in v.notes if not is_binding_note(n)],
+    }, v
 
 
-def options_of(args: argparse.Namespace) -> dict[str, Any]:
+def options_of(args: argparse.Namespace, sm: Any = None) -> dict[str, Any]:
     """The options given, as they are kept in the report (paths of outputs left out: they do not
-    change the content, and the report stays byte-identical wherever it is written)."""
+    change the content, and the report stays byte-identical wherever it is written). The dims are
+    those applied (``sm``): a dim the model lacks left out, a batch set to 1 by default kept, so
+    the options rebuild the same report."""
     opts: dict[str, Any] = {
-        "dims": parse_dims(args.dim), "input_shapes": {k: list(v) for k, v in parse_input_shapes(args.input_shape).items()},
+        "dims": dict(sm.analysis.dims) if sm is not None else parse_dims(args.dim), "input_shapes": {k: list(v) for k, v in parse_input_shapes(args.input_shape).items()},
         "convention": args.convention, "hw": args.hw, "memory": args.memory,
         "memory_dim": args.memory_dim if args.memory else None,
     }
@@ -113,31 +115,40 @@ def options_of(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    fmt = output_format(args)
     if args.netron == "-":
         raise OptionError("--netron needs a file name (the report itself may go to standard output)")
-    if args.format == "html" and args.output in (None, "-") and sys.stdout.isatty():
+    if fmt == "html" and args.output in (None, "-") and sys.stdout.isatty():
         raise OptionError("--format html writes a whole HTML file: give -o FILE (e.g. -o report.html)")
+    if args.trace and not args.hw:
+        raise OptionError("--trace needs --hw: the schedule is the roofline's predicted time per node")
     budget = parse_bytes(args.memory) if args.memory else None
-    stages = ["analyzing", "measuring", "building the report", f"rendering {args.format}", "writing"]
-    if not hasattr(args, "validate") or not getattr(args, "validate", None):
+    stages = ["analyzing", "measuring", "building the report", f"rendering {fmt}", "writing"]
+    if not getattr(args, "validate", False):
         stages.remove("measuring")
-    with Progress(stages, enabled=False if args.no_progress else None) as progress:
-        progress.stage("analyzing")
+    with progress(args, stages) as p:
+        p.stage("analyzing")
         sm = summarize(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
                        convention=args.convention, hw=args.hw, memory_budget=budget, memory_dim=args.memory_dim,
-                       llm=replace(llm_options(args), curve=True), precision=args.precision)
+                       llm=replace(llm_options(args), curve=True), precision=args.precision, default_batch=True)
+        announce_bindings(sm.analysis.notes)
         validation = None
+        raw = None
         if "measuring" in stages:
-            progress.stage("measuring")
-            validation = run_validation(args, sm)
-        progress.stage("building the report")
-        model = build_report(sm, validation, options_of(args))
-        progress.stage(f"rendering {args.format}")
-        text = RENDERERS[args.format](model)
+            p.stage("measuring")
+            validation, raw = run_validation(args, sm)
+        p.stage("building the report")
+        model = build_report(sm, validation, options_of(args, sm))
+        p.stage(f"rendering {fmt}")
+        text = RENDERERS[fmt](model)
         netron = render_netron(model) if args.netron else None
-        progress.stage("writing")
+        p.stage("writing")
         if netron is not None:
-            write_output(netron, args.netron)
+            write_output(netron, args.netron, option="--netron")
+        if args.trace:
+            from .summary import write_trace
+
+            write_trace(sm, args.trace, raw)
     write_output(text, args.output)
     from ..partial import reasons
 

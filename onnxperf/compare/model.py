@@ -78,18 +78,31 @@ def _labels(n: int) -> list[str]:
 
 
 def load_sides(models: list, dims: dict[str, int] | None = None, hw: str | None = None,
-               convention: str = "default") -> list[Side]:
+               convention: str = "default", input_shapes: dict[str, tuple] | None = None,
+               precision: str | None = None, default_batch: bool = False) -> list[Side]:
     """Analyze every model with the same options. ``dims`` apply to every model; a dim a model
-    does not have is ignored for that model (and listed), not an error."""
+    does not have is ignored for that model (and listed), not an error; so is an ``input_shapes``
+    entry naming an input the model lacks (``input`` in one export, ``input_1`` in another).
+    ``default_batch``: an unbound batch dim is bound to 1 in each model, with a note."""
+    from ..progress import advance
+
     dims = dict(dims or {})
+    shapes = dict(input_shapes or {})
     out = []
     for i, (m, label) in enumerate(zip(models, _labels(len(models)))):
+        advance(i, len(models), "models")
         loaded = m if isinstance(m, LoadedModel) else load(m)
         names = set(input_dim_names(loaded))
+        real = {vi.name for vi in loaded.proto.graph.input} - set(loaded.graph.initializers)
+        mine = {k: v for k, v in shapes.items() if k in real}
+        names |= {d for v in mine.values() for d in v if isinstance(d, str)}
         applied = {k: v for k, v in sorted(dims.items()) if k in names}
-        ignored = tuple(sorted(k for k in dims if k not in names))
-        sm = summarize(loaded, dims=applied, convention=convention, hw=hw)
-        out.append(Side(i, label, sm, tuple(applied.items()), ignored))
+        ignored = tuple(sorted(k for k in dims if k not in names)) + tuple(
+            sorted(f"input {k}" for k in shapes if k not in real))
+        sm = summarize(loaded, dims=applied, input_shapes=mine, convention=convention, hw=hw, precision=precision,
+                       default_batch=default_batch)
+        out.append(Side(i, label, sm, tuple(sorted(sm.analysis.dims)), ignored))
+    advance(len(models), len(models), "models")
     return out
 
 
@@ -122,6 +135,7 @@ def _model_dict(side: Side, heavy: int, measured: float | None) -> dict[str, Any
     warnings = [w["message"] for w in partial_warnings(a)]
     if side.dims_ignored:
         warnings.append("--dim not in this model, ignored: " + ", ".join(side.dims_ignored))
+    warnings += [n for n in a.notes if n.startswith("unbound batch dim ")]
     return {
         "index": side.index, "label": side.label, "name": _model_name(side), "path": m.path,
         "producer_name": m.producer_name, "producer_version": m.producer_version, "ir_version": m.ir_version,

@@ -19,6 +19,8 @@ def render_text(s: SweepResult) -> str:
     head = "".join(f"{d:>10}" for d in dims) + f"{'MACs':>11}{'FLOPs':>11}{'bytes':>11}{'FLOP/B':>8}{'act.peak':>11}{'total mem':>11}"
     if s.hardware:
         head += f"{'latency':>11}{'items/s':>10}{'compute':>9}"
+    if s.memory_budget is not None:
+        head += f"{'fits':>6}"
     lines = [f"Sweep of {clean(s.model, 100)}" + (f" on {s.hardware}" if s.hardware else "")
              + ("   fixed: " + " ".join(f"{k}={v}" for k, v in s.fixed) if s.fixed else "")
              + (f"   precision: {s.precision} (what-if)" if s.precision else ""), "", head]
@@ -39,6 +41,8 @@ def render_text(s: SweepResult) -> str:
             share = "?" if cp and r.compute_bound_share is None else pct(r.compute_bound_share)
             line += (f"{lb(seconds(r.latency_s), r.latency_s, cp):>11}"
                      f"{upper_bound(si(r.throughput_per_s), r.throughput_per_s, cp, short=True):>10}{share:>9}")
+        if s.memory_budget is not None:
+            line += f"{'?' if r.fits_memory is None else ('yes' if r.fits_memory else 'no'):>6}"
         lines.append(line + ("" if r.complete else "  (partial)"))
         if not r.complete:
             partial_rows.append(r)
@@ -56,6 +60,13 @@ def render_text(s: SweepResult) -> str:
     if s.hardware and s.latency_lower_bound:
         lines += ["", "Latency: a plain roofline (every node at its roof, no launch overhead, no fusion): a lower "
                   "bound, and throughput an upper bound; its knee comes early, with no overhead to amortize"]
+    if s.memory_budget is not None:
+        f = s.largest
+        lines += ["", f"Memory budget {binary_bytes(s.memory_budget)} (weights + activation peak): "
+                  + ("no value fits" if f is None or f.value is None else
+                     f"the largest {f.dim} that fits is {f.value:,} (needs {binary_bytes(f.total_bytes)})")]
+    if s.notes:
+        lines += ["", *(f"Note: {n}" for n in s.notes)]
     if s.knee:
         lines += ["", "Throughput stops rising at " + ", ".join(f"{k}={v}" for k, v in s.knee)
                   + f" (no larger value gains more than {KNEE_GAIN:.0%})"]
@@ -75,7 +86,7 @@ def render_csv(s: SweepResult) -> str:
     buf = io.StringIO()
     cols = list(s.dims) + ["macs", "flops", "int_ops", "bytes", "intensity", "activation_peak_bytes",
                            "total_memory_bytes", "latency_s", "throughput_per_s", "compute_bound_share", "complete",
-                           "uncosted_nodes", "unknown_size_tensors"]
+                           "uncosted_nodes", "unknown_size_tensors"] + (["fits_memory"] if s.memory_budget is not None else [])
     cost_cols = {"macs", "flops", "int_ops", "bytes", "latency_s"}
     mem_cols = {"activation_peak_bytes", "total_memory_bytes"}
     w = csv.writer(buf, lineterminator="\n")

@@ -87,6 +87,12 @@ def render_text(v: Validation, names: dict[int, str] | None = None) -> str:
                          + f"{'-' if d.error is None else f'{d.error:+.1%}':>9}")
     for w in v.warnings:
         lines.append("Warning    " + clean(w, 400))
+    from ..report import large_error_warning
+
+    f = v.calibrated_figures or v.plain  # the figures the end-to-end error above is read from
+    big = large_error_warning(f.end_to_end_error, f.predicted_total_s, f.measured_total_s, v.calibrated)
+    if big is not None:
+        lines.append("Warning    " + clean(big, 400))
     for n in v.notes:
         lines.append("Note       " + clean(n, 300))
     return "\n".join(lines) + "\n"

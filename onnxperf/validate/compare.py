@@ -322,23 +322,29 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
              runs: int = 10, warmup: int = 3, threads: int | None = None, opt: str = "all", seed: int = 0,
              random_weights: bool = False, timeout_s: float = 300, batches: list[int] | None = None,
              batch_dim: str = "batch", max_memory_bytes: int = 4 << 30, progress: bool | None = None,
-             provider: str = DEFAULT_PROVIDERS[0], decode_contexts: list[int] | None = None) -> Validation:
+             provider: str = DEFAULT_PROVIDERS[0], decode_contexts: list[int] | None = None,
+             default_batch: bool = False) -> Validation:
     """Measure ``model`` in onnxruntime on ``provider`` (checked against the providers this
     onnxruntime has; CPU stays the fallback for nodes the provider lacks) beside the predictions.
 
     ``max_memory_bytes`` bounds the generated inputs (checked before they are allocated) and each
     ``--batch`` point's predicted memory (weights + peak activations): the sweep stops before the
-    first batch over it. onnxruntime's own allocations in the main run are not bounded by it."""
+    first batch over it. onnxruntime's own allocations in the main run are not bounded by it.
+    ``default_batch``: an unbound batch dim is bound to 1 (:func:`onnxperf.shapes.binding_notes`),
+    and the notes of the bindings as applied lead the validation's notes."""
+    from ..shapes import is_binding_note
+
     providers = check_provider(provider)
     path = Path(model)
-    a = analyze(path, dims=dims, input_shapes=input_shapes)
+    a = analyze(path, dims=dims, input_shapes=input_shapes, default_batch=default_batch)
+    dims = dict(a.dims)
     if a.coverage.unknown_shape:
         raise OptionError(f"{path}: {a.coverage.unknown_shape} nodes have unknown shapes; bind "
                           + ", ".join(a.coverage.dims_to_bind or a.coverage.unresolved_symbols) + " with --dim")
     step = _decoder_step(a) if decode_contexts else None  # refused before anything runs
     plain_spec = uncalibrated(spec)
     is_cal = bool(getattr(spec, "efficiency", None))
-    notes: list[str] = []
+    notes: list[str] = [n for n in a.notes if is_binding_note(n)]
     with tempfile.TemporaryDirectory(prefix="onnxperf-validate-") as tmp:
         run_path, n = runnable_copy(path, random_weights, Path(tmp))
         notes += n

@@ -126,8 +126,12 @@ class _Progress:
         self.thread.start()
 
     def _read(self, stream) -> None:
+        from ..progress import advance
+
         for raw in stream:
             parts = raw.split()
+            if len(parts) == 3 and parts[0] == "progress" and parts[1].isdigit() and parts[2].isdigit():
+                advance(int(parts[1]), int(parts[2]), "runs")
             if self.show and len(parts) == 3 and parts[0] == "progress":
                 sys.stderr.write(f"\ronnxruntime: run {parts[1]}/{parts[2]}")
                 sys.stderr.flush()
