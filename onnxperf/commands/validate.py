@@ -36,7 +36,7 @@ def add_run_options(p: argparse.ArgumentParser, prefix: str = "") -> None:
                                          "nodes it lacks)")
     p.add_argument("--random-weights", action="store_true",
                    help=f"{prefix}run with random weights of the analyzed shapes when the weight files are missing")
-    p.add_argument("--seed", type=int, default=0, help=f"{prefix}seed of the generated inputs and weights (default: 0)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help=f"{prefix}seed of the generated inputs and weights (default: 0)")
     p.add_argument("--timeout", type=float, default=300, metavar="S",
                    help=f"{prefix}time limit of the runtime, seconds (default: 300)")
 
