@@ -38,6 +38,19 @@ def advance(done: int, total: int, what: str = "") -> None:
         p.advance(done, total, what)
 
 
+def say(text: str) -> None:
+    """A line on standard error that does not tear the progress bar: the bar's line is cleared,
+    ``text`` written, and the bar drawn again under it."""
+    p = _ACTIVE
+    if p is not None and p.enabled and p.terminal and p._drawn:
+        with p._lock:
+            p.stream.write("\r\033[2K" + text + "\n")
+            p.stream.flush()
+        p._draw()
+        return
+    print(text, file=sys.stderr, flush=True)
+
+
 def _fmt_s(s: float) -> str:
     if s < 60:
         return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s"

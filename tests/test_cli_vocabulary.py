@@ -207,6 +207,17 @@ def test_time_left_follows_the_rate_of_the_counted_units():
     assert "2/5" in p.log_line() and "~15 s left" in p.log_line()
 
 
+def test_a_note_during_the_bar_clears_its_line_and_the_bar_comes_back_under_it():
+    from onnxperf.progress import say
+
+    buf = io.StringIO()
+    with Progress(["analyzing"], stream=buf, terminal=True, threaded=False) as p:
+        p.stage("analyzing")
+        say("onnxperf: note: batch set to 1")
+    text = buf.getvalue()
+    assert "\r\033[2Konnxperf: note: batch set to 1\n\r\033[2K" in text and text.count("analyzing") == 2
+
+
 def test_a_progress_without_a_thread_draws_on_each_step():
     buf = io.StringIO()
     with Progress(["checking"], stream=buf, terminal=True, threaded=False) as p:
@@ -357,10 +368,20 @@ def test_zsh_completion_parses(tmp_path):
 
 
 @pytest.mark.skipif(not shutil.which("fish"), reason="fish is not installed")
-def test_fish_completion_parses(tmp_path):
+def test_fish_completion_parses_and_completes(tmp_path):
     script = tmp_path / "onnxperf.fish"
     script.write_text(completion.script("fish"))
     assert subprocess.run(["fish", "--no-execute", str(script)], capture_output=True, timeout=30).returncode == 0
+
+    def complete(line: str) -> set[str]:
+        done = subprocess.run(["fish", "-c", f"source {script}; complete -C '{line}'"], capture_output=True,
+                              text=True, timeout=30)
+        return {row.split("\t")[0] for row in done.stdout.splitlines()}
+
+    assert complete("onnxperf s") == {"summary", "sweep"}
+    assert complete("onnxperf summary m.onnx --precision ") == {"fp32", "tf32", "fp16", "bf16", "fp8", "int8"}
+    assert complete("onnxperf hw c") == {"calibrate"} and complete("onnxperf hw calibrate --sh") == {"--short"}
+    assert {"a10", "a100-40gb", "a100-80gb"} <= complete("onnxperf validate m.onnx --hw a1")
 
 
 def teardown_module(module):

@@ -120,11 +120,12 @@ def progress(args: argparse.Namespace, stages: list[str], threaded: bool = True)
 def announce_bindings(notes) -> None:
     """The notes of the bindings as applied (a ``--dim`` the model lacks, a batch dim set to 1), on
     stderr, once: they change what the figures are, whatever the output format."""
+    from ..progress import say
     from ..shapes import is_binding_note
 
     for note in notes:
         if is_binding_note(note):
-            print(f"onnxperf: note: {one_line(note)}", file=sys.stderr)
+            say(f"onnxperf: note: {one_line(note)}")
 
 
 DIM_HELP = ("bind a symbolic input dim, e.g. --dim batch=8 (repeatable); a dim the model lacks is left out with "

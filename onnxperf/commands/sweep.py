@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..errors import OptionError, one_line
 from ..output import write_output
+from ..progress import say
 from ..render.sweep import RENDERERS
 from ..sweep import sweep
 from ..units import parse_bytes
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
                        precision=args.precision, input_shapes=parse_input_shapes(args.input_shape),
                        memory_budget=budget, memory_dim=args.memory_dim)
         for note in result.notes:
-            print(f"onnxperf: note: {one_line(note)}", file=sys.stderr)
+            say(f"onnxperf: note: {one_line(note)}")
         p.stage("writing")
         write_output(RENDERERS[fmt](result), args.output, text_format=fmt == "text")
     partial = [" ".join(f"{k}={v}" for k, v in r.values) for r in result.rows if not r.complete]
