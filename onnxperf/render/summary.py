@@ -15,6 +15,12 @@ from ..partial import warnings as partial_warnings
 from .numbers import binary_bytes, clean, lower_bound, pct, shape, si, seconds, upper_bound
 
 TOP_K = 10
+#: nodes listed by predicted time: the groups (:func:`bottleneck_lines`) say what to do about them
+TOP_NODES = 5
+#: rows of each bottleneck group the text and Markdown outputs show (op types: the text's roofline
+#: section has them all just above)
+TOP_GROUPS = 5
+TOP_OP_GROUPS = 3
 
 
 def _io_line(refs) -> list[str]:
@@ -211,12 +217,102 @@ def _roofline_text(sm: Summary) -> list[str]:
     if len(r.by_op_type) > TOP_K:
         out.append(f"  … {len(r.by_op_type) - TOP_K} more op types (--format json has them all)")
     out.append("  Top nodes by predicted time")
-    ranked = sorted((n for n in r.nodes if n.time_s), key=lambda n: (-n.time_s, int(n.key) if n.key.isdigit() else 0))[:TOP_K]
+    ranked = sorted((n for n in r.nodes if n.time_s), key=lambda n: (-n.time_s, int(n.key) if n.key.isdigit() else 0))[:TOP_NODES]
     names = {n.key: n.name for n in sm.analysis.main_nodes}
     for n in ranked:
         i = "-" if n.intensity is None else f"{n.intensity:.3g}"
         out.append(f"  #{n.key:<5} {clean(n.op_type, 18):<18} {clean(names.get(n.key, ''), 34):<34} {seconds(n.time_s):>10} "
                    f"{pct(n.share):>7}  {n.bound:<7} I={i}")
+    from ..bottlenecks import bottlenecks
+
+    out += [""] + bottleneck_lines(bottlenecks(sm).to_dict())
+    return out
+
+
+def _wrapped(text: str, indent: str, width: int = 110) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False) or [indent.rstrip()]
+
+
+def _group_share(x: dict, key: str = "share") -> str:
+    return "?" if x.get(key) is None else pct(x[key])
+
+
+def bottleneck_md(b: dict, cell: Callable[..., str]) -> list[str]:
+    """The bottleneck groups as Markdown tables (``cell`` escapes a model-provided string): the top
+    op types, repeated block kinds and fusion opportunities with their shares and actions."""
+    from ..bottlenecks import ops_text
+
+    out = [f"Bottlenecks on {cell(b['hardware'])} ({b['prediction']}): shares of the {seconds(b['node_time_s'])} "
+           "of node time" + (f" (+ {seconds(b['run_overhead_s'])} per run)" if b["run_overhead_s"] else "")
+           + (f"; {len(b['uncosted'])} nodes not timed, so every figure is a lower bound" if b["uncosted"] else ""),
+           "", "| group | nodes | share of time | share of bytes | what to do |", "|---|---:|---:|---:|---|"]
+    for g in b["by_op_type"][:TOP_GROUPS]:
+        label = f"{g['domain']}::{g['op_type']}" if g["domain"] else g["op_type"]
+        out.append(f"| op type {cell(label)} ({g['bound']}) | {g['nodes']} | {_group_share(g)} | "
+                   f"{_group_share(g, 'bytes_share')} | {cell(g['action'], 300)} |")
+    for k in [k for k in b["block_kinds"] if k["count"] > 1][:TOP_GROUPS]:
+        out.append(f"| {k['count']} × block {cell(k['label'])} ({cell(ops_text(k['ops'][:4]), 120)}) | "
+                   f"{k['count']} blocks | {_group_share(k)} ({_group_share(k, 'share_each')} each) | "
+                   f"{_group_share(k, 'bytes_share')} | {cell(k['action'], 300)} |")
+    for o in b["opportunities"]:
+        out.append(f"| {cell(o['title'], 200)} | {o['nodes']} | {_group_share(o)} | {_group_share(o, 'bytes_share')} | "
+                   f"{cell(o['action'], 400)} |")
+    return out
+
+
+def bottleneck_lines(b: dict) -> list[str]:
+    """The ``Bottlenecks`` block of the text output, from :meth:`onnxperf.bottlenecks.Bottlenecks.to_dict`
+    (the report's ``bottleneck_groups``): the top op types, repeated block kinds and fusion
+    opportunities, each with its share of the predicted time and bytes and what to do."""
+    from ..bottlenecks import ops_text
+
+    head = (f"Bottlenecks on {clean(b['hardware'], 60)} ({b['prediction']}): shares of the "
+            f"{seconds(b['node_time_s'])} of node time")
+    if b["run_overhead_s"]:
+        head += f"; the runtime's own {seconds(b['run_overhead_s'])} per run comes on top"
+    out = [head]
+    if b["uncosted"]:
+        names = ", ".join(f"#{u['key']} {clean(u['op_type'], 30)}" for u in b["uncosted"][:6])
+        more = f" and {len(b['uncosted']) - 6} more" if len(b["uncosted"]) > 6 else ""
+        out.append(f"  Not timed: {len(b['uncosted'])} nodes ({names}{more}): every figure here is a lower bound")
+    out.append(f"  {'By op type':<22}{'nodes':>6}{'time':>10}{'share':>8}{'bytes':>8}  bound, and what to do")
+    for g in b["by_op_type"][:TOP_OP_GROUPS]:
+        label = clean(f"{g['domain']}::{g['op_type']}" if g["domain"] else g["op_type"], 21)
+        partial = "≥ " if g["uncosted"] else ""
+        out.append(f"  {label:<22}{g['nodes']:>6}{partial + seconds(g['time_s']):>10}{_group_share(g):>8}"
+                   f"{_group_share(g, 'bytes_share'):>8}  {g['bound']}")
+        out += _wrapped(g["action"], "      ")
+    if len(b["by_op_type"]) > TOP_OP_GROUPS:
+        out.append(f"  … {len(b['by_op_type']) - TOP_OP_GROUPS} more op types")
+    kinds = [k for k in b["block_kinds"] if k["count"] > 1]
+    if kinds:
+        how = "node names" if b["block_method"] == "names" else "residual merges in the graph"
+        o = b["outside"]
+        out.append(f"  By block (from {how}: {len(b['blocks']) + b['blocks_left_out']} blocks, "
+                   f"{o['nodes']} nodes outside them: {_group_share(o)} of the time)")
+        for k in kinds[:TOP_GROUPS]:
+            out.append(f"    {k['count']} × {clean(k['label'], 60)}  [{ops_text(k['ops'][:4])}"
+                       f"{', …' if len(k['ops']) > 4 else ''}]: {_group_share(k)} of the time, "
+                       f"{_group_share(k, 'share_each')} each, {_group_share(k, 'bytes_share')} of the bytes")
+            out += _wrapped(k["action"], "      ")
+    else:
+        out.append("  By block: no repeated blocks found (by node names or residual merges)")
+    if b["opportunities"]:
+        out.append("  Fusion opportunities")
+        for o in b["opportunities"]:
+            state = {"yes": "already fused in this prediction", "no": "charged by this prediction",
+                     "partly": f"{o['assumed_islands']} of {o['islands']} fused in this prediction"}[o["assumed"]]
+            out += _wrapped(clean(o["title"], 300), "    ")
+            out.append(f"      {o['nodes']} nodes: {_group_share(o)} of the time, {_group_share(o, 'bytes_share')} of "
+                       f"the bytes; {state}")
+            out += _wrapped(o["action"], "      ")
+    else:
+        out.append("  Fusion opportunities: none found (elementwise after a Conv/Gemm/MatMul, normalizations or "
+                   "activations written out, layout Transposes, attention written out)")
+    out += [f"  Note: {clean(n, 300)}" for n in b["notes"]]
     return out
 
 
@@ -300,6 +396,10 @@ def render_md(sm: Summary) -> str:
         rp, b = _row_partial(r), r.bytes_read + r.bytes_written
         out.append(f"| {_md_cell(label)} | {r.count} | {lower_bound(si(r.macs), r.macs, rp, True)} | "
                    f"{lower_bound(si(r.flops), r.flops, rp, True)} | {lower_bound(binary_bytes(b), b, rp, True)} |")
+    if sm.roofline is not None:
+        from ..bottlenecks import bottlenecks
+
+        out += [""] + bottleneck_md(bottlenecks(sm).to_dict(), _md_cell)
     warns = warnings(a)
     if warns or a.notes:
         out.append("")
