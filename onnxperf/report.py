@@ -6,7 +6,8 @@ Schema ``onnxperf.report/1`` (keys in this order)::
 
     schema, generator {name, version}, options {...as given}, convention, model {...}, bindings {...},
     hardware {...} | null, totals {...}, coverage {...}, by_op_type [...], nodes {columns, rows},
-    tensors {columns, rows}, bottlenecks {flops [...], predicted [...], measured [...]}, memory {...},
+    tensors {columns, rows}, bottlenecks {flops [...], predicted [...], measured [...]},
+    bottleneck_groups {...} | null, memory {...},
     roofline {...} | null, measured {...} | null, largest_fit {...} | null, warnings [...],
     conventions [...], notes [...]
 
@@ -59,6 +60,10 @@ TENSOR_COLUMNS: tuple[str, ...] = ("name", "dtype", "shape")
 
 #: how many nodes the bottleneck lists hold
 TOP_BOTTLENECKS = 10
+#: the bottleneck groups keep the blocks with the most time and the first node keys of each fusion
+#: opportunity (the JSON says how many it left out: ``blocks_left_out``, ``keys_left_out``)
+TOP_BLOCKS = 40
+OPPORTUNITY_KEYS = 200
 
 CONVENTIONS_TEXT = {
     "default": "Convention default (onnxperf): a MAC is one multiply-accumulate of matmul/conv-like work; FLOPs are "
@@ -465,6 +470,7 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
         "nodes": {"columns": list(NODE_COLUMNS), "rows": rows},
         "tensors": {"columns": list(TENSOR_COLUMNS), "rows": tensors.rows},
         "bottlenecks": bottlenecks,
+        "bottleneck_groups": bottleneck_groups(sm),
         "memory": mem,
         "roofline": roof,
         "measured": meas,
@@ -475,6 +481,16 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
         "conventions": _conventions(sm),
         "notes": list(a.notes) + list((meas or {}).get("notes", [])),
     }
+
+
+def bottleneck_groups(sm: Summary) -> dict[str, Any] | None:
+    """The ``bottleneck_groups`` section: :func:`onnxperf.bottlenecks.bottlenecks` as plain JSON types
+    (by op type, by block and block kind, fusion opportunities, uncosted nodes), None without ``--hw``."""
+    if sm.roofline is None:
+        return None
+    from .bottlenecks import bottlenecks
+
+    return bottlenecks(sm).to_dict(TOP_BLOCKS, OPPORTUNITY_KEYS)
 
 
 def _eff(spec, family: str) -> float:

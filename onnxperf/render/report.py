@@ -197,7 +197,8 @@ def render_html(model: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------------------------- JSON
 
 def _dump(x: Any, level: int) -> str:
-    """Indented JSON where every table row (a list of scalars or of flat lists) stays on one line."""
+    """Indented JSON where every table row (a list of scalars or of flat lists, or a record of such
+    values in a list of records) stays on one line."""
     pad = "  " * (level + 1)
     if isinstance(x, dict):
         if not x:
@@ -207,6 +208,10 @@ def _dump(x: Any, level: int) -> str:
     if isinstance(x, list):
         if not x:
             return "[]"
+        if all(isinstance(v, dict) and v and all(_flat(e) for e in v.values()) for v in x):
+            # a table of records (bottleneck rows, warnings, groups): one record per line
+            return "[\n" + ",\n".join(pad + json.dumps(v, ensure_ascii=False, allow_nan=False) for v in x) \
+                + "\n" + "  " * level + "]"
         if all(_flat(v) for v in x):
             if all(not isinstance(v, list) for v in x):
                 return json.dumps(x, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
@@ -300,6 +305,11 @@ def render_md(model: dict[str, Any], top: int = 5) -> str:
                    + (f" {pct(o['predicted_share'])} |" if timed else ""))
     if len(model["by_op_type"]) > top:
         out.append(f"| … {len(model['by_op_type']) - top} more | | | | |" + (" |" if timed else ""))
+    groups = model.get("bottleneck_groups")
+    if groups:
+        from .summary import bottleneck_md
+
+        out += [""] + bottleneck_md(groups, md_text)
     b = model["bottlenecks"]["predicted"][:top]
     if b:
         out += ["", f"Slowest nodes on {md_text(hw['id'])}:", "",
