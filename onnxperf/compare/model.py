@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import onnx
@@ -276,25 +277,53 @@ def _params_dict(a: Side, b: Side) -> list[dict[str, Any]]:
 
 # -------------------------------------------------------------------------------------- closing
 
-def _accounting(total_delta: int, explanations: list[Explanation], metric: str) -> dict[str, Any]:
+def _accounting(total_delta: int | float, explanations: list[Explanation], metric: str,
+                delta_of: Callable[[Explanation], dict[str, Any]] | None = None) -> dict[str, Any]:
     """Split ``total_delta`` into the explanations that move ``metric`` (each node counted once: a
-    later explanation naming an already-counted node is left out) and the rest."""
+    later explanation naming an already-counted node is left out) and the rest; ``delta_of`` gives an
+    explanation's ``delta`` (and other fields for its part) when it is not one of its own cost fields
+    (the predicted time)."""
     taken_a: set[int] = set()
     taken_b: set[int] = set()
     parts = []
     for e in explanations:
-        d = e.delta(metric)
+        extra = {"delta": e.delta(metric)} if delta_of is None else delta_of(e)
+        d = extra["delta"]
         if not d or taken_a & set(e.nodes_a) or taken_b & set(e.nodes_b):
             continue
         taken_a.update(e.nodes_a)
         taken_b.update(e.nodes_b)
-        parts.append({"id": e.id, "title": e.title, "delta": d,
-                      "share": None if not total_delta else d / total_delta})
+        parts.append({"id": e.id, "title": e.title, **extra, "share": None if not total_delta else d / total_delta})
     explained = sum(p["delta"] for p in parts)
     return {"explained": parts, "residual": total_delta - explained}
 
 
-def _closing(ma: dict, mb: dict, explanations: list[Explanation], params: list[dict]) -> dict[str, Any]:
+def node_times(side: Side) -> dict[int, float | None] | None:
+    """Main-graph node id -> its predicted time (None: not costed), or None without ``--hw``."""
+    rl = side.summary.roofline
+    if rl is None:
+        return None
+    return {int(r.key): r.time_s for r in rl.nodes}
+
+
+def predicted_delta(e: Explanation, times_a: dict[int, float | None], times_b: dict[int, float | None]) -> dict[str, Any]:
+    """The predicted time of an explanation's nodes on each side and its delta,
+
+        Δt = Σ t_n over its nodes in B − Σ t_n over its nodes in A
+
+    (``partial``: a node of it has no predicted time, so the sums leave it out)."""
+    ta = [times_a.get(i) for i in e.nodes_a]
+    tb = [times_b.get(i) for i in e.nodes_b]
+    a = sum((t for t in ta if t is not None), 0.0)
+    b = sum((t for t in tb if t is not None), 0.0)
+    return {"a": a, "b": b, "delta": b - a, "partial": None in ta or None in tb}
+
+
+def _closing(ma: dict, mb: dict, explanations: list[Explanation], params: list[dict],
+             predicted: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The closing figures; ``predicted`` (:func:`predicted_delta` of each explanation, with ``--hw``)
+    adds ``latency``: the predicted-latency delta split by explanation, the rest ``residual`` (nodes
+    no explanation names, and the same nodes timed differently), so that the parts add up to it."""
     ta, tb = ma["totals"], mb["totals"]
     out: dict[str, Any] = {}
     for k in ("macs", "flops", "bytes"):
@@ -310,6 +339,15 @@ def _closing(ma: dict, mb: dict, explanations: list[Explanation], params: list[d
                      "equal_roles": [{"role": p["role"], "label": p["label"], "params": p["params_a"],
                                       "tensors": p["tensors_a"]} for p in params if not p["delta"]],
                      "residual": d - sum(p["delta"] for p in by_role)}
+    la, lb = ta["predicted_latency_s"], tb["predicted_latency_s"]
+    out["latency"] = None
+    if predicted is not None and la is not None and lb is not None:
+        d = lb - la
+        of = {id(e): p for e, p in zip(explanations, predicted)}
+        acc = _accounting(d, explanations, "predicted_s",
+                          lambda e: {"delta": of[id(e)]["delta"], "partial": of[id(e)]["partial"]})
+        out["latency"] = {"a": la, "b": lb, "delta": d, "rel": _rel(d, la),
+                          "partial": not (ta["latency_complete"] and tb["latency_complete"]), **acc}
     out["lines"] = _closing_lines(ma, mb, out)
     return out
 
@@ -363,6 +401,22 @@ def _closing_lines(ma: dict, mb: dict, c: dict) -> list[str]:
             line += ": " + "; ".join(f"{x['title']} {x['delta']:+,}" for x in f["explained"])
             line += f"; other nodes {_signed0(f['residual'])}"
         lines.append(line + ".")
+    lat = c.get("latency")
+    if lat is not None:
+        from ..render.numbers import seconds
+
+        def sec(x: float) -> str:
+            return "0" if not x else ("+" if x > 0 else "-") + seconds(abs(x))
+        line = (f"Predicted latency: {A} {seconds(lat['a'])}, {B} {seconds(lat['b'])}, Δ {sec(lat['delta'])} "
+                f"({_pct(lat['rel'])})" + (" (partial: a node without a predicted time)" if lat["partial"] else ""))
+        if lat["explained"]:
+            # shares only when every part moves the way the total does (else they are no fractions of it)
+            fractions = all(x["share"] is not None and x["share"] >= 0 for x in lat["explained"])
+            line += ": " + "; ".join(f"{x['title']} {sec(x['delta'])}"
+                                     + (f" ({100 * x['share']:.1f}%)" if fractions else "")
+                                     for x in lat["explained"])
+            line += f"; unexplained {sec(lat['residual'])}"
+        lines.append(line + ".")
     return lines
 
 
@@ -384,16 +438,21 @@ def build(sides: list[Side], measured: list[float | None] | None = None,
                            | {"partial": k in base["partial"] or k in m["totals"]["partial"]}
                            for k, _, _ in METRICS}} for m in models[1:]]
     comparisons = []
+    times_a = node_times(sides[0])
     for s, al, m in zip(sides[1:], aligns, models[1:]):
         ex, checks = explain(Context(sides[0], s, al))
         params = _params_dict(sides[0], s)
+        times_b = node_times(s)
+        predicted = ([predicted_delta(e, times_a, times_b) for e in ex]
+                     if times_a is not None and times_b is not None else None)
         comparisons.append({
             "a": models[0]["label"], "b": m["label"], "a_name": models[0]["name"], "b_name": m["name"],
             "alignment": _alignment_dict(al, sides[0], s),
-            "explanations": [e.to_dict() for e in ex],
+            "explanations": [{**e.to_dict(), "predicted_s": None if predicted is None else p}
+                             for e, p in zip(ex, predicted or [None] * len(ex))],
             "checks": [{"id": c.id, "title": c.title, "found": c.found} for c in checks],
             "params_breakdown": params,
-            "closing": _closing(models[0], m, ex, params),
+            "closing": _closing(models[0], m, ex, params, predicted),
         })
     hw = sides[0].summary.spec
     return {

@@ -70,6 +70,15 @@ def signed(x: int) -> str:
     return "0" if not x else f"{x:+,}".replace("-", "−")
 
 
+def predicted_delta(p: dict[str, Any] | None) -> str:
+    """An explanation's predicted-time delta: ``+181 µs``, ``≥ +3 µs`` when a node of it has no
+    predicted time (``?`` then if nothing of it is timed), ``—`` without ``--hw``."""
+    if p is None:
+        return "—"
+    text = delta(p["delta"], "seconds")
+    return text if not p["partial"] else ("?" if not p["delta"] else f"{text} (partial)")
+
+
 def _kind_counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{v} {k}" for k, v in counts.items())
 
@@ -197,7 +206,8 @@ def _comparison_text(c: dict[str, Any]) -> list[str]:
         where = "both sides" if e["side"] == "both" else (A if e["side"] == "a" else B)
         out.append(f"     on {where}: {e['node_count']:,} node{'s' if e['node_count'] != 1 else ''}, "
                    f"{e['flops']:,} FLOPs, {binary_bytes(e['bytes'])}; Δ{B}−{A}: MACs {signed(d['macs'])}, "
-                   f"FLOPs {signed(d['flops'])}, bytes {signed(d['bytes'])}, params {signed(d['params'])}")
+                   f"FLOPs {signed(d['flops'])}, bytes {signed(d['bytes'])}, params {signed(d['params'])}"
+                   + (f", predicted {predicted_delta(e['predicted_s'])}" if e.get("predicted_s") else ""))
         out += _wrap(clean(e["detail"], 2000))
         out += [f"     - {clean(i, 300)}" for i in e["items"]]
     quiet = [ch["id"] for ch in c["checks"] if not ch["found"]]
@@ -269,13 +279,19 @@ def _comparison_md(c: dict[str, Any]) -> list[str]:
             what = "; ".join(md(row_text(al["rows"][i]), 160) for i in b["rows"] if al["rows"][i]["kind"] != "same")
             out.append(f"| {md(block_title(b), 80)} | {b['macs_a']:,} | {b['macs_b']:,} | {signed(b['delta_macs'])} "
                        f"| {what} |")
-    out += ["", "| explanation | side | nodes | Δ MACs | Δ FLOPs | Δ bytes | Δ params |",
-            "|---|---|---:|---:|---:|---:|---:|"]
+    timed = c["closing"].get("latency") is not None
+    out += ["", "| explanation | side | nodes | Δ MACs | Δ FLOPs | Δ bytes | Δ params |" + (" Δ predicted |" if timed else ""),
+            "|---|---|---:|---:|---:|---:|---:|" + ("---:|" if timed else "")]
     for e in c["explanations"]:
         d = e["delta"]
         side = "both" if e["side"] == "both" else (A if e["side"] == "a" else B)
         out.append(f"| {md(e['title'])} | {side} | {e['node_count']} | {signed(d['macs'])} | {signed(d['flops'])} "
-                   f"| {signed(d['bytes'])} | {signed(d['params'])} |")
+                   f"| {signed(d['bytes'])} | {signed(d['params'])} |"
+                   + (f" {predicted_delta(e.get('predicted_s'))} |" if timed else ""))
+    if timed:
+        lat = c["closing"]["latency"]
+        out.append(f"| unexplained (other nodes, and the same nodes timed differently) | | | | | | | "
+                   f"{delta(lat['residual'], 'seconds')} |")
     quiet = [ch["id"] for ch in c["checks"] if not ch["found"]]
     if quiet:
         out += ["", "Checked, nothing found: " + ", ".join(f"`{q}`" for q in quiet) + "."]
@@ -307,7 +323,7 @@ def _filters() -> dict[str, Any]:
     return {"cmp_value": value, "cmp_delta": delta, "cmp_rel": rel, "cmp_total": total, "cmp_metric_delta": metric_delta,
             "cmp_metric_rel": metric_rel, "cmp_signed": signed, "cmp_bytes": binary_bytes,
             "cmp_si": lambda x: "—" if x is None else si(x), "cmp_row": row_text, "cmp_block": block_title,
-            "cmp_int": lambda x: "—" if x is None else f"{x:,}", "cmp_v": _v}
+            "cmp_int": lambda x: "—" if x is None else f"{x:,}", "cmp_v": _v, "cmp_predicted": predicted_delta}
 
 
 @functools.lru_cache(maxsize=1)
