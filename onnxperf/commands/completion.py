@@ -14,8 +14,6 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from .common import add_output
-
 SHELLS = ("bash", "zsh", "fish")
 
 
@@ -26,7 +24,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "onnxperf`; zsh: `onnxperf completion zsh > \"${fpath[1]}/_onnxperf\"`; fish: "
                                    "`onnxperf completion fish > ~/.config/fish/completions/onnxperf.fish`.")
     p.add_argument("shell", choices=SHELLS, help="the shell to complete in: bash, zsh or fish")
-    add_output(p, ("text",))
+    p.add_argument("-o", "--output", metavar="FILE", default=None,
+                   help="write the script to FILE (atomically) instead of standard output")
     p.set_defaults(run=run)
 
 
