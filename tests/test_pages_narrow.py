@@ -1,9 +1,9 @@
 """Every HTML page on a phone (390 x 844 CSS px) and on a desktop (1440 x 900), in a real headless
 Chromium (issue 19, point 5), and the warnings box against the text output.
 
-Pages: the report (plain; with --hw, so the roofline; with a measured section; a decoder LLM's; a
-hostile model's names) and the compare page (every block opened). At both widths: the page never
-scrolls sideways (a wide table scrolls inside its own box), every data point of every chart lies inside
+Pages: the report (plain; with --hw, so the roofline and the bottleneck groups; with a measured section;
+a decoder LLM's; a hostile model's names) and the compare page (every block opened; with --hw too, its
+latency split by explanation). At both widths: the page never scrolls sideways (a wide table scrolls inside its own box), every data point of every chart lies inside
 the chart's plot area (none half cut at an edge), the legend and every axis label lie inside the canvas
 (none cut at its left edge). Charts are Chart.js canvases, so their geometry is read from the chart
 (points, chart area, legend boxes, tick label items) with ``page.evaluate``: the report's CSP forbids
@@ -211,11 +211,15 @@ PAGES = {
     "report-hostile": lambda: render_html(report_model(injection_model(), dims={"batch": 2}, hw=FakeSpec())),
     "compare": lambda: COMPARE_RENDERERS["html"](compare([MODELS / "resnet50_torch.onnx", MODELS / "resnet50_keras.onnx"],
                                                          dims={"batch": 1})),
+    # with --hw: the predicted-latency card and the table of its delta by explanation
+    "compare-hw": lambda: COMPARE_RENDERERS["html"](compare([MODELS / "resnet50_torch.onnx",
+                                                             MODELS / "resnet50_keras.onnx"],
+                                                            dims={"batch": 1}, hw="rtx3090:plain")),
 }
 CHARTS = {"report": ["cost", "memory"], "report-hw": ["cost", "memory", "roofline"],
           "report-validated": ["cost", "memory", "roofline", "validation"],
           "report-llm": ["cost", "llmMemory", "llmSpeed", "memory", "roofline"],
-          "report-hostile": ["cost", "memory", "roofline"], "compare": []}
+          "report-hostile": ["cost", "memory", "roofline"], "compare": [], "compare-hw": []}
 
 
 @pytest.fixture(scope="module")
@@ -386,7 +390,7 @@ def test_a_phone_turned_wide_and_back_moves_the_roofline_legend(browser, pages):
         page.close()
 
 
-@pytest.mark.parametrize("name", ["report-validated", "compare"])
+@pytest.mark.parametrize("name", ["report-validated", "compare", "compare-hw"])
 def test_printed_on_a4_nothing_is_cut_at_the_right_edge(browser, pages, name):
     """Printing: the page fits an A4 page's width and no table is cut by a scroll box on paper."""
     page, errors = _open(browser, pages[name], A4_PRINT)
