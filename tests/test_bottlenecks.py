@@ -377,3 +377,37 @@ def test_dispatch_seconds_agree_with_a_roofline_without_overheads(path, dims, hw
     slow = _dispatch_s(sm)
     assert fast.keys() == slow.keys() and any(fast.values())
     assert all(fast[k] == pytest.approx(slow[k], rel=1e-9, abs=1e-15) for k in slow)
+
+
+def test_names_and_op_types_from_the_model_stay_inert_in_every_output(capsys, tmp_path):
+    """Block labels come from node names and actions name op types: a newline, ESC or a bidi override
+    in them is escaped in the text, escaped Markdown in md, and text (autoescaped) in the HTML."""
+    import unicodedata
+
+    import onnx
+
+    evil = "\n\x1b[31m\u202e<b>x</b>|"
+    nodes, inits, x = [], [], "x"
+    for i in range(2):
+        inits.append(const(f"w{i}", [C, C, 1, 1]))
+        nodes += [helper.make_node("Conv", [x, f"w{i}"], [f"c{i}"], name=f"/{evil}/b.{i}/conv/Conv"),
+                  helper.make_node("Relu", [f"c{i}"], [f"r{i}"], name=f"/{evil}/b.{i}/relu/Relu"),
+                  helper.make_node("Add", [f"r{i}", x], [f"a{i}"], name=f"/{evil}/b.{i}/Add")]
+        x = f"a{i}"
+    nodes.append(helper.make_node("Mystery" + evil, [x], ["y"], name="/head", domain="example.org"))
+    path = tmp_path / "evil.onnx"
+    onnx.save(model(nodes, [vi("x", [1, C, H, W])], [vi("y", None)], inits, extra_opsets={"example.org": 1}),
+              str(path))
+    b = bottlenecks(summarize(str(path), hw="rtx3090:plain"))
+    assert b.block_kinds[0].count == 2 and evil in b.block_kinds[0].label and b.uncosted[0].op_type.endswith(evil)
+    assert cli.main(["summary", str(path), "--hw", "rtx3090:plain", "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    block = text[text.index("Bottlenecks on"):]
+    assert not [c for c in block if c != "\n" and unicodedata.category(c) in ("Cc", "Cf")]
+    assert "\\x1b[31m\\u202e<b>x</b>|" in block
+    m = build_report(summarize(str(path), hw="rtx3090:plain"))
+    md = render_md(m)
+    assert "<b>" not in md and "\x1b" not in md
+    html = render_html(m)
+    shown = re.sub(r"<script\b[^>]*>.*?</script>", "", html, flags=re.S)
+    assert "<b>x</b>" not in shown and "&lt;b&gt;x&lt;/b&gt;" in shown

@@ -230,9 +230,10 @@ def _roofline_text(sm: Summary) -> list[str]:
 
 
 def _wrapped(text: str, indent: str, width: int = 110) -> list[str]:
+    """``text`` (it may name op types and blocks from the model: control characters escaped) wrapped."""
     import textwrap
 
-    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent, break_long_words=False,
+    return textwrap.wrap(clean(text, 2000), width, initial_indent=indent, subsequent_indent=indent, break_long_words=False,
                          break_on_hyphens=False) or [indent.rstrip()]
 
 
@@ -305,7 +306,7 @@ def bottleneck_lines(b: dict) -> list[str]:
         for o in b["opportunities"]:
             state = {"yes": "already fused in this prediction", "no": "charged by this prediction",
                      "partly": f"{o['assumed_islands']} of {o['islands']} fused in this prediction"}[o["assumed"]]
-            out += _wrapped(clean(o["title"], 300), "    ")
+            out += _wrapped(o["title"], "    ")
             out.append(f"      {o['nodes']} nodes: {_group_share(o)} of the time, {_group_share(o, 'bytes_share')} of "
                        f"the bytes; {state}")
             out += _wrapped(o["action"], "      ")
