@@ -4,10 +4,11 @@ Chromium (issue 19, point 5), and the warnings box against the text output.
 Pages: the report (plain; with --hw, so the roofline and the bottleneck groups; with a measured section;
 a decoder LLM's; a hostile model's names) and the compare page (every block opened; with --hw too, its
 latency split by explanation). At both widths: the page never scrolls sideways (a wide table scrolls
-inside its own box), every data point of every chart lies inside the chart's plot area (none half cut
-at an edge), the legend and every axis label lie inside the canvas (none cut at its left edge). Charts are Chart.js canvases, so their geometry is read from the chart
-(points, chart area, legend boxes, tick label items) with ``page.evaluate``: the report's CSP forbids
-eval, which page.evaluate is not subject to. Printed on A4, no table is cut at the paper's edge.
+inside its own box), every data point of every chart lies inside the chart's plot area (none half cut at
+an edge), the legend and every axis label lie inside the canvas (none cut at its left edge). Charts are
+Chart.js canvases, so their geometry is read from the chart (points, chart area, legend boxes, tick
+label items) with ``page.evaluate``: the report's CSP forbids eval, which page.evaluate is not subject
+to. Printed on A4, no table is cut at the paper's edge.
 
 Not in a browser: the bytes axes' ticks are binary steps (256 KiB, 512 KiB, 1 MiB), and the page's
 warnings carry every warning ``onnxperf validate`` prints for the same run.
