@@ -179,6 +179,28 @@ def test_every_flag_a_synopsis_shows_exists(s: Shown):
     assert not wrong, f"{s.id}: `{s.command}` shows {wrong}, not options of onnxperf {' '.join(path)}"
 
 
+#: the page whose usage block shows each command's whole synopsis
+USAGE = {("summary",): "docs/summary.md", ("report",): "docs/report.md", ("sweep",): "docs/sweep.md",
+         ("validate",): "docs/validate.md", ("compare",): "docs/compare.md", ("check",): "docs/check.md",
+         ("hw", "list"): "docs/hw.md", ("hw", "show"): "docs/hw.md", ("hw", "probe"): "docs/hw.md",
+         ("hw", "calibrate"): "docs/hw.md", ("completion",): "docs/cli.md"}
+
+
+@pytest.mark.parametrize("path", list(USAGE), ids=[" ".join(p) for p in USAGE])
+def test_each_command_page_shows_every_option_of_the_command(path):
+    """The usage block of a command's page is its whole synopsis: every option (by any of its
+    names) is in it, so a flag added to the parser is added to the page."""
+    prefix = "onnxperf " + " ".join(path) + " "
+    lines = [s for s in SYNOPSES if s.page == USAGE[path] and (s.command + " ").startswith(prefix)
+             and ("[" in s.command or path == ("completion",))]
+    assert lines, f"{USAGE[path]} shows no synopsis of `{prefix.strip()}`"
+    shown_flags = {f for s in lines for f in _flags(s.command)}
+    parser, _ = _parser_of(prefix.split())
+    missing = [a.option_strings[-1] for a in parser._actions
+               if a.option_strings and "-h" not in a.option_strings and not set(a.option_strings) & shown_flags]
+    assert not missing, f"{USAGE[path]}: the synopsis of `{prefix.strip()}` lacks {missing}"
+
+
 # ------------------------------------------------------------------------------------------ runs
 
 def _argv(cmd: str, cwd: Path) -> list[str]:
