@@ -63,6 +63,10 @@ class Summary:
                            "peak_ops_per_s": n.peak_ops_per_s, "attainable_ops_per_s": n.attainable_ops_per_s,
                            "bound": n.bound, "time_s": n.time_s, "share": n.share} for n in r.nodes],
             }
+        if self.roofline is not None:
+            from .bottlenecks import bottlenecks
+
+            d["bottlenecks"] = bottlenecks(self).to_dict()  # what the text's Bottlenecks block says
         if self.largest is not None:
             d["largest_fit"] = self.largest.to_dict()
         if self.llm is not None:

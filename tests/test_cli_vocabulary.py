@@ -170,6 +170,20 @@ def test_memory_dim_the_model_lacks_names_what_to_do(tmp_path, capsys):
     assert "no dim named 'batch' to grow" in err and "--input-shape INPUT=batchx3x224x224" in err
 
 
+def test_prose_is_cut_between_words_and_a_markdown_note_is_whole(tmp_path, capsys):
+    from onnxperf.render.numbers import cut
+
+    assert cut("the quick brown fox jumps", 20) == "the quick brown fox…"
+    assert cut("the quick brown foxes jump", 20) == "the quick brown…"
+    assert cut("/a/very/long/node/name/without/any/space", 16) == "/a/very/long/no…"  # a name: where it must
+    assert cut("short", 16) == "short"
+    p = _static_mlp(tmp_path)
+    assert cli.main(["summary", p, "--dim", "nope=3", "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    note = "--dim nope=3 not applied: the model's inputs have no dim named 'nope' (symbolic dims: none)"
+    assert f"> {note}" in md.replace("\\", "")
+
+
 # ------------------------------------------------------------------------------------ progress
 
 def test_progress_in_a_log_is_a_line_per_period_with_the_time_left():

@@ -208,6 +208,10 @@ PAGES = {
     "report-hw": lambda: render_html(report_model(RESNET, dims={"batch": 1}, hw=spec())),
     "report-validated": lambda: render_html(_validated_model()),
     "report-llm": lambda: render_html(_llm_model()),
+    # a transformer: the memory chart's lead names the peak's node, a path of 60 characters with no
+    # space (/bert/encoder/layer.0/intermediate/...): 432 px at 390
+    "report-bert": lambda: render_html(report_model(MODELS / "bert_encoder_torch.onnx",
+                                                    dims={"batch": 1, "sequence": 128}, hw=spec())),
     # names and op types from a hostile file: the op-type filter's options were 464 px wide
     "report-hostile": lambda: render_html(report_model(injection_model(), dims={"batch": 2}, hw=FakeSpec())),
     "compare": lambda: COMPARE_RENDERERS["html"](compare([MODELS / "resnet50_torch.onnx", MODELS / "resnet50_keras.onnx"],
@@ -220,6 +224,7 @@ PAGES = {
 CHARTS = {"report": ["cost", "memory"], "report-hw": ["cost", "memory", "roofline"],
           "report-validated": ["cost", "memory", "roofline", "validation"],
           "report-llm": ["cost", "llmMemory", "llmSpeed", "memory", "roofline"],
+          "report-bert": ["cost", "memory", "roofline"],
           "report-hostile": ["cost", "memory", "roofline"], "compare": [], "compare-hw": []}
 
 

@@ -40,7 +40,19 @@ def shape(s: tuple | list | None) -> str:
 def clean(text: str, limit: int = 60) -> str:
     """A name made safe for one line of a terminal: control characters escaped, long names cut."""
     out = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
-    return out if len(out) <= limit else out[: limit - 1] + "…"
+    return cut(out, limit)
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, ``…`` ending a cut one; prose is cut between words
+    (at the last space of the final quarter), a name without spaces where it must."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    if text[limit - 1] != " " and space >= (limit * 3) // 4:  # inside a word: back to its start
+        head = head[:space].rstrip(" ,;:")
+    return head + "…"
 
 
 def seconds(x: float | None) -> str:

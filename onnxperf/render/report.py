@@ -247,9 +247,9 @@ def md_text(text: Any, limit: int = 80) -> str:
     characters."""
     from ..errors import one_line
 
-    s = one_line(" ".join(str(text).split()))
-    if len(s) > limit:
-        s = s[: limit - 1] + "…"
+    from .numbers import cut
+
+    s = cut(one_line(" ".join(str(text).split())), limit)
     s = s.replace("&", "&amp;")
     return _MD_SPECIAL.sub(lambda m: {"<": "&lt;", ">": "&gt;"}.get(m.group(1), "\\" + m.group(1)), s)
 

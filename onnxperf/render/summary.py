@@ -405,7 +405,7 @@ def render_md(sm: Summary) -> str:
     if warns or a.notes:
         out.append("")
         out += [f"> ⚠ {_md_cell(w, 600)}" for w in warns]
-        out += [f"> {_md_cell(n)}" for n in a.notes]
+        out += [f"> {_md_cell(n, 600)}" for n in a.notes]  # a note is prose: whole, or cut between words
     return "\n".join(out) + "\n"
 
 
