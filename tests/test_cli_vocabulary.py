@@ -63,8 +63,8 @@ VOCABULARY = {
                   "--provider", "--validate"},
     ("sweep",): {"--dim", "--input-shape", "--convention", "--hw", "--memory", "--memory-dim", "--precision",
                  "--strict", "--no-progress", "--format", "-o", "--color", "--json"},
-    ("validate",): {"--dim", "--input-shape", "--hw", "--memory", "--provider", "--trace", "--no-progress",
-                    "--format", "-o", "--color", "--json"},
+    ("validate",): {"--dim", "--input-shape", "--hw", "--memory", "--provider", "--strict", "--trace",
+                    "--no-progress", "--format", "-o", "--color", "--json"},
     ("compare",): {"--dim", "--input-shape", "--convention", "--hw", "--memory", "--precision", "--provider",
                    "--strict", "--no-progress", "--format", "-o", "--color", "--json", "--md", "--validate"},
     ("check",): {"--dim", "--input-shape", "--convention", "--hw", "--memory", "--precision", "--provider",
@@ -328,6 +328,29 @@ def test_trace_on_summary_report_and_validate_has_every_node_once(tmp_path, caps
                      "-o", str(tmp_path / "v.txt")]) == 0
     pids = {e["pid"] for e in json.loads(t.read_text())["traceEvents"] if e["ph"] == "X"}
     assert pids == {1, 2}  # the predicted schedule and the measured one
+    t = tmp_path / "report-validated.json"
+    assert cli.main(["report", p, "--hw", str(spec), "--validate", "--runs", "2", "--warmup", "1", "--trace", str(t),
+                     "-o", str(tmp_path / "rv.html")]) == 0
+    events = [e for e in json.loads(t.read_text())["traceEvents"] if e["ph"] == "X"]
+    assert {e["pid"] for e in events} == {1, 2}
+    assert [e["name"] for e in events if e["pid"] == 1 and not e["name"].startswith("(")] == ["MatMul", "Relu"]
+
+
+def test_validate_strict_exits_1_on_a_partial_prediction(tmp_path, capsys):
+    nodes = [helper.make_node("Relu", ["x"], ["t"]), helper.make_node("Mystery", ["t"], ["y"], domain="example.x")]
+    m = model(nodes, [vi("x", [1, 16])], [vi("y", [1, 16])])
+    m.opset_import.append(helper.make_opsetid("example.x", 1))
+    p = tmp_path / "partial.onnx"
+    onnx.save(m, str(p))
+    spec = tmp_path / "here.toml"
+    assert cli.main(["hw", "show", "xeon-silver-4210x2", "-o", str(spec)]) == 0
+    capsys.readouterr()
+    # onnxruntime cannot run an op it does not know: the run stops with exit 2 before --strict counts
+    rc = cli.main(["validate", str(p), "--hw", str(spec), "--runs", "1", "--warmup", "0", "--strict"])
+    assert rc == 2 and "onnxperf: error:" in capsys.readouterr().err
+    ok = _static_mlp(tmp_path)
+    assert cli.main(["validate", ok, "--hw", str(spec), "--runs", "1", "--warmup", "0", "--strict",
+                     "-o", str(tmp_path / "v.txt")]) == 0
 
 
 # ------------------------------------------------------------------------------------ completion

@@ -185,9 +185,9 @@ def parse_input_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
     return out
 
 
-def add_strict(p: argparse.ArgumentParser) -> None:
+def add_strict(p: argparse.ArgumentParser, what: str = "any figure") -> None:
     p.add_argument("--strict", action="store_true",
-                   help="exit 1 when any figure is partial (a node not costed, a tensor of unknown size); "
+                   help=f"exit 1 when {what} is partial (a node not costed, a tensor of unknown size); "
                         "the output is written all the same")
 
 

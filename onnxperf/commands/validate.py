@@ -12,8 +12,8 @@ from ..render.validation import RENDERERS
 from ..units import parse_bytes
 from ..validate.compare import validate
 from ..validate.runner import DEFAULT_PROVIDERS
-from .common import (add_bindings, add_hw, add_model, add_output, add_progress, add_provider, add_trace,
-                     announce_bindings, output_format, parse_dims, parse_input_shapes, progress)
+from .common import (add_bindings, add_hw, add_model, add_output, add_progress, add_provider, add_strict, add_trace,
+                     announce_bindings, output_format, parse_dims, parse_input_shapes, progress, strict_exit)
 
 
 #: the memory budget of a validation run when --memory is not given
@@ -63,6 +63,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                   "predictions `onnxperf hw calibrate -o local.toml`)")
     add_validation_options(p)
     p.add_argument("--memory", "--max-memory", dest="memory", metavar="SIZE", default=None, help=RUN_MEMORY_HELP)
+    add_strict(p, what="the prediction")
     add_trace(p)
     add_progress(p)
     add_output(p, ("text", "json"))
@@ -106,16 +107,18 @@ def run(args: argparse.Namespace) -> int:
         names = {i: n.name for i, n in enumerate(load(args.model).graph.nodes)}
         p.stage("writing")
         write_output(RENDERERS[fmt](v, names), args.output, text_format=fmt == "text")
-        if getattr(args, "trace", None):
-            write_trace_for(args, spec, v)
+        sm = None
+        if args.trace or args.strict:  # the static side, as summary --hw gives it
+            from ..summary import summarize
+
+            sm = summarize(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
+                           hw=spec, default_batch=True)
+        if args.trace:
+            from ..trace import build_trace, render_trace
+
+            write_output(render_trace(build_trace(sm, v)), args.trace, option="--trace")
+    if args.strict:
+        from ..partial import reasons
+
+        return strict_exit(True, reasons(sm))
     return 0
-
-
-def write_trace_for(args: argparse.Namespace, spec, validation) -> None:
-    """``--trace FILE``: the predicted schedule and the measured one, as Chrome trace events."""
-    from ..summary import summarize
-    from ..trace import build_trace, render_trace
-
-    sm = summarize(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
-                   hw=spec, default_batch=True)
-    write_output(render_trace(build_trace(sm, validation)), args.trace, option="--trace")
