@@ -27,12 +27,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--budget", metavar="FILE", default=None,
                    help="budget TOML file (default: [tool.onnxperf] of the nearest pyproject.toml, if any)")
     p.add_argument("--no-pyproject", action="store_true", help="do not look for a budget in pyproject.toml")
-    add_bindings(p, dim_help="bind a symbolic input dim in every model, e.g. --dim batch=1 (repeatable; wins over "
+    add_bindings(p, many=True, dim_help="bind a symbolic input dim in every model, e.g. --dim batch=1 (repeatable; wins over "
                              "the budget's dims); a model without that dim leaves it out with a note; an unbound "
                              "batch dim is set to 1 with a note")
-    for action in p._actions:
-        if action.dest == "input_shape":
-            action.help += "; applied to each model that has an input of that name"
     add_hw(p, what="the hardware of max_latency / min_throughput (wins over the budget's hw)")
     add_memory(p, memory_dim=False,
                what="device memory (e.g. 24GiB) for the decoder-LLM limits such as min_context_fit (wins over the "

@@ -135,12 +135,14 @@ INPUT_SHAPE_HELP = ("set a whole input shape, e.g. --input-shape input=1x3x224x2
 
 
 def add_bindings(p: argparse.ArgumentParser, dim_help: str = DIM_HELP, dim_metavar: str = "NAME=VALUE",
-                 convention: bool = True) -> None:
+                 convention: bool = True, many: bool = False) -> None:
     """``--dim``, ``--input-shape`` and (``convention``) ``--convention``: what the model is
     analyzed at. A command whose figures are times (``validate``) has no ``--convention``: the
-    roofline counts every FLOP, whatever convention a table is printed in."""
+    roofline counts every FLOP, whatever convention a table is printed in. ``many``: the command
+    reads several models, and an input shape applies to each one that has that input."""
     p.add_argument("--dim", action="append", default=[], metavar=dim_metavar, help=dim_help)
-    p.add_argument("--input-shape", action="append", default=[], metavar="INPUT=SHAPE", help=INPUT_SHAPE_HELP)
+    p.add_argument("--input-shape", action="append", default=[], metavar="INPUT=SHAPE",
+                   help=INPUT_SHAPE_HELP + ("; applied to each model that has an input of that name" if many else ""))
     if not convention:
         return
     p.add_argument("--convention", choices=CONVENTIONS, default="default",

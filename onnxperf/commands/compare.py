@@ -25,12 +25,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "Transposes, BatchNorm folding, decomposed activations, Pad, constants, opsets, dtypes, "
                     "quantization, architecture changes) with their node count and cost.")
     add_model(p, many=True, what="two or more .onnx files; the first is the baseline")
-    add_bindings(p, dim_help="bind a symbolic input dim in every model, e.g. --dim batch=1 (repeatable); a model "
+    add_bindings(p, many=True, dim_help="bind a symbolic input dim in every model, e.g. --dim batch=1 (repeatable); a model "
                              "without that dim leaves it out with a note; an unbound batch dim is set to 1 with a "
                              "note")
-    for action in p._actions:
-        if action.dest == "input_shape":
-            action.help += "; applied to each model that has an input of that name"
     add_hw(p, what="adds predicted latency")
     add_precision(p)
     p.add_argument("--validate", action="store_true",
