@@ -16,7 +16,7 @@ spec's ``overhead_run_s``) is stated apart, and a node without a predicted time 
 shape) is counted and named, never taken as 0: every time is then a lower bound.
 
 A node is *dispatch-bound* when the dispatch overhead in its time (a calibrated spec's per-node
-overhead, a GPU kernel's launch: :func:`onnxperf.trace._dispatch_s`) is at least the rest of it;
+overhead, a GPU kernel's launch: :func:`dispatch_seconds`) is at least the rest of it;
 otherwise its bound is the roofline's (compute or memory). A group's bound holds most of its time.
 
 Blocks are repeated layers: from node-name prefixes when the names carry a hierarchy (torch's
@@ -315,9 +315,8 @@ def dispatch_seconds(sm, treatment: dict[str, str], plan=None) -> dict[str, floa
     adds it: a GPU kernel's launch (``overhead_s``) for a node that starts a kernel of the plan; on
     other specs, for a node the prediction runs as its own (not fused, folded or a Constant), the
     per-node ``overhead_s`` plus ``overhead_parallel_s`` when it moves ``parallel_min_bytes`` or more
-    (its roofline's bytes). Empty for a spec without overheads. The same figures as
-    :func:`onnxperf.trace._dispatch_s`, which predicts everything again without the overheads (the
-    tests check that they agree) at the cost of a second roofline."""
+    (its roofline's bytes). Empty for a spec without overheads. The same figures as a second roofline
+    without the overheads gives by difference (the tests check that they agree), without its cost."""
     eff = getattr(sm.spec, "efficiency", None) or {}
     if not any(float(eff.get(k, 0) or 0) for k in ("overhead_s", "overhead_parallel_s")):
         return {}
@@ -460,6 +459,10 @@ def _by_op_type(ctx: _Context) -> tuple[OpTypeGroup, ...]:
         by = {k: g[k] for k in (COMPUTE, MEMORY, DISPATCH)}
         bound = NONE if not any(by.values()) else max(by, key=lambda k: (by[k], k == COMPUTE))
         act = action_for(op, g["family"], bound, g["shape_s"] / g["t"] if g["t"] else g["shape"] / g["nodes"])
+        if g["uncosted"] == g["nodes"]:  # nothing of it is known: not "no work"
+            bound = "unknown"
+            act = (f"not costed ({g['nodes']} node{'s' if g['nodes'] != 1 else ''} without a predicted time): "
+                   "its time is unknown, and every total here is a lower bound")
         if g["fused"] == g["nodes"] and bound != NONE:
             act = (f"already fused: this prediction runs every {op} inside another node's kernel or not at all; "
                    f"the {seconds(g['t'])} left is their share of those kernels")
@@ -604,6 +607,8 @@ def _blocks(ctx: _Context, op_groups: dict[str, OpTypeGroup]):
     rest = [k for i, k in enumerate(keys) if i not in inside]
     rt = sum(ctx.t[k] for k in rest)
     rb = sum(ctx.q[k] for k in rest)
+    if rest and all(ctx.bound(k) is None for k in rest):  # only uncosted nodes outside: unknown, not 0%
+        return method, blocks, tuple(kinds), (len(rest), rt, None, rb, None)
     return method, blocks, tuple(kinds), (len(rest), rt, ctx.share(rt), rb, ctx.bytes_share(rb))
 
 # ------------------------------------------------------------------------------ fusion opportunities
@@ -955,13 +960,19 @@ _WORDS = {"epilogue": _words_epilogue, "unfused_norm": _words_norm, "decomposed_
           "layout_transpose": _words_layout, "unfused_attention": _words_attention}
 
 
+#: the first ai.onnx opset of the fused ops the actions name, where the installed onnx is older
+#: than the op (onnx 1.17 has no RMSNormalization or Swish)
+_FIRST_OPSET = {"LayerNormalization": 17, "Gelu": 20, "RMSNormalization": 23, "Swish": 24, "HardSwish": 14,
+                "Mish": 18}
+
+
 @functools.lru_cache(maxsize=None)
-def _first_opset(op: str) -> int | None:
-    """The first ai.onnx opset with ``op`` (from ONNX's own schemas)."""
+def _first_opset(op: str) -> int | str:
+    """The first ai.onnx opset with ``op`` (from ONNX's own schemas, else :data:`_FIRST_OPSET`)."""
     import onnx.defs
 
     versions = [s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.name == op and not s.domain]
-    return min(versions) if versions else None
+    return min(versions) if versions else _FIRST_OPSET.get(op, "a newer one")
 
 
 __all__ = ["Block", "BlockKind", "Bottlenecks", "OpTypeGroup", "Opportunity", "Uncosted", "action_for", "bottlenecks",

@@ -11,6 +11,7 @@ totals of an op type with such a node. Counts stay exact integers. Column names 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .cost import COUNTED, STATUSES, ZERO
@@ -93,12 +94,43 @@ def op_types_frame(a: Analysis):
     for st in STATUSES:
         cols[st] = ("Int64", [dict(r.statuses).get(st, 0) for r in rows])
     if a.roofline is not None:
-        rl = {o.op_type: o for o in a.roofline.by_op_type}  # the roofline groups by op type alone
-        timed = [rl.get(r.op_type) for r in rows]
+        times = op_type_times(a)
+        timed = [times.get((r.domain, r.op_type)) for r in rows]
         cols["bound"] = ("string", [None if o is None else o.bound for o in timed])
-        cols["predicted_s"] = ("Float64", [None if o is None else o.time_s for o in timed])
-        cols["predicted_share"] = ("Float64", [None if o is None else o.share for o in timed])
+        # a row with a node the roofline could not time: its sum is a lower bound, shown as NA
+        cols["predicted_s"] = ("Float64", [None if o is None or o.partial else o.time_s for o in timed])
+        cols["predicted_share"] = ("Float64", [None if o is None or o.partial else o.share for o in timed])
     return _frame(pd, cols)
+
+
+@dataclass(frozen=True)
+class OpTypeTime:
+    """The predicted time of one (domain, op type) of the main graph: ``time_s`` sums its timed nodes,
+    ``share`` of the latency; ``partial``: some node of it has no predicted time (a lower bound)."""
+
+    time_s: float
+    share: float
+    bound: str
+    partial: bool
+
+
+def op_type_times(a: Analysis) -> dict[tuple[str, str], OpTypeTime]:
+    """Per (domain, op type), as the op-type rows are (``a.roofline.by_op_type`` goes by op type
+    alone: a ``Gelu`` and a ``com.microsoft::Gelu`` would each get both's time). ``bound``: the
+    bound that holds most of the type's time."""
+    rl = {r.key: r for r in a.roofline.nodes}
+    acc: dict[tuple[str, str], dict[str, Any]] = {}
+    for n in a.main_nodes:
+        g = acc.setdefault((n.domain, n.op_type), {"t": 0.0, "s": 0.0, "by": {}, "partial": False})
+        r = rl.get(n.key)
+        if r is None or r.time_s is None:
+            g["partial"] = True
+            continue
+        g["t"] += r.time_s
+        g["s"] += r.share or 0.0
+        g["by"][r.bound] = g["by"].get(r.bound, 0.0) + r.time_s
+    return {k: OpTypeTime(g["t"], g["s"], max(sorted(g["by"]), key=lambda b: g["by"][b]) if g["by"] else "unknown",
+                          g["partial"]) for k, g in acc.items()}
 
 
 FRAMES = {"nodes": nodes_frame, "op_types": op_types_frame}

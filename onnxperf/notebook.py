@@ -94,8 +94,10 @@ def _cards(a: Analysis) -> list[dict[str, Any]]:
 
 
 def _op_types(a: Analysis) -> dict[str, Any]:
+    from .frames import op_type_times
+
     t = a.totals
-    rl = {o.op_type: o for o in a.roofline.by_op_type} if a.roofline is not None else None
+    rl = op_type_times(a) if a.roofline is not None else None
     rows = []
     flagged = False
     for r in a.by_op_type[:TOP_OP_TYPES]:
@@ -108,8 +110,9 @@ def _op_types(a: Analysis) -> dict[str, Any]:
                "?" if rp else (pct(r.flops / t.flops) if t.flops else "-"),
                lower_bound(binary_bytes(b), b, rp, True), si(r.params)]
         if rl is not None:
-            o = rl.get(r.op_type)  # the roofline groups by op type alone
-            row += ["-", "-", "-"] if o is None else [seconds(o.time_s), pct(o.share), o.bound]
+            o = rl.get((r.domain, r.op_type))
+            row += ["-", "-", "-"] if o is None else [lower_bound(seconds(o.time_s), o.time_s, o.partial, True),
+                                                      "?" if o.partial else pct(o.share), o.bound]
         rows.append(row)
     columns = ["op type", "count", "MACs", "FLOPs", "% FLOPs", "bytes", "params"]
     if rl is not None:

@@ -89,8 +89,10 @@ def predicted_trace(summary) -> dict[str, Any]:
         r = rows[n.key]
         args: dict[str, Any] = {
             "key": n.key, "name": n.name, "op_type": n.op_type, "domain": n.domain, "family": n.family,
-            "status": n.status, "exact": n.exact, "macs": n.macs, "flops": n.flops, "int_ops": n.int_ops,
-            "bytes_read": n.bytes_read, "bytes_written": n.bytes_written,
+            "status": n.status, "exact": n.exact,
+            # an uncosted node's cost is unknown, not 0
+            **{f: (None if n.status in UNCOSTED else getattr(n, f))
+               for f in ("macs", "flops", "int_ops", "bytes_read", "bytes_written")},
         }
         if n.note:
             args["note"] = n.note
@@ -128,7 +130,7 @@ def predicted_trace(summary) -> dict[str, Any]:
         "model": PurePath(m.path).name if m.path else None, "graph_name": m.graph_name,
         "dims": dict(a.dims), "hardware": getattr(spec, "id", rl.spec_id), "hardware_name": hw_name,
         "precision": None if summary.precision is None else getattr(summary.precision, "name", str(summary.precision)),
-        "predicted_latency_s": _sig(rl.latency_s), "latency_is_lower_bound": rl.lower_bound,
+        "predicted_latency_s": _sig(rl.latency_s), "latency_is_lower_bound": bool(rl.lower_bound or rl.unknown_nodes),
         "uncosted_nodes": rl.unknown_nodes, "complete": not rl.unknown_nodes,
         "run_overhead_s": _sig(rl.run_overhead_s),
         "scope": "main-graph nodes; an If/Loop/Scan node's slice holds its bodies' time",
@@ -227,30 +229,11 @@ def write_trace(path: str | None, trace: dict[str, Any]) -> None:
 
 def _dispatch_s(summary) -> dict[str, float]:
     """Node key -> the dispatch overhead in its predicted time (a calibrated spec's ``overhead_s``,
-    ``overhead_parallel_s``, a GPU kernel's launch): its time less the time of the same roofline
-    without those overheads. Empty for a spec without them."""
-    spec = summary.spec
-    eff = dict(getattr(spec, "efficiency", None) or {})
-    gone = {k: eff.pop(k) for k in ("overhead_s", "overhead_parallel_s") if k in eff}
-    if not any(float(v) for v in gone.values()):
-        return {}
-    from .roofline import roofline
+    ``overhead_parallel_s``, a GPU kernel's launch), read off the spec and the fusions as the
+    roofline adds it (:func:`onnxperf.bottlenecks.dispatch_seconds`). Empty for a spec without them."""
+    from .bottlenecks import _treatment, dispatch_seconds
 
-    bare = roofline(summary.analysis, _WithEfficiency(spec, eff), summary.precision)
-    base = {r.key: r.time_s for r in bare.nodes}
-    return {r.key: max(0.0, r.time_s - base[r.key]) for r in summary.roofline.nodes
-            if r.time_s is not None and base.get(r.key) is not None}
-
-
-class _WithEfficiency:
-    """``spec`` with another efficiency table (any spec type: attributes are passed through)."""
-
-    def __init__(self, spec, efficiency: dict[str, float]):
-        self._spec = spec
-        self.efficiency = efficiency
-
-    def __getattr__(self, name: str):
-        return getattr(self._spec, name)
+    return dispatch_seconds(summary, *_treatment(summary))
 
 
 def _fusion_args(summary) -> dict[str, dict[str, Any]]:

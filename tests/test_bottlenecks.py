@@ -367,14 +367,21 @@ def test_docs_compare_validate_measures_both_models():
 @pytest.mark.parametrize("hw", ["rtx3090", str(ROOT / "benchmarks" / "results" / "calibrated-spec.toml")],
                          ids=["gpu", "calibrated-cpu"])
 def test_dispatch_seconds_agree_with_a_roofline_without_overheads(path, dims, hw):
-    """bottlenecks.dispatch_seconds reads each node's overhead off the spec and the fusions; the
-    trace's _dispatch_s predicts everything again without the overheads: the same figures."""
+    """bottlenecks.dispatch_seconds reads each node's overhead off the spec and the fusions; a
+    second roofline without the overheads gives each node's overhead as a difference: the same figures."""
+    import dataclasses
+
     from onnxperf.bottlenecks import _treatment, dispatch_seconds
-    from onnxperf.trace import _dispatch_s
+    from onnxperf.roofline import roofline
 
     sm = summarize(str(MODELS / path), dims=dims, hw=hw)
     fast = dispatch_seconds(sm, *_treatment(sm))
-    slow = _dispatch_s(sm)
+    eff = {k: v for k, v in sm.spec.efficiency.items() if k not in ("overhead_s", "overhead_parallel_s")}
+    sources = {k: v for k, v in sm.spec.efficiency_sources.items() if k in eff}
+    bare_spec = dataclasses.replace(sm.spec, efficiency=eff, efficiency_sources=sources)
+    bare = {r.key: r.time_s for r in roofline(sm.analysis, bare_spec, sm.precision).nodes}
+    slow = {r.key: max(0.0, r.time_s - bare[r.key]) for r in sm.roofline.nodes
+            if r.time_s is not None and bare.get(r.key) is not None}
     assert fast.keys() == slow.keys() and any(fast.values())
     assert all(fast[k] == pytest.approx(slow[k], rel=1e-9, abs=1e-15) for k in slow)
 
@@ -411,3 +418,18 @@ def test_names_and_op_types_from_the_model_stay_inert_in_every_output(capsys, tm
     html = render_html(m)
     shown = re.sub(r"<script\b[^>]*>.*?</script>", "", html, flags=re.S)
     assert "<b>x</b>" not in shown and "&lt;b&gt;x&lt;/b&gt;" in shown
+
+
+def test_an_op_type_or_the_rest_that_is_only_uncosted_is_unknown_not_no_work():
+    """An op type whose every node lacks a predicted time is 'unknown' with a 'not costed' action
+    (it read 'no work in this prediction'), and nodes outside the blocks that are all uncosted have
+    an unknown share (it read 0.0%)."""
+    sm = summarize(residual_model(unsupported=True), hw="rtx3090:plain")
+    b = bottlenecks(sm)
+    (mystery,) = [g for g in b.by_op_type if g.op_type == "Mystery"]
+    assert mystery.bound == "unknown" and mystery.uncosted == 1 and mystery.share is None
+    assert mystery.action.startswith("not costed (1 node without a predicted time)")
+    assert b.outside[0] == 1 and b.outside[2] is None
+    from onnxperf.render.summary import RENDERERS
+
+    assert "1 nodes outside them: ? of the time" in RENDERERS["text"](sm)

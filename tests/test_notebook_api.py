@@ -344,3 +344,33 @@ def test_notebook_runs_and_shows_what_it_says(monkeypatch):
     assert any("Predicted latency" in s for s in shown if isinstance(s, str))
     assert ns["page"] == report.html(b)
     assert "partial" in _text(ns["bert"]._repr_html_())
+
+
+def test_op_type_times_go_by_domain_and_a_partial_row_is_a_lower_bound():
+    """A Gelu and a com.microsoft::Gelu each get their own time (they had each other's too: the
+    predicted shares added up to 1.67), and an op type with a node the roofline could not time is
+    NA in the DataFrame and ≥ in the display."""
+    from onnx import TensorProto
+
+    nodes = [helper.make_node("Gelu", ["x"], ["a"]), helper.make_node("Gelu", ["a"], ["b"], domain="com.microsoft"),
+             helper.make_node("Relu", ["b"], ["c"]), helper.make_node("Mystery", ["c"], ["d"], domain="example.x"),
+             helper.make_node("Relu", ["d"], ["e"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4096])],
+                          [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 20), helper.make_opsetid("com.microsoft", 1),
+                                            helper.make_opsetid("example.x", 1)])
+    a = onnxperf.analyze(m, hw="rtx3090:plain")
+    from onnxperf.frames import op_type_times
+
+    times = op_type_times(a)
+    assert sum(t.share for t in times.values()) == pytest.approx(
+        sum(r.share for r in a.roofline.nodes if r.share is not None))
+    assert times[("", "Relu")].partial and not times[("", "Gelu")].partial
+    pd = pytest.importorskip("pandas")
+    df = a.to_dataframe("op_types").set_index(["domain", "op_type"])
+    assert df["predicted_share"].sum() <= 1.0 + 1e-9
+    assert df.loc[("", "Relu"), "predicted_s"] is pd.NA
+    assert df.loc[("com.microsoft", "Gelu"), "predicted_s"] == pytest.approx(times[("com.microsoft", "Gelu")].time_s)
+    html = a._repr_html_()
+    relu = re.search(r"<tr>\s*<td[^>]*>Relu \*</td>(.*?)</tr>", html, re.S)
+    assert relu and "≥" in relu.group(1)

@@ -114,6 +114,8 @@ def test_small_model_every_node_once_in_order_and_uncosted_is_zero_length():
     assert mystery["args"]["bound"] == "unknown" and mystery["args"]["uncosted"].startswith("unsupported")
     # the op's output shape is unknown too, so the Relu after it cannot be costed either
     assert relu["dur"] == 0 and relu["args"]["uncosted"].startswith("unknown_shape")
+    for node in (mystery, relu):  # their costs are unknown, not 0
+        assert all(node["args"][f] is None for f in ("macs", "flops", "int_ops", "bytes_read", "bytes_written"))
     assert relu["ts"] == mystery["ts"] == pytest.approx(add["ts"] + add["dur"])
     assert t["otherData"]["complete"] is False and t["otherData"]["uncosted_nodes"] == 2
     assert t["otherData"]["latency_is_lower_bound"] is True  # a plain roofline
