@@ -1,8 +1,8 @@
 """Colour for text output on a terminal, and nowhere else.
 
 Colour is on when the stream is a terminal, ``TERM`` is not ``dumb`` and ``NO_COLOR`` is unset or
-empty (https://no-color.org); ``FORCE_COLOR`` (non-empty) turns it on anywhere, ``--color
-always|never`` overrides both. It never reaches a file written with ``-o``, and never JSON, CSV or
+empty (https://no-color.org); ``FORCE_COLOR`` (non-empty) turns it on where it would be off for
+not being a terminal (``NO_COLOR`` still wins); ``--color always|never`` overrides them all. It never reaches a file written with ``-o``, and never JSON, CSV or
 any format a tool reads: only the ``text`` format, after it is rendered, so every renderer stays
 plain and the same run gives the same bytes in a file whatever the terminal.
 
@@ -24,12 +24,11 @@ STYLES = {"bold": "\033[1m", "red": "\033[31m", "green": "\033[32m", "yellow": "
 #: (pattern, style): the first group of each match is painted (the whole match when it has none)
 RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.M), s) for p, s in (
     (r"^(PASS)\b", "green"),
-    (r"^(FAIL|ERROR)\b", "red"),
     (r"^\s*(FAIL|ERROR)\b", "red"),
     (r"^(UNKNOWN)\b", "yellow"),
     (r"\b((?i:warning))s?\b:?", "yellow"),
     (r"\b(error)\b:", "red"),
-    (r"(≥ ?[0-9][^ ]*(?: [kMGTPE])?)", "yellow"),
+    (r"(≥ ?[0-9][^\s]*(?: [kMGTPE])?)", "yellow"),
     (r"(\(partial\))", "yellow"),
     (r"\b(memory)(?=[ -]bound|\s*$|\s{2})", "yellow"),
     (r"\b(compute)(?=[ -]bound|\s*$|\s{2})", "cyan"),

@@ -56,19 +56,12 @@ def deploy(model: Any, dims: dict[str, int] | None, input_shapes: Any, conventio
 
     hw_text = None if hw is None else _hw_text(hw)
     budget = _budget(memory)
-    given_spec = hw if hw is not None and not isinstance(hw, (str, os.PathLike)) else None
     path_hw = Path(hw) if isinstance(hw, os.PathLike) else hw  # load_spec takes a Path as a file
-    sm = summarize(model, dims=dims, input_shapes=input_shapes, convention=convention,
-                   hw=None if given_spec is not None else path_hw, memory_budget=budget, memory_dim=memory_dim,
-                   precision=precision, default_batch=default_batch)
-    spec, rl = sm.spec, sm.roofline
-    if given_spec is not None:
-        from .roofline import roofline
-
-        spec, rl = given_spec, roofline(sm.analysis, given_spec, sm.precision)
+    sm = summarize(model, dims=dims, input_shapes=input_shapes, convention=convention, hw=path_hw,
+                   memory_budget=budget, memory_dim=memory_dim, precision=precision, default_batch=default_batch)
     options = (("hw", hw_text), ("memory", memory), ("memory_dim", memory_dim), ("precision", precision))
-    return replace(sm.analysis, memory=sm.memory, spec=spec, roofline=rl, largest=sm.largest, precision=sm.precision,
-                   options=options)
+    return replace(sm.analysis, memory=sm.memory, spec=sm.spec, roofline=sm.roofline, largest=sm.largest,
+                   precision=sm.precision, options=options)
 
 
 def summary_of(a: Analysis, llm: bool = False) -> Summary:

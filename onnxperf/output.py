@@ -107,8 +107,10 @@ def _say_wrote(path: str, target: Path) -> None:
         size = binary_bytes(os.stat(target).st_size)
     except OSError:
         return
+    from .progress import say
+
     try:
-        print(f"onnxperf: wrote {path} ({size})", file=sys.stderr, flush=True)
+        say(f"onnxperf: wrote {path} ({size})")  # clears a progress bar's line first
     except (OSError, ValueError):
         pass
 

@@ -48,7 +48,13 @@ def say(text: str) -> None:
             p.stream.flush()
         p._draw()
         return
-    print(text, file=sys.stderr, flush=True)
+    if p is not None:
+        with p._lock:  # one write, not interleaved with a log line of the progress thread
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+        return
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
 
 
 def _fmt_s(s: float) -> str:
@@ -120,8 +126,6 @@ class Progress:
             self._done = self._total = 0
             self._what = ""
         self._draw()
-        if self.enabled and not self.threaded and not self.terminal:
-            self._log()
 
     def advance(self, done: int, total: int, what: str = "") -> None:
         """``done`` of ``total`` units of this stage are finished: the time left follows from them."""
@@ -166,8 +170,11 @@ class Progress:
         if not self.enabled or not self.terminal:
             return
         with self._lock:
-            self.stream.write("\r\033[2K" + self.line())
-            self.stream.flush()
+            try:
+                self.stream.write("\r\033[2K" + self.line())
+                self.stream.flush()
+            except (OSError, ValueError):  # a closed terminal: progress is not worth failing for
+                return
             self._drawn = True
 
     def _log(self) -> None:
@@ -176,12 +183,11 @@ class Progress:
             if not self._name or now < self._next_line:
                 return
             self._next_line = now + self.every_s
-            text = self.log_line()
-        try:
-            self.stream.write(text + "\n")
-            self.stream.flush()
-        except (OSError, ValueError):  # a closed or full log: progress is not worth failing for
-            pass
+            try:
+                self.stream.write(self.log_line() + "\n")
+                self.stream.flush()
+            except (OSError, ValueError):  # a closed or full log: progress is not worth failing for
+                pass
 
     def _tick(self) -> None:
         self._frame += 1

@@ -397,6 +397,25 @@ def test_the_completion_command_writes_the_script(tmp_path, capsys):
     assert (tmp_path / "_onnxperf").read_text().startswith("#compdef onnxperf")
 
 
+def test_completion_quotes_help_and_drops_choices_that_are_not_plain_words(tmp_path):
+    """A help text with a backslash, quotes, a backtick, $(...) and brackets stays text in every
+    script; a choice that is not a plain word (it would run in bash's compgen or zsh's (...)) is left out."""
+    p = argparse.ArgumentParser(prog="onnxperf")
+    sub = p.add_subparsers()
+    q = sub.add_parser("x", help="x")
+    q.add_argument("--ab", help="trailing backslash\\ and 'q' `b` $(touch pwned) [x]")
+    q.add_argument("--ch", choices=["ok", "x'y", "$(touch pwned)"], help="a choice")
+    cmds = completion.commands(p)
+    (x,) = [c for c in cmds if c.path == ("x",)]
+    assert [o.choices for o in x.options if o.flags == ("--ch",)] == [("ok",)]
+    for shell, check in (("bash", ["bash", "-n"]), ("zsh", ["zsh", "-n"]), ("fish", ["fish", "--no-execute"])):
+        script = tmp_path / f"c.{shell}"
+        script.write_text(getattr(completion, shell)(cmds, ("t4",)))
+        if shutil.which(check[0]):
+            assert subprocess.run(check + [str(script)], capture_output=True, timeout=30).returncode == 0, shell
+    assert not (tmp_path / "pwned").exists()
+
+
 @pytest.mark.skipif(not shutil.which("zsh"), reason="zsh is not installed")
 def test_zsh_completion_parses(tmp_path):
     script = tmp_path / "_onnxperf"

@@ -678,7 +678,7 @@ def test_cli_validate_measures_every_model_under_the_same_conditions(tmp_path, c
     conditions = [c[2] for c in calls]
     assert conditions[0] == {"dims": {"batch": 4}, "runs": 3, "warmup": 2, "threads": 1, "opt": "basic", "seed": 7,
                              "random_weights": True, "timeout_s": 12.0, "input_shapes": {},
-                             "provider": "CPUExecutionProvider", "max_memory_bytes": 4 << 30}
+                             "provider": "CPUExecutionProvider", "max_memory_bytes": 4 << 30, "progress": False}
     assert conditions[1] == conditions[0] and conditions[2] == conditions[0]
     assert [x["totals"]["measured_latency_s"] for x in d["models"]] == [0.001, 0.002, 0.003]
     assert d["options"]["validate"] is True

@@ -57,7 +57,7 @@ def measure(args: argparse.Namespace, sides: list[Any]) -> list[float | None] | 
     for path, side in zip(args.models, sides):
         v = validate(path, spec, dims=dict(side.dims_applied), input_shapes=dict(side.summary.analysis.input_shapes),
                      runs=args.runs, warmup=args.warmup, threads=args.threads, opt=args.opt, seed=args.seed,
-                     random_weights=args.random_weights, timeout_s=args.timeout, provider=args.provider,
+                     random_weights=args.random_weights, timeout_s=args.timeout, provider=args.provider, progress=False,
                      max_memory_bytes=parse_bytes(args.memory or DEFAULT_RUN_MEMORY))
         out.append(v.latency.p50_s)
     return out

@@ -12,6 +12,7 @@ ids (``--hw``), or file names (models, ``-o FILE``, budgets, spec files).
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass
 
 SHELLS = ("bash", "zsh", "fish")
@@ -48,11 +49,20 @@ class Command:
     positional_choices: tuple[str, ...] = ()
 
 
+#: what a completion word may hold: it goes unquoted into bash's compgen -W, zsh's (...) and fish's -a
+_WORD = re.compile(r"[A-Za-z0-9_.+:@%=,/-]+")
+
+
+def _words(values) -> tuple[str, ...]:
+    """The choices (or preset ids) that are plain words; any other could run in the shell."""
+    return tuple(w for w in map(str, values) if _WORD.fullmatch(w))
+
+
 def _kind(action: argparse.Action) -> tuple[str, tuple[str, ...]]:
     if action.nargs == 0:
         return "none", ()
     if action.choices:
-        return "choice", tuple(str(c) for c in action.choices)
+        return "choice", _words(action.choices)
     if action.dest == "hw":
         return "hw", ()
     metavar = str(action.metavar or "")
@@ -77,7 +87,7 @@ def commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = (), help: 
             kind, choices = _kind(action)
             options.append(Option(tuple(action.option_strings), " ".join((action.help or "").split()), kind, choices))
         elif action.choices:
-            positional_choices = tuple(str(c) for c in action.choices)
+            positional_choices = _words(action.choices)
     out = [Command(path, help, tuple(options), tuple(subs), positional_choices)]
     for name, (sp, h) in subs.items():
         out += commands(sp, path + (name,), h)
@@ -87,7 +97,7 @@ def commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = (), help: 
 def _presets() -> tuple[str, ...]:
     from ..hardware import list_presets
 
-    return tuple(list_presets())
+    return _words(list_presets())
 
 
 def _short(text: str, n: int = 70) -> str:
@@ -100,7 +110,7 @@ def _short(text: str, n: int = 70) -> str:
 def bash(cmds: list[Command], presets: tuple[str, ...]) -> str:
     lines = ["# bash completion for onnxperf (made by `onnxperf completion bash`)",
              "_onnxperf() {",
-             "    local cur prev words cword",
+             "    local cur prev",
              "    cur=\"${COMP_WORDS[COMP_CWORD]}\"; prev=\"${COMP_WORDS[COMP_CWORD-1]}\"",
              "    local path=\"\" w i",
              "    for ((i = 1; i < COMP_CWORD; i++)); do",
@@ -149,8 +159,11 @@ def bash(cmds: list[Command], presets: tuple[str, ...]) -> str:
 # ------------------------------------------------------------------------------------------ zsh
 
 def _zq(text: str) -> str:
-    """Text inside a zsh single-quoted _arguments spec: quotes doubled, brackets and colons escaped."""
-    return text.replace("'", "'\\''").replace("[", "\\[").replace("]", "\\]").replace(":", "\\:")
+    """Text inside a zsh single-quoted _arguments spec: one line, backslashes first, then quotes,
+    brackets and colons escaped."""
+    text = " ".join(text.split())
+    return (text.replace("\\", "\\\\").replace("'", "'\\''").replace("[", "\\[").replace("]", "\\]")
+            .replace(":", "\\:"))
 
 
 def zsh(cmds: list[Command], presets: tuple[str, ...]) -> str:
@@ -221,8 +234,6 @@ def _fq(text: str) -> str:
 def fish(cmds: list[Command], presets: tuple[str, ...]) -> str:
     lines = ["# fish completion for onnxperf (made by `onnxperf completion fish`)",
              "complete -c onnxperf -f"]
-    top = cmds[0]
-    names = " ".join(top.subcommands)
     for c in cmds:
         if not c.path:
             cond = "__fish_use_subcommand"
@@ -253,7 +264,6 @@ def fish(cmds: list[Command], presets: tuple[str, ...]) -> str:
         for s in c.subcommands:
             sub = next(x for x in cmds if x.path == c.path + (s,))
             lines.append(f"complete -c onnxperf -n {_fq(cond)} -a {s} -d {_fq(_short(sub.help, 60))}")
-    del names
     return "\n".join(lines) + "\n"
 
 
