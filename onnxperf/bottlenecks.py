@@ -781,6 +781,8 @@ def _layout(g: _Graph) -> _Found:
     from .compare.patterns import layout_transposes
 
     perms = {nid for nid, _ in layout_transposes(g.side)}
+    graph_inputs = {i.name for i in g.ctx.sm.analysis.model.inputs}  # once, not per Transpose
+    has_conv = any(n.family == "conv" for n in g.ctx.nodes)
     out = []
     for n in g.ctx.nodes:
         if n.op_type != "Transpose" or not n.inputs or n.inputs[0] is None or not n.outputs or n.outputs[0] is None:
@@ -788,14 +790,10 @@ def _layout(g: _Graph) -> _Found:
         p = g.producer.get(n.inputs[0].name)
         near = (p is not None and p.family in ("conv", "pool")) or any(
             u.family in ("conv", "pool") for u in g.users.get(n.outputs[0].name, ()))
-        if near or (n.id in perms and (n.inputs[0].name in {i.name for i in g.ctx.sm.analysis.model.inputs}
-                                       or n.outputs[0].name in g.outputs) and _convs(g)):
+        if near or (n.id in perms and (n.inputs[0].name in graph_inputs or n.outputs[0].name in g.outputs)
+                    and has_conv):
             out.append([n.key])
     return _Found(out, {})
-
-
-def _convs(g: _Graph) -> bool:
-    return any(n.family == "conv" for n in g.ctx.nodes)
 
 
 def _epilogues(g: _Graph) -> _Found:
