@@ -27,7 +27,11 @@ from .loader import GraphIR, Initializer
 from .ops import REGISTRY
 from .errors import RuleError
 from .ops.registry import BadNode, NodeView, OpCost, RuleEntry, SubgraphCost, TensorView
+from .progress import advance
 from .shapes import Dim, TensorInfo
+
+#: a main graph of at least this many nodes reports its cost walk to the progress, a chunk at a time
+PROGRESS_CHUNK = 20_000
 
 if TYPE_CHECKING:
     import numpy as np
@@ -203,10 +207,19 @@ class CostWalker:
         with_graphs = {k[0] for k in g.subgraphs} if g.subgraphs else ()
         node, records = self._node, self.records
         own: list[NodeCost] = []
-        for idx in g.order:  # a node's subgraph records go before it (appended while it is costed)
-            rec = node(g, idx, scope, params, consts, with_graphs)
-            own.append(rec)
-            records.append(rec)
+        order = g.order
+        # a large main graph reports its count to the progress shown (if any), a chunk at a time
+        chunks = [order] if scope or len(order) < PROGRESS_CHUNK else \
+            [order[i:i + PROGRESS_CHUNK] for i in range(0, len(order), PROGRESS_CHUNK)]
+        done = 0
+        for chunk in chunks:
+            if len(chunks) > 1:
+                advance(done, len(order), "nodes costed")
+            for idx in chunk:  # a node's subgraph records go before it (appended while it is costed)
+                rec = node(g, idx, scope, params, consts, with_graphs)
+                own.append(rec)
+                records.append(rec)
+            done += len(chunk)
         return own
 
     def _subgraph_costs(self, g: GraphIR, idx: int, scope: str, params: set[str] | None) -> dict[str, SubgraphCost]:

@@ -88,7 +88,8 @@ class Progress:
         self._done = 0
         self._total = 0
         self._what = ""
-        self._t_counted = self._t_stage
+        self._t_counted = self._t_base = self._t_stage
+        self._base_done = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -123,25 +124,30 @@ class Progress:
             self._name = name
             self._t_stage = self._t_counted = time.monotonic()
             self._next_line = self._t_stage + self.first_line_s
-            self._done = self._total = 0
+            self._done = self._total = self._base_done = 0
             self._what = ""
+            self._t_base = self._t_stage
         self._draw()
 
     def advance(self, done: int, total: int, what: str = "") -> None:
         """``done`` of ``total`` units of this stage are finished: the time left follows from them."""
         with self._lock:
+            now = time.monotonic()
+            if what != self._what or done < self._done:  # another count in this stage: its own rate
+                self._t_base, self._base_done = now, max(done, 0)
             if done != self._done:
-                self._t_counted = time.monotonic()
+                self._t_counted = now
             self._done, self._total, self._what = max(done, 0), max(total, 0), what
         if self.enabled and not self.threaded:
             self._tick()
 
     def left_s(self) -> float | None:
         """Seconds left in this stage, from the rate of its counted units so far (None: not counted yet)."""
-        if not self._total or not self._done:
+        counted = self._done - self._base_done
+        if not self._total or counted <= 0:
             return None
-        spent = self._t_counted - self._t_stage
-        return max(spent / self._done * (self._total - self._done), 0.0)
+        spent = self._t_counted - self._t_base
+        return max(spent / counted * (self._total - self._done), 0.0)
 
     def _count(self) -> str:
         if not self._total:

@@ -214,11 +214,16 @@ def test_progress_says_nothing_on_a_quick_run_or_when_turned_off():
 def test_time_left_follows_the_rate_of_the_counted_units():
     p = Progress(["a"], terminal=False, enabled=False)
     p.stage("a")
-    p._t_stage -= 10.0  # 10 s spent on the first 2 of 5 units
     p.advance(2, 5)
-    p._t_counted = p._t_stage + 10.0
+    p._t_counted = p._t_base + 10.0  # 10 s spent on the first 2 of 5 units since the stage began
     assert p.left_s() == pytest.approx(15.0)
     assert "2/5" in p.log_line() and "~15 s left" in p.log_line()
+    # another count in the same stage (the shapes, then the costs) has its own rate, from its start
+    p.advance(0, 100, "nodes costed")
+    assert p.left_s() is None and p._base_done == 0
+    p.advance(25, 100, "nodes costed")
+    p._t_counted = p._t_base + 1.0
+    assert p.left_s() == pytest.approx(3.0)
 
 
 def test_a_note_during_the_bar_clears_its_line_and_the_bar_comes_back_under_it():
@@ -230,6 +235,22 @@ def test_a_note_during_the_bar_clears_its_line_and_the_bar_comes_back_under_it()
         say("onnxperf: note: batch set to 1")
     text = buf.getvalue()
     assert "\r\033[2Konnxperf: note: batch set to 1\n\r\033[2K" in text and text.count("analyzing") == 2
+
+
+def test_the_cost_walk_of_a_large_graph_counts_its_nodes_for_the_progress(monkeypatch):
+    import onnxperf
+    from onnxperf import cost
+
+    monkeypatch.setattr(cost, "PROGRESS_CHUNK", 10)
+    nodes = [helper.make_node("Relu", [f"t{i}"], [f"t{i + 1}"]) for i in range(35)]
+    m = model(nodes, [vi("t0", [1, 8])], [vi("t35", None)])
+    seen = []
+    with Progress(["analyzing"], enabled=False) as p:
+        p.stage("analyzing")
+        p.advance = lambda done, total, what="": seen.append((done, total, what))
+        onnxperf.analyze(m)
+    assert seen == [(0, 35, "nodes costed"), (10, 35, "nodes costed"), (20, 35, "nodes costed"),
+                    (30, 35, "nodes costed")]
 
 
 def test_a_progress_without_a_thread_draws_on_each_step():
