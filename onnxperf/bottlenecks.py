@@ -35,11 +35,13 @@ time the nodes take now). A node belongs to one opportunity at most, the most sp
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .gpu_kernels import _numel
 from .render.numbers import pct, seconds
 
 COMPUTE, MEMORY, DISPATCH, NONE = "compute", "memory", "dispatch", "none"
@@ -425,14 +427,7 @@ def _is_shape_node(n) -> bool:
         return True
     outs = [o for o in n.outputs if o is not None]
     return bool(outs) and all(o.dtype in _INT_TYPES and o.shape is not None and all(isinstance(d, int) for d in o.shape)
-                              and _prod(o.shape) <= _SHAPE_NUMEL for o in outs)
-
-
-def _prod(xs) -> int:
-    k = 1
-    for x in xs:
-        k *= x
-    return k
+                              and math.prod(o.shape) <= _SHAPE_NUMEL for o in outs)
 
 
 def _by_op_type(ctx: _Context) -> tuple[OpTypeGroup, ...]:
@@ -541,7 +536,7 @@ def _structure_groups(ctx: _Context) -> list[tuple[str, list[int]]]:
         if n.op_type in ("Add", "Sum") and not n.domain:
             ins = [t for t in n.inputs if t is not None and (t.name in graph_inputs or (
                 t.name in producer and producer[t.name].op_type != "Constant"))]
-            sizes = {_prod(t.shape) for t in ins if t.shape is not None and all(isinstance(d, int) for d in t.shape)}
+            sizes = {math.prod(t.shape) for t in ins if t.shape is not None and all(isinstance(d, int) for d in t.shape)}
             merged = merged or (len(ins) >= 2 and len(sizes) == 1)
     return [(f"#{ctx.keys[v[0]]}–#{ctx.keys[v[-1]]}", v) for v in out if v]
 
@@ -619,12 +614,6 @@ class _Found:
 
     islands: list[list[str]]
     info: dict[str, Any]
-
-
-def _numel(t) -> int | None:
-    if t is None or t.shape is None or not all(isinstance(d, int) for d in t.shape):
-        return None
-    return _prod(t.shape)
 
 
 class _Graph:
