@@ -291,19 +291,21 @@ def _treatment(sm):
     a = sm.analysis
     eff = getattr(sm.spec, "efficiency", None) or {}
     out = {n.key: OWN for n in a.main_nodes}
+    rl = sm.roofline  # what the prediction applied, when it kept it
     from . import roofline as rf
 
     if float(eff.get("fusion.constant_folding", 0)) >= 1:
-        out.update(dict.fromkeys(rf.folded(a) & out.keys(), FREE))
+        gone = rl.folded_keys if rl is not None and rl.folded_keys is not None else rf.folded(a)
+        out.update(dict.fromkeys(gone & out.keys(), FREE))
     if float(eff.get("fusion.epilogue", 0)) >= 1:
-        fu = rf.fusions(a)
+        fu = rl.fusion_model if rl is not None and rl.fusion_model is not None else rf.fusions(a)
         out.update(dict.fromkeys(fu.absorbed & out.keys(), FREE))
         out.update(dict.fromkeys((set(fu.epilogue) | fu.inside) & out.keys(), INSIDE))
     plan = None
     if float(eff.get("fusion.gpu", 0)) >= 1:
         from .gpu_kernels import kernel_plan
 
-        plan = kernel_plan(a)
+        plan = rl.plan if rl is not None and rl.plan is not None else kernel_plan(a)
         for k in out:
             if k in plan.free:
                 out[k] = FREE

@@ -165,6 +165,12 @@ class RooflineResult:
     #: the cache-aware roofline (a spec with memory levels): (level, bytes charged there), innermost
     #: first, main memory last; empty for a DRAM-only spec
     bytes_by_level: tuple[tuple[str, float], ...] = ()
+    #: what the spec's ``fusion.*`` keys made of the graph, as this prediction applied it (None where
+    #: the key is off): the folded node keys, onnxruntime's CPU fusions, the GPU kernel plan. Kept so
+    #: readers of the prediction (bottlenecks, the trace) need not work them out again; not figures
+    folded_keys: frozenset[str] | None = field(default=None, compare=False, repr=False)
+    fusion_model: Any = field(default=None, compare=False, repr=False)
+    plan: Any = field(default=None, compare=False, repr=False)
 
     def throughput_per_s(self, batch: int = 1) -> float | None:
         return None if self.latency_s <= 0 else batch / self.latency_s
@@ -790,6 +796,7 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
         raw = [_at_levels(r, n, lb.get(n.key), bws, spec, ops.get(n.key)) for r, n in zip(raw, a.main_nodes)]
         names = tuple(lv.name for lv in levels) + ("DRAM",)
         by_level = tuple((nm, sum(v[k] for v in lb.values())) for k, nm in enumerate(names))
+    gone = fu = None
     if float(eff.get("fusion.constant_folding", 0)) >= 1:
         gone = folded(a)
         raw = [(_as_folded(r) if r.key in gone and r.time_s is not None else r) for r in raw]
@@ -820,7 +827,7 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
         memory_bound_time_s=sum(r.time_s for r in nodes if r.bound == MEMORY and r.time_s),
         by_op_type=by_op, run_overhead_s=run_overhead, lower_bound=not eff,
         kernels=None if plan is None else plan.kernel_count, assumed=() if plan is None else plan.assumed,
-        bytes_by_level=by_level,
+        bytes_by_level=by_level, folded_keys=None if gone is None else frozenset(gone), fusion_model=fu, plan=plan,
     )
 
 

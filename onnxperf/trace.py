@@ -242,19 +242,22 @@ def _fusion_args(summary) -> dict[str, dict[str, Any]]:
     kernel model)."""
     eff = getattr(summary.spec, "efficiency", None) or {}
     a = summary.analysis
+    rl = summary.roofline  # what the prediction applied, when it kept it
     out: dict[str, dict[str, Any]] = {}
     into: dict[str, str] = {}
     if float(eff.get("fusion.constant_folding", 0)) >= 1:
         from .roofline import folded
 
-        for k in folded(a):
+        for k in sorted(rl.folded_keys if rl.folded_keys is not None else folded(a)):
             out[k] = {"fusion": "constant folding", "folded": "computed when the runtime loads the model"}
     if float(eff.get("fusion.epilogue", 0)) >= 1:
-        _cpu_fusions(a, out, into)
+        from .roofline import fusions
+
+        _cpu_fusions(a, out, into, rl.fusion_model if rl.fusion_model is not None else fusions(a))
     if float(eff.get("fusion.gpu", 0)) >= 1:
         from .gpu_kernels import kernel_plan
 
-        plan = kernel_plan(a)
+        plan = rl.plan if rl.plan is not None else kernel_plan(a)
         for n in a.main_nodes:
             if n.key in plan.free:
                 out[n.key] = {"fusion": "no kernel", "folded": "runs no kernel: a view, or computed when the "
@@ -275,15 +278,13 @@ def _fusion_args(summary) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _cpu_fusions(a, out: dict[str, dict[str, Any]], into: dict[str, str]) -> None:
+def _cpu_fusions(a, out: dict[str, dict[str, Any]], into: dict[str, str], fu) -> None:
     """onnxruntime's CPU fusions (:func:`onnxperf.roofline.fusions`) as args, and each fused node's
     kernel: an epilogue's is the latest producer of the tensors it gets for free, an absorbed node's
     its producer (a zero Pad's: its consumer), a node inside a fused kernel the nearest node that
     runs as that kernel."""
     from .gpu_kernels import links
-    from .roofline import fusions
 
-    fu = fusions(a)
     nodes = a.main_nodes
     position = {n.key: i for i, n in enumerate(nodes)}
     producer, users = links(nodes)
