@@ -75,6 +75,19 @@ def _zero(n: NodeView, cost: OpCost) -> OpCost:
     return _cost(exact=cost.exact)
 
 
+def _bodies(n: NodeView, cost: OpCost) -> OpCost:
+    """The control-flow node's cost as its rule gave it: the sum, over every run of a body, of the
+    body's nodes, each already counted under this convention by the walker (re-expressing the sum
+    again would count the body's work twice or, for a family the convention leaves out, not at all)."""
+    return _cost(macs=cost.macs, flops=cost.flops, exact=cost.exact)
+
+
+#: how every convention counts If, Loop, Scan and SequenceMap: as the framework counts the ops
+#: each run of the body executes (torch's FlopCounterMode and fvcore see every iteration's kernels)
+_CONTROL_FLOW = Counting("each run of a body (the branch taken, trips × the loop body): its ops counted as "
+                         "in the main graph", _bodies)
+
+
 def _per_mac(flops_per_mac: int) -> Callable[[NodeView, OpCost], OpCost]:
     def per_mac(n: NodeView, cost: OpCost) -> OpCost:
         return _cost(cost.macs, flops_per_mac * cost.macs, cost.exact)
@@ -188,6 +201,7 @@ TORCH = Convention(
         "attention": Counting("2 per MAC of the projections and attention products", _per_mac(2)),
         "rnn": Counting("2 per MAC of the gate products (on CPU GRU and RNN run as one `addmm` per step)",
                         _per_mac(2)),
+        "control_flow": _CONTROL_FLOW,
     },
     ops={
         "Det": Counting("0: `linalg.det` is an LU factorization, no formula", _zero),
@@ -206,6 +220,7 @@ FVCORE = Convention(
         "matmul": Counting("1 per MAC, no bias (`aten::addmm`, `linear`, `bmm`)", _per_mac(1)),
         "attention": Counting("1 per MAC of the projections and attention products", _per_mac(1)),
         "rnn": Counting("0: no handler for `aten::lstm`, `gru`, `rnn_tanh`, `rnn_relu`", _zero),
+        "control_flow": _CONTROL_FLOW,
     },
     ops={
         "MatMul": Counting("elements of A × columns of B (`aten::matmul`: a batch only B has is not "
@@ -339,6 +354,9 @@ TF = Convention(
         "rnn": Counting("0: the Keras recurrent layers run as a `While` loop whose body the profiler counts once "
                         "and partly (shapes unknown inside); unrolled (`unroll=True`) they export as Gemm, "
                         "MatMul and elementwise ops, counted as such", _zero),
+        "control_flow": Counting("each run of a body (the branch taken, trips × the loop body): its ops counted "
+                                 "as in the main graph, as TF executes them (the profiler itself counts a `While` "
+                                 "body once, whatever the trip count)", _bodies),
     },
     ops={
         "ConvTranspose": Counting("`Conv2DBackpropInput`: int(2·numel(Y)·numel(W) / (C_out·prod(strides))), 2 per "
