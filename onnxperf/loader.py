@@ -33,7 +33,7 @@ import onnx
 import onnx.inliner
 from onnx import numpy_helper
 
-from . import dtypes
+from . import dtypes, scopes
 from .errors import ExternalDataError, GraphError, InputError, ModelFileError
 from .frozen import getter
 from .output import note_input
@@ -901,6 +901,15 @@ def load(model: str | os.PathLike | onnx.ModelProto) -> LoadedModel:
     missing = _Missing()
     try:
         graph = build_graph(proto.graph, base_dir, missing)
+        if graph.subgraphs and scopes.clashes(proto.graph):
+            # a name defined in two scopes (sibling If branches, two loop bodies) names two tensors:
+            # made explicit once, on our own copy of a proto the caller handed over
+            if proto is model:
+                proto = onnx.ModelProto()
+                proto.CopyFrom(model)
+            scopes.make_unique(proto.graph)
+            missing = _Missing()
+            graph = build_graph(proto.graph, base_dir, missing)
     except InputError as exc:  # name the file: one line must say which model and what is wrong
         raise type(exc)(f"{path or '<ModelProto>'}: {exc}") from None
     except RecursionError:

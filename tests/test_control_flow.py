@@ -43,3 +43,53 @@ def test_a_loop_body_counts_every_run_under_every_convention(convention, flops_p
     body = [n for n in a.nodes if n.scope]
     assert sum(n.macs for n in body) == body_macs  # the body's rows: one run
     assert a.totals.complete
+
+
+# --- scopes --------------------------------------------------------------------------------------
+
+def _if_with_shared_names(cond_input: bool = True):
+    """then: t = MatMul(a, b) [N, N]; u = Relu(t).  else: t = Concat(a, a) [2N, N]; u = MatMul(t, b).
+    Both branches name their tensors t and u: two scopes, four tensors."""
+    then_g = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["t"]),
+                                helper.make_node("Relu", ["t"], ["u"])], "then", [], [vi("u", None)])
+    else_g = helper.make_graph([helper.make_node("Concat", ["a", "a"], ["t"], axis=0),
+                                helper.make_node("MatMul", ["t", "b"], ["u"])], "else", [], [vi("u", None)])
+    node = helper.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g)
+    return model([node], [vi("cond", [], BOOL), vi("a", [N, N]), vi("b", [N, N])], [vi("y", None)], opset=17)
+
+
+def test_the_same_name_in_two_branches_is_two_tensors():
+    m = _if_with_shared_names()
+    before = m.SerializeToString()
+    a = onnxperf.analyze(m)
+    assert m.SerializeToString() == before  # the caller's proto is never changed
+    by_scope = {(n.scope.rsplit("/", 1)[-1], n.op_type): n for n in a.nodes if n.scope}
+    then_mm, else_mm = by_scope[("then_branch", "MatMul")], by_scope[("else_branch", "MatMul")]
+    assert then_mm.macs == N * N * N
+    assert else_mm.inputs[0].shape == (2 * N, N) and else_mm.macs == 2 * N * N * N
+    assert by_scope[("then_branch", "Relu")].inputs[0].shape == (N, N)
+    # the branch met second in the file (attributes are sorted by name: else_branch first) has its t
+    # renamed where it is defined and where it is read; the first keeps the file's name
+    assert else_mm.inputs[0].name == "t" and then_mm.outputs[0].name == "t@then_branch"
+    assert by_scope[("then_branch", "Relu")].inputs[0].name == "t@then_branch"
+    ifn = a.main_nodes[-1]
+    assert ifn.macs == 2 * N * N * N and not ifn.exact  # the costlier branch: an upper bound
+    assert a.totals.complete
+
+
+def test_a_body_reads_the_innermost_definition_and_outer_names_resolve_outward():
+    """A Loop body defines its own 'x' (shadowing the graph input x) and reads the outer 'w'."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("Concat", ["h_in", "h_in"], ["x"], axis=1),  # [B, 2K]: this body's own x
+         helper.make_node("MatMul", ["x", "w"], ["h_out"])],           # [B, 2K] @ [2K, K]
+        "body", [vi("i", [], I64), vi("c_in", [], BOOL), vi("h_in", [B, K])],
+        [vi("c_out", [], BOOL), vi("h_out", [B, K])])
+    trips = 3
+    loop = helper.make_node("Loop", ["M", "", "x"], ["h_final"], body=body)
+    m = model([loop], [vi("x", [B, K])], [vi("h_final", [B, K])],
+              [const("M", [], I64, trips), const("w", [2 * K, K])], opset=17)
+    a = onnxperf.analyze(m)
+    mm = next(n for n in a.nodes if n.op_type == "MatMul")
+    assert mm.inputs[0].shape == (B, 2 * K) and mm.inputs[1].name == "w"
+    assert a.totals.macs == trips * B * 2 * K * K
