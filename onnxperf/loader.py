@@ -877,6 +877,56 @@ def build_graph(g: onnx.GraphProto, base_dir: Path | None, missing: set[str],
     return ir
 
 
+def _own(proto: onnx.ModelProto, given: object) -> onnx.ModelProto:
+    """``proto``, or a copy of it when it is the ModelProto the caller handed over (never changed)."""
+    if proto is not given:
+        return proto
+    mine = onnx.ModelProto()
+    mine.CopyFrom(proto)
+    return mine
+
+
+#: how an input dim without a name is named: ``<input>_d<position>``, as onnxruntime's symbolic
+#: shape inference names it
+UNNAMED_DIM = "{input}_d{i}"
+
+
+def name_input_dims(g: onnx.GraphProto, apply: bool = True) -> int:
+    """Give every graph-input dim that has neither a value nor a name a stable name that ``--dim``
+    binds: ``<input>_d<i>`` (``X_d1``). When every input (initializers aside) has such a leading dim
+    (scikit-learn converters write ``[None, F]``), those leading dims are one dim, named after the
+    first input's (``X_d0``): the rows of a batch, which the batch default then binds. Returns how
+    many dims were (or, with ``apply=False``, would be) named; a name some dim already has is never
+    reused."""
+    inits = {t.name for t in g.initializer}
+    real = [vi for vi in g.input if vi.name not in inits and vi.type.HasField("tensor_type")
+            and vi.type.tensor_type.HasField("shape")]
+
+    def unnamed(d) -> bool:
+        return d.WhichOneof("value") is None or (d.WhichOneof("value") == "dim_param" and not d.dim_param)
+
+    todo = [(vi, i) for vi in real for i, d in enumerate(vi.type.tensor_type.shape.dim) if unnamed(d)]
+    if not todo or not apply:
+        return len(todo)
+    taken = {d.dim_param for vi in real for d in vi.type.tensor_type.shape.dim if d.dim_param}
+
+    def fresh(name: str) -> str:
+        base, k = name, 2
+        while name in taken:
+            name = f"{base}_{k}"
+            k += 1
+        taken.add(name)
+        return name
+
+    shared = None
+    if all(vi.type.tensor_type.shape.dim and unnamed(vi.type.tensor_type.shape.dim[0]) for vi in real):
+        shared = fresh(UNNAMED_DIM.format(input=real[0].name, i=0))
+    for vi, i in todo:
+        name = shared if i == 0 and shared is not None else fresh(UNNAMED_DIM.format(input=vi.name, i=i))
+        vi.type.tensor_type.shape.dim[i].dim_param = name
+    return len(todo)
+
+
 def load(model: str | os.PathLike | onnx.ModelProto) -> LoadedModel:
     """Load a model from a path or an in-memory ModelProto, without reading its weights."""
     if isinstance(model, onnx.ModelProto):
@@ -898,15 +948,16 @@ def load(model: str | os.PathLike | onnx.ModelProto) -> LoadedModel:
         opsets[_normalize_domain(imp.domain)] = int(imp.version)
     if "" not in opsets and proto.ir_version < 3:
         opsets[""] = 1
+    if name_input_dims(proto.graph, apply=False):
+        proto = _own(proto, model)
+        name_input_dims(proto.graph)
     missing = _Missing()
     try:
         graph = build_graph(proto.graph, base_dir, missing)
         if graph.subgraphs and scopes.clashes(proto.graph):
             # a name defined in two scopes (sibling If branches, two loop bodies) names two tensors:
             # made explicit once, on our own copy of a proto the caller handed over
-            if proto is model:
-                proto = onnx.ModelProto()
-                proto.CopyFrom(model)
+            proto = _own(proto, model)
             scopes.make_unique(proto.graph)
             missing = _Missing()
             graph = build_graph(proto.graph, base_dir, missing)

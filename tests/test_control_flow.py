@@ -93,3 +93,39 @@ def test_a_body_reads_the_innermost_definition_and_outer_names_resolve_outward()
     mm = next(n for n in a.nodes if n.op_type == "MatMul")
     assert mm.inputs[0].shape == (B, 2 * K) and mm.inputs[1].name == "w"
     assert a.totals.macs == trips * B * 2 * K * K
+
+
+# --- dims without a name -----------------------------------------------------------------------
+
+def _unnamed_inputs(*shapes):
+    """MatMul-free model: one Relu per input, inputs declared with dims that have no name (None)."""
+    nodes = [helper.make_node("Relu", [f"x{i}"], [f"y{i}"]) for i in range(len(shapes))]
+    return model(nodes, [vi(f"x{i}", s) for i, s in enumerate(shapes)],
+                 [vi(f"y{i}", None) for i in range(len(shapes))], opset=17)
+
+
+def test_an_unnamed_dim_gets_a_name_that_dim_binds():
+    feats, rows = 4, 16
+    m = _unnamed_inputs([None, feats])
+    before = m.SerializeToString()
+    a = onnxperf.analyze(m, dims={"x0_d0": rows})
+    assert m.SerializeToString() == before
+    assert a.model.inputs[0].shape == (rows, feats) and dict(a.dims) == {"x0_d0": rows}
+    assert a.totals.flops == rows * feats and a.totals.complete
+
+
+def test_the_leading_unnamed_dim_is_the_batch():
+    feats = 4
+    a = onnxperf.analyze(_unnamed_inputs([None, feats], [None, feats, None]), default_batch=True)
+    # both inputs' leading dims are the rows of one batch: one name, bound to 1 with the batch note
+    assert a.model.inputs[0].shape == (1, feats)
+    assert a.model.inputs[1].shape == (1, feats, "x1_d2")
+    assert any("unbound batch dim 'x0_d0' set to 1" in n for n in a.notes)
+    assert a.free_dims == ("x1_d2",)
+    b = onnxperf.analyze(_unnamed_inputs([None, feats], [None, feats, None]), dims={"x0_d0": 3, "x1_d2": 5})
+    assert b.totals.flops == 3 * feats + 3 * feats * 5
+
+
+def test_an_unnamed_dim_never_takes_a_name_the_model_uses():
+    a = onnxperf.analyze(_unnamed_inputs(["x0_d1", None]))
+    assert a.model.inputs[0].shape == ("x0_d1", "x0_d1_2")
