@@ -166,7 +166,18 @@ def conv_spatial(spatial: Sequence[Dim], kernel: Sequence[Dim], attrs: dict[str,
             out.append((x - eff) // strides[i] + 1)
         else:
             span = x + pads[i] + pads[i + n] - eff
-            out.append((-(-span // strides[i]) if ceil else span // strides[i]) + 1)
+            out.append(ceil_windows(x, span, strides[i], pads[i]) if ceil else span // strides[i] + 1)
+    return out
+
+
+def ceil_windows(size: int, span: int, stride: int, pad_begin: int, drop_in_pad: bool = True) -> int:
+    """Windows of a ``ceil_mode`` pooling along one axis, ``span`` = padded size − effective kernel:
+    ``ceil(span / stride) + 1``, less one when the last window would start in the end padding
+    (``(out − 1)·stride ≥ size + pad_begin``) and ``drop_in_pad``: as onnxruntime runs every pooling
+    and ONNX's inference shapes the version-22 pooling ops (before, it keeps that window)."""
+    out = -(-span // stride) + 1
+    if drop_in_pad and (out - 1) * stride >= size + pad_begin:
+        out -= 1
     return out
 
 

@@ -25,7 +25,7 @@ from math import prod
 import numpy as np
 import onnx
 
-from .shape_rules import conv_spatial, matmul_shape
+from .shape_rules import ceil_windows, conv_spatial, matmul_shape
 
 BOOL = onnx.TensorProto.BOOL
 INT64 = onnx.TensorProto.INT64
@@ -543,7 +543,7 @@ def _pool(shapes, types, attr, value, opset, n_out=1) -> Out:
             attrs.get("ceil_mode") and attrs.get("auto_pad", "NOTSET") != "NOTSET"):
         return None
     if attrs.get("ceil_mode"):
-        return _ceil_pool(x, [int(k) for k in kernel], attrs, types[0], n_out)
+        return _ceil_pool(x, [int(k) for k in kernel], attrs, types[0], n_out, opset)
     spatial = conv_spatial(x[2:], [int(k) for k in kernel], attrs)
     if any(not isinstance(d, int) or d < 1 for d in spatial):
         return None
@@ -551,10 +551,12 @@ def _pool(shapes, types, attr, value, opset, n_out=1) -> Out:
     return [(types[0], out), (INT64, out)][:n_out]
 
 
-def _ceil_pool(x, kernel, attrs, elem, n_out) -> Out:
-    """Pooling with ``ceil_mode``: ``ceil((in + pads - effective kernel) / stride) + 1``. ONNX's
-    inference keeps a last window that starts in the end padding (PyTorch drops it); ONNX's answer
-    is the one this function must give, and tests compare."""
+def _ceil_pool(x, kernel, attrs, elem, n_out, opset) -> Out:
+    """Pooling with ``ceil_mode``: ``ceil((in + pads - effective kernel) / stride) + 1``; from opset
+    22 less one when that last window would start in the end padding (``(out - 1)·stride >= in +
+    pad_begin``). ONNX's inference gives exactly this, per opset (its version-22 schemas made the
+    window that starts in the padding go, as its reference implementation, onnxruntime and PyTorch
+    drop it at every opset); tests compare with the installed onnx and with its node test cases."""
     n = len(kernel)
     strides = list(attrs.get("strides") or [1] * n)
     dil = list(attrs.get("dilations") or [1] * n)
@@ -565,7 +567,7 @@ def _ceil_pool(x, kernel, attrs, elem, n_out) -> Out:
         span = x[2 + i] + pads[i] + pads[i + n] - eff
         if span < 0:
             return None
-        out.append(-(-span // strides[i]) + 1)
+        out.append(ceil_windows(x[2 + i], span, strides[i], pads[i], drop_in_pad=opset >= 22))
     return [(elem, tuple(out)), (INT64, tuple(out))][:n_out]
 
 

@@ -361,7 +361,9 @@ def test_random_pools_and_splits_agree_with_onnx():
                      "ceil_mode": rng.randint(0, 1)}
             if rng.random() < 0.7:
                 attrs["pads"] = [rng.randint(0, min(kk - 1, 2)) for kk in k + k]
-            op, opset = rng.choice([("MaxPool", 12), ("AveragePool", 19), ("AveragePool", 11)])
+            # opset 22 changed ceil_mode's last window (dropped when it starts in the end padding)
+            op, opset = rng.choice([("MaxPool", 12), ("AveragePool", 19), ("AveragePool", 11), ("MaxPool", 22),
+                                    ("AveragePool", 22)])
             if op == "MaxPool" or opset >= 19:
                 attrs["dilations"] = [rng.randint(1, 2) for _ in range(n)]
             got = check(op, opset, [x], attrs=attrs, n_out=rng.randint(1, 2) if op == "MaxPool" else 1,
