@@ -25,6 +25,7 @@ from .cost import (_NON_PARAM_TYPES, BOUNDED_NOTE, COUNTED, RULE_ERROR, STATUSES
 from .errors import OptionError
 from .loader import GraphIR, LoadedModel, load
 from .ops import REGISTRY
+from .sequences import SequenceInfo
 from .shapes import ShapeResult, TensorInfo, infer, input_dim_names
 
 if TYPE_CHECKING:
@@ -67,13 +68,28 @@ class Totals:
     param_bytes: int
     param_bytes_by_dtype: tuple[tuple[str, int], ...]
     params_by_dtype: tuple[tuple[str, int], ...]
-    #: False when some node is not costed (unsupported or unknown shape): every cost figure
-    #: (MACs, FLOPs, integer ops, bytes) is then a lower bound, never the whole
+    #: False when some node is not costed (unsupported or unknown shape) or only partly (a loop whose
+    #: trip count is unknown counts one run): every cost figure (MACs, FLOPs, integer ops, bytes) then
+    #: leaves something out
     complete: bool = True
     #: uncosted nodes by op type (``domain::op`` outside the default domain), subgraphs included
     uncosted: tuple[tuple[str, int], ...] = ()
     #: the same, by status: ((``unknown_shape`` | ``unsupported``, ((op, count), ...)), ...)
     uncosted_by_status: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
+    #: which side of the truth the cost figures are on: ``exact``; ``lower`` (something left out);
+    #: ``upper`` (a size replaced by the largest the model can produce: a data-dependent op's output,
+    #: the costlier If branch, a Loop's M when its cond may stop it sooner); ``unknown`` (both)
+    bound: str = "exact"
+    #: the nodes that put an upper bound in place of a size, by op type (``NonZero`` ×3, ``Loop`` ×1)
+    upper_bounded: tuple[tuple[str, int], ...] = ()
+    #: the nodes counted only in part, by op type (a Loop whose trip count is unknown: one run)
+    lower_bounded: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def side(self) -> str:
+        """``bound`` for a figure that is not exact (``lower``, ``upper``, ``unknown``), else ``""``:
+        what the renderers print beside a total (``≥``, ``≤``, ``~``)."""
+        return "" if self.bound == "exact" else self.bound
 
     @property
     def bytes_total(self) -> int:
@@ -158,6 +174,8 @@ class Analysis:
     shape_engines: tuple[str, ...]
     loaded: LoadedModel | None = field(default=None, compare=False, repr=False)
     tensors: dict[str, TensorInfo] | None = field(default=None, compare=False, repr=False)
+    #: sequence values (not tensors): element type and shape, length (:mod:`onnxperf.sequences`)
+    sequences: dict[str, SequenceInfo] | None = field(default=None, compare=False, repr=False)
     #: what ``analyze(..., hw=, memory=, precision=)`` adds (:mod:`onnxperf.deployment`), else None:
     #: activation memory over the execution order, set with any of the three
     memory: MemoryResult | None = field(default=None, hash=False, repr=False)
@@ -245,7 +263,7 @@ def _node_dict(n: NodeCost, tref=_tref) -> dict[str, Any]:
         "bytes_written": n.bytes_written, "params": n.params,
         "intensity_flops_per_byte": None if total == 0 else n.flops / total,
         "inputs": [tref(t) for t in n.inputs], "outputs": [tref(t) for t in n.outputs],
-        "blocking": list(n.blocking), "note": n.note,
+        "blocking": list(n.blocking), "note": n.note, "bound": n.bound or None,
     }
 
 
@@ -301,6 +319,7 @@ def to_dict(a: Analysis, encoded_rows: bool = False) -> dict[str, Any]:
             "params_by_dtype": dict(t.params_by_dtype), "param_bytes_by_dtype": dict(t.param_bytes_by_dtype),
             "complete": t.complete, "uncosted": dict(t.uncosted),
             "uncosted_by_status": {st: dict(ops) for st, ops in t.uncosted_by_status},
+            "bound": t.bound, "upper_bounded": dict(t.upper_bounded), "lower_bounded": dict(t.lower_bounded),
         },
         "coverage": {
             "nodes": c.nodes, "counted": c.counted, "zero_by_design": c.zero_by_design,
@@ -448,6 +467,49 @@ def _coverage(nodes: tuple[NodeCost, ...], free_dims: list[str], inputs: tuple[T
                     tuple(sorted(failed.items())))
 
 
+_CONTROL = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+
+
+def _bound_sources(nodes: tuple[NodeCost, ...], sr: ShapeResult) -> tuple[tuple[tuple[str, int], ...],
+                                                                         tuple[tuple[str, int], ...]]:
+    """The nodes that are the cause of an upper bound, and those counted only in part, by op type.
+
+    An upper bound starts at a node shape inference names (a data-dependent op, an If whose branches'
+    shapes differ, a Loop whose trip count is an upper bound) or at a control-flow node whose own
+    choice is one (the costlier If branch); the nodes downstream only follow it. A control-flow node
+    counted in part (a loop run once for an unknown count) is a cause of a lower bound when its bodies
+    hold no node left out themselves (those are counted as not costed)."""
+    # per body scope: whether some node in it (or nested deeper) is an upper bound / left out
+    upper_in: set[str] = set()
+    lower_in: set[str] = set()
+    for n in nodes:
+        if not n.scope:
+            continue
+        if n.bound in ("upper", "unknown"):
+            upper_in.add(n.scope)
+        if n.bound in ("lower", "unknown") or n.status in UNCOSTED:
+            lower_in.add(n.scope)
+
+    def inside(key: str, scopes: set[str]) -> bool:
+        prefix = key + "/"
+        return any(sc.startswith(prefix) for sc in scopes)
+
+    upper: dict[str, int] = {}
+    lower: dict[str, int] = {}
+    for n in nodes:
+        if not n.bound:
+            continue
+        label = _label(n)
+        if n.bound in ("upper", "unknown"):
+            own = n.key in sr.bound_sources or (n.op_type in _CONTROL and not n.domain and not inside(n.key, upper_in)
+                                                and not any(t is not None and t.name in sr.bounded for t in n.inputs))
+            if own:
+                upper[label] = upper.get(label, 0) + 1
+        if n.bound in ("lower", "unknown") and n.op_type in _CONTROL and not n.domain and not inside(n.key, lower_in):
+            lower[label] = lower.get(label, 0) + 1
+    return tuple(sorted(upper.items())), tuple(sorted(lower.items()))
+
+
 def _uncosted(nodes: tuple[NodeCost, ...]) -> tuple[tuple[tuple[str, int], ...], tuple]:
     """Uncosted nodes (subgraphs included) by op type, and by status then op type; sorted by name."""
     by_op: dict[str, int] = {}
@@ -542,7 +604,8 @@ def _analyze(model, dims, input_shapes, convention: str, default_batch: bool = F
     shapes_in = {k: (parse_shape(v) if isinstance(v, str) else tuple(x if isinstance(x, str) else int(x) for x in v))
                  for k, v in (input_shapes or {}).items()}
     sr: ShapeResult = infer(loaded, dims or {}, shapes_in, default_batch)
-    walker = CostWalker(sr.tensors, loaded.opsets, convention, bounded=sr.bounded, values=sr.values)
+    walker = CostWalker(sr.tensors, loaded.opsets, convention, bounded=sr.bounded, values=sr.values, trips=sr.trips,
+                        sequences=sr.sequences)
     walker.walk(loaded.graph)
     nodes = tuple(walker.records)
     del walker  # its per-tensor tables (a million-node graph: hundreds of MB) are not needed past here
@@ -550,24 +613,34 @@ def _analyze(model, dims, input_shapes, convention: str, default_batch: bool = F
     params, param_bytes, bytes_by_dtype, count_by_dtype = _params(loaded.graph)
     uncosted, uncosted_by_status = _uncosted(nodes)
     macs = flops = int_ops = bytes_read = bytes_written = n_bounded = 0
+    upper_side = False
     for n in main:  # one pass: sums over a million nodes are memory-bound
         macs += n.macs
         flops += n.flops
         int_ops += n.int_ops
         bytes_read += n.bytes_read
         bytes_written += n.bytes_written
-        if n.note and BOUNDED_NOTE in n.note:
-            n_bounded += 1
+        if n.bound:
+            if n.bound != "lower":
+                upper_side = True
+            if n.note and BOUNDED_NOTE in n.note:
+                n_bounded += 1
+    upper_src, lower_src = _bound_sources(nodes, sr) if sr.bounded or sr.trips or sr.bound_sources or any(
+        n.bound for n in nodes) else ((), ())
+    lower_side = bool(uncosted or lower_src)
     totals = Totals(
         macs=macs, flops=flops, int_ops=int_ops, bytes_read=bytes_read, bytes_written=bytes_written, params=params,
         param_bytes=param_bytes, param_bytes_by_dtype=tuple(bytes_by_dtype.items()),
-        params_by_dtype=tuple(count_by_dtype.items()), complete=not uncosted, uncosted=uncosted,
+        params_by_dtype=tuple(count_by_dtype.items()), complete=not lower_side, uncosted=uncosted,
         uncosted_by_status=uncosted_by_status,
+        bound="unknown" if lower_side and upper_side else "lower" if lower_side else "upper" if upper_side
+        else "exact", upper_bounded=upper_src, lower_bounded=lower_src,
     )
     notes = list(sr.notes) + newer_than_onnx_notes(loaded) + loaded.external_data_problems
     if n_bounded:
-        notes.append(f"{n_bounded} node(s) follow a data-dependent size (NonZero, NonMaxSuppression, TopK ...): "
-                     "their shapes are the largest the model can produce, so their cost is an upper bound")
+        why = sorted({op for ops in sr.bounded.values() for op in ops})
+        notes.append(f"{n_bounded} node(s) follow a size that is an upper bound (the largest {' and '.join(why)} "
+                     "can produce): their cost is an upper bound")
     if loaded.missing_external_files:
         notes.append("external weight file(s) not found (not needed for analysis): "
                      + ", ".join(loaded.missing_external_files))
@@ -580,6 +653,7 @@ def _analyze(model, dims, input_shapes, convention: str, default_batch: bool = F
         input_shapes=tuple(sorted(shapes_in.items())), free_dims=tuple(sr.free_dims),
         totals=totals, by_op_type=_by_op_type(nodes), coverage=_coverage(nodes, sr.free_dims, info.inputs),
         nodes=nodes, notes=tuple(notes), shape_engines=tuple(sr.engines), loaded=loaded, tensors=sr.tensors,
+        sequences=sr.sequences,
     )
 
 

@@ -26,7 +26,9 @@ from .frozen import record
 from .loader import GraphIR, Initializer
 from .ops import REGISTRY
 from .errors import RuleError
-from .ops.registry import BadNode, NodeView, OpCost, RuleEntry, SubgraphCost, TensorView
+from .loops import LoopTrips
+from .ops.registry import EITHER, LOWER, UPPER, BadNode, NodeView, OpCost, RuleEntry, SubgraphCost, TensorView, \
+    combine_bounds
 from .progress import advance
 from .shapes import Dim, TensorInfo
 
@@ -40,8 +42,16 @@ COUNTED = "counted"
 ZERO = "zero_by_design"
 UNSUPPORTED = "unsupported"
 UNKNOWN_SHAPE = "unknown_shape"
-#: the note of a node whose sizes depend on the data (see :mod:`onnxperf.shape_forward`)
-BOUNDED_NOTE = "upper bound: a size here depends on the data (NonZero, NonMaxSuppression, TopK ...)"
+#: how the note of a node whose sizes are upper bounds begins (see :mod:`onnxperf.shape_forward`); it goes
+#: on with the ops that caused the bound: a data-dependent size (NonZero, NonMaxSuppression, TopK ...), an
+#: If whose branches' shapes differ, a Loop whose trip count is an upper bound
+BOUNDED_NOTE = "upper bound: a size here is the largest"
+
+
+def bounded_note(origins) -> str:
+    """``upper bound: a size here is the largest NonZero can produce``: the note of a node touching a
+    tensor whose size is an upper bound, naming the op types that caused it."""
+    return f"{BOUNDED_NOTE} {' and '.join(sorted(origins))} can produce"
 RULE_ERROR = "rule_error"
 STATUSES = (COUNTED, ZERO, UNSUPPORTED, UNKNOWN_SHAPE, RULE_ERROR)
 #: statuses whose nodes are not costed: any of them makes the totals a lower bound
@@ -88,6 +98,9 @@ class NodeCost:
     exact: bool
     blocking: tuple[str, ...]
     note: str
+    #: for an inexact figure, the side of the truth it is on when known: "upper", "lower" or "unknown"
+    #: (both kinds in it); "" when exact or an estimate of no known side (see OpCost.bound)
+    bound: str = ""
 
     @property
     def key(self) -> str:
@@ -163,14 +176,20 @@ def _rule_name(entry: RuleEntry, convention: str) -> str:
 
 class CostWalker:
     def __init__(self, tensors: dict[str, TensorInfo], opsets: dict[str, int], convention: str = "default",
-                 bounded: frozenset[str] = frozenset(), values: dict[str, np.ndarray] | None = None):
+                 bounded: dict[str, frozenset[str]] | None = None, values: dict[str, np.ndarray] | None = None,
+                 trips: dict[str, LoopTrips] | None = None, sequences: Iterable[str] = ()):
         self.convention = convention
+        #: names of sequence values: not tensors, so a rule reading one gets no view and is not blocked
+        self.sequences = frozenset(sequences)
+        #: Loop trip counts shape inference worked out, by node key
+        self.trips = trips or {}
         self.tensors = tensors
         #: small values shape inference computed (shape arithmetic, trip counts): rules read them
         #: like constants (``NodeView.const``)
         self.values = values or {}
-        #: tensors whose shape is an upper bound (a data-dependent size): nodes touching one are inexact
-        self.bounded = bounded
+        #: tensors whose shape is an upper bound, with the op types that caused it: nodes touching one are
+        #: upper bounds
+        self.bounded = bounded or {}
         self.opsets = opsets
         self.records: list[NodeCost] = []
         self._refs: dict[str, TensorRef | None] = {"": None}
@@ -234,7 +253,9 @@ class CostWalker:
                 macs=sum(r.macs for r in recs), flops=sum(r.flops for r in recs),
                 int_ops=sum(r.int_ops for r in recs), bytes_read=sum(r.bytes_read for r in recs),
                 bytes_written=sum(r.bytes_written for r in recs), nodes=len(recs) + len(nested),
-                uncosted_nodes=sum(r.status in (UNSUPPORTED, UNKNOWN_SHAPE) for r in recs + nested),
+                uncosted_nodes=sum(r.status in UNCOSTED for r in recs + nested),
+                upper_nodes=sum(r.bound in (UPPER, EITHER) for r in recs),
+                lower_nodes=sum(r.bound in (LOWER, EITHER) for r in recs),
             )
         return out
 
@@ -303,22 +324,28 @@ class CostWalker:
                 why = f"domain {domain!r} is not supported"
             else:
                 why = f"no cost rule for {domain or 'ai.onnx'}::{op_type} at opset {opset}"
-            res = (UNSUPPORTED, 0, 0, 0, 0, 0, True, (), why)
+            res = (UNSUPPORTED, 0, 0, 0, 0, 0, True, (), why, "")
         elif entry.fn is None:
-            res = (ZERO, 0, 0, 0, 0, 0, True, (), entry.zero_reason)
+            res = (ZERO, 0, 0, 0, 0, 0, True, (), entry.zero_reason, "")
         else:
             key = None if subcosts else self._signature(g, idx, entry, opset, ins, outs, values)
             res = self._memo.get(key) if key is not None else None
             if res is None:
-                status, cost, blocking, note, br, bw = self._cost(g, idx, entry, domain, opset, subcosts or {})
+                trips = self.trips.get(f"{scope}/{idx}" if scope else str(idx)) if op_type == "Loop" else None
+                status, cost, blocking, note, br, bw = self._cost(g, idx, entry, domain, opset, subcosts or {},
+                                                                  trips)
                 res = (status, cost.macs, cost.flops, cost.int_ops, br, bw, cost.exact, tuple(sorted(blocking)),
-                       note or cost.note)
+                       note or cost.note, cost.bound)
                 if key is not None and status not in (UNSUPPORTED, RULE_ERROR):  # their notes name the node
                     self._memo[key] = res
-        if self.bounded and res[0] == COUNTED and not self.bounded.isdisjoint(in_names + out_names):
-            res = res[:6] + (False, res[7], (res[8] + "; " if res[8] else "") + BOUNDED_NOTE)
+        if self.bounded and res[0] == COUNTED:
+            bounded = self.bounded
+            why = [bounded[x] for x in in_names + out_names if x in bounded]
+            if why:
+                res = res[:6] + (False, res[7], (res[8] + "; " if res[8] else "") + bounded_note(set().union(*why)),
+                                 combine_bounds(res[9], UPPER))
         return NodeCost(idx, scope, name, op_type, domain, family, since, res[0], ins, outs, res[1], res[2], res[3],
-                        res[4], res[5], node_params, res[6], res[7], res[8])
+                        res[4], res[5], node_params, res[6], res[7], res[8], res[9])
 
     def _signature(self, g: GraphIR, idx: int, entry: RuleEntry, opset: int | None,
                    ins: tuple[TensorRef | None, ...], outs: tuple[TensorRef | None, ...],
@@ -344,7 +371,8 @@ class CostWalker:
         return hit[1]
 
     def _cost(self, g: GraphIR, idx: int, entry: RuleEntry, domain: str, opset: int | None,
-              subcosts: dict[str, SubgraphCost]) -> tuple[str, OpCost, frozenset[str], str, int, int]:
+              subcosts: dict[str, SubgraphCost], trips: LoopTrips | None = None
+              ) -> tuple[str, OpCost, frozenset[str], str, int, int]:
         """Apply ``entry``'s rule to node ``idx`` of ``g``: (status, cost, blocking dims, note,
         bytes read, bytes written)."""
         n = g.nodes[idx]
@@ -364,7 +392,7 @@ class CostWalker:
                 if v is not None:
                     consts[i] = v
         view = NodeView(n.op_type, domain, n.name, opset or 1, views_in, views_out,
-                        _attrs(n, domain, opset or 1), consts, subcosts)
+                        _attrs(n, domain, opset or 1), consts, subcosts, trips)
         try:
             cost = entry.fn(view)  # type: ignore[misc]
             # traffic always comes from the default cost; the convention re-expresses the arithmetic
@@ -385,14 +413,17 @@ class CostWalker:
             bw = sum(t.nbytes for t in view.present_outputs)
         # an unknown output makes the figure inexact unless the rule accounted for it itself
         exact = cost.exact and not (entry.outputs_may_be_unknown and block_out and cost.bytes_written is None)
-        counted = OpCost(counted.macs, counted.flops, counted.int_ops, None, None, exact, cost.note)
+        counted = OpCost(counted.macs, counted.flops, counted.int_ops, None, None, exact, cost.note,
+                         cost.bound if not exact else "")
         return COUNTED, counted, frozenset(), "", br, bw
 
     def _view(self, x: str) -> tuple[TensorView | None, frozenset[str]]:
         hit = self._views_cache.get(x)
         if hit is None:
             ti = self.tensors.get(x)
-            if ti is None or not ti.is_static:
+            if ti is None and x in self.sequences:
+                hit = (None, frozenset())
+            elif ti is None or not ti.is_static:
                 hit = (None, frozenset(ti.symbols() if ti is not None else {"?"}))
             else:
                 hit = (TensorView(x, ti.elem_type, tuple(ti.shape)), frozenset())  # type: ignore[arg-type]

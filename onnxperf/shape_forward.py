@@ -41,6 +41,9 @@ import onnx
 
 from . import shape_rules, shape_static
 from .loader import GraphIR, LoadedModel
+from . import sequences
+from .loops import EXACT, UNKNOWN, UPPER, LoopTrips, run_loop
+from .sequences import SEQUENCE_OPS, SequenceInfo
 from .shape_values import CONST_TYPES, EVALUATORS, MAX_ELEMENTS, evaluate
 
 #: element types of the values the reference evaluator computes: shape arithmetic is integer
@@ -198,6 +201,35 @@ UPPER_BOUNDS = {"NonZero": _bound_nonzero, "NonMaxSuppression": _bound_nms, "Top
 _MISSING = object()
 
 
+def _key(scope: str, idx: int) -> str:
+    """A node's key, as :attr:`onnxperf.cost.NodeCost.key` writes it."""
+    return f"{scope}/{idx}" if scope else str(idx)
+
+
+def _defined_in(g: GraphIR) -> list[str]:
+    """Every tensor ``g`` and the bodies nested in it define (inputs and node outputs)."""
+    out = [x for x in g.inputs if x]
+    out += [o for _, outs in g.io for o in outs if o]
+    for sub in g.subgraphs.values():
+        out += _defined_in(sub)
+    return out
+
+
+def _same_state(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+    return a.keys() == b.keys() and all(a[k].shape == b[k].shape and np.array_equal(a[k], b[k]) for k in a)
+
+
+def _size_of(ti) -> int | None:
+    """A tensor's element count, None when its shape is not static."""
+    return None if ti is None or not ti.is_static else ti.numel
+
+
+def _grew(first, last) -> bool:
+    """The last run's tensor at least as large as the first run's (both static)."""
+    a, b = _size_of(first), _size_of(last)
+    return a is not None and b is not None and b >= a
+
+
 def _attr_key(node: onnx.NodeProto) -> tuple[bytes, ...]:
     """A node's attributes as bytes: what, with the op and its inputs, decides its value."""
     return tuple(a.SerializeToString() for a in node.attribute) if len(node.attribute) else ()
@@ -247,7 +279,15 @@ class Forward:
         #: id(graph) -> (graph, the names :meth:`value` finds a constant value for)
         self._valued_sets: dict[int, tuple[GraphIR, frozenset[str]]] = {}
         #: tensors whose (static) shape or value is an upper bound: they depend on a data-dependent size
-        self.bounded: set[str] = set()
+        self.bounded: dict[str, frozenset[str]] = {}
+        #: keys (as :attr:`onnxperf.cost.NodeCost.key`) of the nodes that put an upper bound in place
+        #: of a size: a data-dependent op (NonZero ...), an If whose branches' shapes differ, a Loop whose
+        #: trip count is an upper bound
+        self.bound_sources: set[str] = set()
+        #: the trip count of every Loop walked, by node key
+        self.trips: dict[str, LoopTrips] = {}
+        #: sequence values: element type and shape, length (:mod:`onnxperf.sequences`)
+        self.seqs: dict[str, SequenceInfo] = {}
         #: never ask ONNX; raise :class:`Unshaped` at the first node left unshaped
         self.static_only = static_only
         self._opset = self.opsets.get("", 1)
@@ -379,7 +419,9 @@ class Forward:
                 needed.update(in_names)
         return needed
 
-    def run(self, g: GraphIR) -> None:
+    def run(self, g: GraphIR, scope: str = "") -> None:
+        """Walk ``g`` (the main graph, or the body at ``scope``: ``"<node id>/<attribute>"`` paths as
+        :attr:`onnxperf.cost.NodeCost.scope` writes them)."""
         heads, io, nodes = g.heads, g.io, g.nodes
         with_graphs = {k[0] for k in g.subgraphs}
         tensors = self.tensors
@@ -396,10 +438,15 @@ class Forward:
                 outs = out_names if "" not in out_names else [o for o in out_names if o]
                 if not outs:
                     continue
-                if self.bounded and any(x in self.bounded for x in in_names):
-                    self.bounded.update(outs)
+                if self.bounded:
+                    why = [self.bounded[x] for x in in_names if x in self.bounded]
+                    if why:
+                        self._bound(outs, frozenset().union(*why))
                 if idx in with_graphs:
-                    self._control_flow(g, idx, nodes[idx], op_type, in_names, out_names)
+                    self._control_flow(g, idx, nodes[idx], op_type, in_names, out_names, scope)
+                    continue
+                if op_type in SEQUENCE_OPS and domain == "":
+                    self._sequence(g, idx, op_type, in_names, out_names)
                     continue
                 want_shape = False
                 fresh = True  # no output known at all yet (most nodes of the static-first pass)
@@ -437,7 +484,8 @@ class Forward:
                             and self._own(g, node, in_names, out_names, UPPER_BOUNDS[op_type])
                             and all(self.complete(tensors.get(o)) for o in outs)):
                         raise Unshaped(idx)
-                    self.bounded.update(outs)
+                    self._bound(outs, frozenset((op_type,)))
+                    self.bound_sources.add(_key(scope, idx))
                 elif want_shape:
                     if domain in ("", "ai.onnx.ml", "ai.onnx.preview.training"):
                         self._onnx_node(g, node, domain, op_type, in_names)
@@ -446,21 +494,26 @@ class Forward:
                     if domain == "" and op_type in UPPER_BOUNDS and not all(
                             self.complete(tensors.get(o)) for o in outs):
                         if self._own(g, node, in_names, out_names, UPPER_BOUNDS[op_type]):
-                            self.bounded.update(outs)
+                            self._bound(outs, frozenset((op_type,)))
+                            self.bound_sources.add(_key(scope, idx))
                 if want_value and op_type not in EVALUATORS and op_type not in ("Shape", "Size"):
                     self._reference(g, node, op_type, in_names, outs)
 
-    def _control_flow(self, g: GraphIR, idx: int, node: onnx.NodeProto, op_type: str, in_names, out_names) -> None:
+    def _control_flow(self, g: GraphIR, idx: int, node: onnx.NodeProto, op_type: str, in_names, out_names,
+                      scope: str = "") -> None:
         """The bodies of an If / Loop / Scan node walked like the main graph (outer-scope tensors
         known), then, for If, its outputs from the branches: the branch a constant condition takes,
-        else dims both branches agree on, and where they differ the larger (an upper bound)."""
+        else dims both branches agree on, and where they differ the larger (an upper bound). A Loop's
+        trip count is worked out first (:func:`onnxperf.loops.run_loop`), and its body is shaped with
+        the values its iteration number and counters take on the first run."""
         bodies = {attr: sub for (i, attr), sub in g.subgraphs.items() if i == idx}
-        if op_type == "Loop":
-            self._loop_inputs(g, node, in_names, bodies.get("body"))
-        for sub in bodies.values():
-            self.run(sub)
+        key = _key(scope, idx)
+        inner = f"{scope}/{idx}" if scope else str(idx)
         if op_type == "Loop" and "body" in bodies:
-            self._loop_outputs(g, in_names, out_names, bodies["body"])
+            self._loop(g, idx, in_names, out_names, bodies["body"], key, f"{inner}/body")
+            bodies = {a: b for a, b in bodies.items() if a != "body"}
+        for attr, sub in bodies.items():
+            self.run(sub, f"{inner}/{attr}")
         if op_type != "If" or "then_branch" not in bodies or "else_branch" not in bodies:
             return
         then_b, else_b = bodies["then_branch"], bodies["else_branch"]
@@ -477,7 +530,10 @@ class Forward:
                 if chosen is not None:
                     self._better(name, chosen.elem_type, chosen.shape)
                     if taken.outputs[j] in self.bounded:
-                        self.bounded.add(name)
+                        self._bound([name], self.bounded[taken.outputs[j]])
+                    v = self.values.get(taken.outputs[j])
+                    if v is not None and name not in self.values:
+                        self._store(name, v)  # a branch that returns a shape value: its value flows on
                 continue
             if a is None or b is None or a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
                 continue
@@ -491,15 +547,137 @@ class Forward:
                 else:
                     dims.append(None)
             self._better(name, a.elem_type or b.elem_type, tuple(dims))
-            if upper or then_b.outputs[j] in self.bounded or else_b.outputs[j] in self.bounded:
-                self.bounded.add(name)
+            if upper:
+                self.bound_sources.add(key)
+            why = self.bounded.get(then_b.outputs[j], frozenset()) | self.bounded.get(else_b.outputs[j], frozenset())
+            if upper or why:
+                self._bound([name], why | ({"If"} if upper else set()))
 
-    def _loop_outputs(self, g: GraphIR, in_names, out_names, body: GraphIR) -> None:
+    def _loop(self, g: GraphIR, idx: int, in_names, out_names, body: GraphIR, key: str, inner: str) -> None:
+        """A Loop: its trip count, its body shaped with the iteration state of the first run (and
+        checked against the last run's: a body whose shapes change from run to run is said so), then
+        its outputs."""
+        self._loop_inputs(g, in_names, body)
+        has = [i < len(in_names) and bool(in_names[i]) for i in (0, 1)]
+        m = self.value(g, in_names[0]) if has[0] else None
+        c0 = self.value(g, in_names[1]) if has[1] else None
+        initial = [self.value(g, x) if x else None for x in in_names[2:]]
+        outer_tensors = self.tensors
+
+        def outer_shape(x: str) -> tuple[int, ...] | None:
+            ti = outer_tensors.get(x)
+            return tuple(ti.shape) if ti is not None and ti.is_static else None
+
+        lr = run_loop(body, m, has[0], c0, has[1], initial, lambda x: self.value(body, x), outer_shape,
+                      self._opset)
+        trips = lr.trips
+        varied: list[str] = []
+        if lr.last and not _same_state(lr.first, lr.last):
+            # shape the body as on its last run, note the shapes, and forget them
+            local = _defined_in(body)
+            saved = {x: (self.tensors.get(x), self.values.get(x), self.bounded.get(x), self.seqs.get(x))
+                     for x in local}
+            self._set_state(body, lr.last)
+            self.run(body, inner)
+            last = {x: self.tensors.get(x) for x in local}
+            for x, (ti, v, b, sq) in saved.items():
+                self._forget(x, ti, v, b, sq)
+            self._set_state(body, lr.first)
+            self.run(body, inner)
+            # a size that changes: a scalar counter becoming [1] (paddle2onnx) changes no cost
+            varied = [x for x in local if _size_of(last[x]) != _size_of(self.tensors.get(x))]
+        else:
+            self._set_state(body, lr.first)
+            self.run(body, inner)
+        if varied:
+            grew = all(_grew(self.tensors.get(x), last[x]) for x in varied)
+            what = ", ".join(repr(x) for x in varied[:3]) + (f" and {len(varied) - 3} more" if len(varied) > 3 else "")
+            trips = LoopTrips(trips.count, "lower" if grew and trips.bound == EXACT else UNKNOWN,
+                              f"{trips.how}; the body's shapes change from run to run ({what}): counted at the "
+                              f"first run's shapes" + (", a lower bound" if grew else ""))
+        self.trips[key] = trips
+        if trips.bound == UPPER:
+            self.bound_sources.add(key)
+        self._loop_outputs(g, in_names, out_names, body, trips)
+
+    def _sequence(self, g: GraphIR, idx: int, op_type: str, in_names, out_names) -> None:
+        """A sequence op: the sequence it makes (:mod:`onnxperf.sequences`), or the tensor it takes
+        out of one (SequenceAt, SequenceLength's value, ConcatFromSequence)."""
+        node = g.nodes[idx]
+        attrs = shape_rules.attributes(node) if len(node.attribute) else {}
+        seqs = self.seqs
+        out = out_names[0] if out_names else ""
+        src = seqs.get(in_names[0]) if in_names and in_names[0] else None
+
+        def tensor(x: str) -> tuple[int, tuple | None]:
+            ti = self.tensors.get(x)
+            return (0, None) if ti is None else (ti.elem_type, ti.shape)
+
+        if op_type == "SequenceEmpty":
+            seqs[out] = SequenceInfo(int(attrs.get("dtype", onnx.TensorProto.FLOAT)), None, 0)
+        elif op_type == "SequenceConstruct":
+            seqs[out] = sequences.construct([tensor(x) for x in in_names if x])
+        elif op_type == "SplitToSequence":
+            et, shape = tensor(in_names[0])
+            has_split = len(in_names) > 1 and bool(in_names[1])
+            v = self.value(g, in_names[1]) if has_split else None
+            info = None if shape is None else sequences.split(
+                tuple(shape), et, int(attrs.get("axis", 0)), bool(attrs.get("keepdims", 1)),
+                None if v is None else [int(x) for x in v.reshape(-1)], has_split)
+            if info is not None:
+                seqs[out] = info
+        elif src is None:
+            return
+        elif op_type == "SequenceInsert" and len(in_names) > 1:
+            seqs[out] = sequences.insert(src, *tensor(in_names[1]))
+        elif op_type == "SequenceErase":
+            seqs[out] = sequences.erase(src)
+        elif op_type == "SequenceAt" and src.elem_shape is not None:
+            self._better(out, src.elem_type, src.elem_shape)
+        elif op_type == "SequenceLength" and src.length is not None and out not in self.values:
+            self._store(out, np.array(src.length, dtype=np.int64))
+        elif op_type == "ConcatFromSequence":
+            shape = sequences.concat(src, int(attrs.get("axis", 0)), bool(attrs.get("new_axis", 0)))
+            if shape is not None:
+                self._better(out, src.elem_type, shape)
+
+    def _bound(self, names, why: frozenset[str]) -> None:
+        """Mark ``names`` as upper-bound sizes, caused by the ops ``why`` names."""
+        for x in names:
+            if x:
+                self.bounded[x] = self.bounded.get(x, frozenset()) | why
+
+    def _set_state(self, body: GraphIR, state: dict[str, np.ndarray]) -> None:
+        """Give the body's iteration number and loop-carried inputs the values of one run."""
+        for name, v in state.items():
+            if name and name in body.inputs[:1] + body.inputs[2:]:
+                self._store(name, v)
+
+    def _forget(self, name: str, ti, value, bounded: frozenset[str] | None, seq: SequenceInfo | None) -> None:
+        """Put back what was known of ``name`` before a trial walk of a body."""
+        if seq is None:
+            self.seqs.pop(name, None)
+        else:
+            self.seqs[name] = seq
+        if ti is None:
+            self.tensors.pop(name, None)
+        else:
+            self.tensors[name] = ti
+        if value is None:
+            self.values.pop(name, None)
+        else:
+            self.values[name] = value
+        if bounded is None:
+            self.bounded.pop(name, None)
+        else:
+            self.bounded[name] = bounded
+        self._type_bytes.pop(name, None)
+        self._data_bytes.pop(name, None)
+
+    def _loop_outputs(self, g: GraphIR, in_names, out_names, body: GraphIR, trips: LoopTrips) -> None:
         """Loop's outputs: the loop-carried finals shaped like the body's carried outputs (when
-        those keep the shape they came in with), the scan outputs [trips, *body's scan output]
-        with trips the value of M. M is exact for a for loop (no cond, or a cond that stays the
-        constant true: the body passes its cond input through); otherwise the loop may end sooner
-        and the scan outputs' length is an upper bound."""
+        those keep the shape they came in with), the scan outputs [trips, *body's scan output]: exact
+        when the trip count is, else an upper bound (or unknown when the count is)."""
         carried = max(len(in_names) - 2, 0)
         body_outs = body.outputs
         if len(body_outs) < 1 + carried:
@@ -507,43 +685,28 @@ class Forward:
         for j in range(carried):
             if j >= len(out_names) or not out_names[j]:
                 continue
+            seq_start, seq_after = self.seqs.get(in_names[2 + j]), self.seqs.get(body_outs[1 + j])
+            if seq_start is not None and seq_after is not None:
+                self.seqs[out_names[j]] = sequences.grown(seq_start, seq_after, trips.count)
+                continue
             src, start = self.tensors.get(body_outs[1 + j]), self.tensors.get(in_names[2 + j])
             if src is not None and src.shape is not None and (start is None or start.shape == src.shape):
                 self._better(out_names[j], src.elem_type, src.shape)
                 if body_outs[1 + j] in self.bounded:
-                    self.bounded.add(out_names[j])
-        m = self.value(g, in_names[0]) if in_names and in_names[0] else None
-        if m is None or m.size != 1 or not 0 <= int(m.reshape(-1)[0]) < (1 << 31) - 1:
+                    self._bound([out_names[j]], self.bounded[body_outs[1 + j]])
+        if trips.count is None:
             return
-        trips = int(m.reshape(-1)[0])
-        exact = len(in_names) < 2 or not in_names[1] or self._cond_stays_true(g, in_names[1], body)
         for j in range(carried, len(out_names)):
             name, src_name = out_names[j], body_outs[1 + j] if 1 + j < len(body_outs) else None
             src = self.tensors.get(src_name) if src_name else None
             if not name or src is None or src.shape is None:
                 continue
-            self._better(name, src.elem_type, (trips, *src.shape))
-            if not exact or src_name in self.bounded:
-                self.bounded.add(name)
+            self._better(name, src.elem_type, (trips.count, *src.shape))
+            if trips.bound != EXACT or src_name in self.bounded:
+                self._bound([name], self.bounded.get(src_name, frozenset())
+                            | ({"Loop"} if trips.bound != EXACT else set()))
 
-    def _cond_stays_true(self, g: GraphIR, cond_in: str, body: GraphIR) -> bool:
-        """The initial cond is the constant true and the body hands its cond input back
-        unchanged (directly or through Identity nodes): the loop runs all M iterations."""
-        v = self.value(g, cond_in)
-        if v is None or v.size != 1 or not bool(v.reshape(-1)[0]) or len(body.inputs) < 2:
-            return False
-        name = body.outputs[0]
-        producers = {o: i for i, (_, outs) in enumerate(body.io) for o in outs if o}
-        for _ in range(len(body.io) + 1):
-            if name == body.inputs[1]:
-                return True
-            idx = producers.get(name)
-            if idx is None or body.heads[idx][0] != "Identity":
-                return False
-            name = body.io[idx][0][0]
-        return False
-
-    def _loop_inputs(self, g: GraphIR, node: onnx.NodeProto, in_names, body: GraphIR | None) -> None:
+    def _loop_inputs(self, g: GraphIR, in_names, body: GraphIR | None) -> None:
         """Loop's body inputs: iteration number (int64 scalar), condition (bool scalar) and the
         loop-carried values, shaped like the node's inputs."""
         if body is None or len(body.inputs) < 2:
@@ -552,11 +715,14 @@ class Forward:
         self.tensors.setdefault(body.inputs[0], TI(body.inputs[0], onnx.TensorProto.INT64, ()))
         self.tensors.setdefault(body.inputs[1], TI(body.inputs[1], onnx.TensorProto.BOOL, ()))
         for x, y in zip(in_names[2:], body.inputs[2:]):
+            if x in self.seqs:
+                self.seqs[y] = self.seqs[x]
+                continue
             ti = self.tensors.get(x)
             if ti is not None and not self.complete(self.tensors.get(y)):
                 self._better(y, ti.elem_type, ti.shape)
             if x in self.bounded:
-                self.bounded.add(y)
+                self._bound([y], self.bounded[x])
 
     def _compute(self, g: GraphIR, node: onnx.NodeProto, op_type: str, in_names, outs) -> bool:
         """Step 1 with the numpy evaluators: True when the node's value (and so its shape) is known."""
@@ -819,7 +985,7 @@ class Forward:
 
 
 def forward(loaded: LoadedModel, tensors: dict, free: set[str], bound: Mapping[str, int],
-            values: dict[str, np.ndarray] | None = None, bounded: set[str] | None = None,
+            values: dict[str, np.ndarray] | None = None, bounded: dict[str, frozenset[str]] | None = None,
             fast_static: bool = True) -> Forward:
     """Run the forward pass over the main graph; the returned state says what it gained
     (``gained``), the values it knows (``values``) and the upper-bound tensors (``bounded``).

@@ -36,6 +36,8 @@ import onnx
 from . import dtypes
 from .errors import DimBindingError
 from .frozen import getter
+from .loops import LoopTrips
+from .sequences import SequenceInfo
 from .loader import GraphIR, LoadedModel
 
 Dim = int | str | None
@@ -117,11 +119,18 @@ class ShapeResult:
     free_dims: list[str]
     notes: list[str] = field(default_factory=list)
     engines: list[str] = field(default_factory=list)
-    #: tensors whose static shape is an upper bound: they depend on a data-dependent size
-    #: (NonZero, NonMaxSuppression, TopK by a computed k, ...; see :mod:`onnxperf.shape_forward`)
-    bounded: frozenset[str] = frozenset()
+    #: tensors whose static shape is an upper bound, each with the op types that caused it: a
+    #: data-dependent size (NonZero, NonMaxSuppression, TopK by a computed k, ...), an If whose
+    #: branches differ, a Loop whose trip count is an upper bound (see :mod:`onnxperf.shape_forward`)
+    bounded: dict[str, frozenset[str]] = field(default_factory=dict)
     #: small values computed from the bound shapes (shape arithmetic, trip counts, pads ...)
     values: dict[str, np.ndarray] = field(default_factory=dict)
+    #: the trip count of every Loop, by node key (:attr:`onnxperf.cost.NodeCost.key`)
+    trips: dict[str, LoopTrips] = field(default_factory=dict)
+    #: keys of the nodes that put an upper bound in place of a size (NonZero ..., If, Loop)
+    bound_sources: frozenset[str] = frozenset()
+    #: sequence values (not tensors): element type and shape, length (:mod:`onnxperf.sequences`)
+    sequences: dict[str, SequenceInfo] = field(default_factory=dict)
 
 
 _KNOWN_TYPES = frozenset(onnx.TensorProto.DataType.values())
@@ -333,12 +342,13 @@ def _collect(g: onnx.GraphProto, out: dict[str, TensorInfo],
     return gained
 
 
-def _gaps(g: GraphIR, tensors: dict[str, TensorInfo], free: set[str]) -> int:
-    """Node outputs of the main graph whose shape is missing or unknown beyond free dims."""
+def _gaps(g: GraphIR, tensors: dict[str, TensorInfo], free: set[str], seqs: dict | None = None) -> int:
+    """Node outputs of the main graph whose shape is missing or unknown beyond free dims (a sequence
+    value the forward pass followed is not a gap)."""
     n_gaps = 0
     for _, outs in g.io:
         for o in outs:
-            if not o:
+            if not o or (seqs and o in seqs):
                 continue
             ti = tensors.get(o)
             if ti is None or ti.shape is None or (not ti.is_static and not ti.symbols() <= free):
@@ -542,7 +552,7 @@ def _infer(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[str, tu
     engines: list[str] = []
     tensors: dict[str, TensorInfo] = {}
     values: dict[str, np.ndarray] = {}
-    bounded: set[str] = set()
+    bounded: dict[str, frozenset[str]] = {}
     bound = _bound_names(loaded, dims, input_shapes)
     with _InPlace(loaded) as work:
         free = _bind(work.proto, loaded, dims, input_shapes)
@@ -552,7 +562,7 @@ def _infer(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[str, tu
             quick = _static_first(loaded, work.proto.graph, bound)
             if quick is not None:
                 return ShapeResult(quick.tensors, dims, input_shapes, free, notes, ["onnxperf"],
-                                   frozenset(quick.bounded), quick.values)
+                                   dict(quick.bounded), quick.values, quick.trips, frozenset(quick.bound_sources))
         inferred = None
         try:
             inferred = onnx.shape_inference.infer_shapes(work.proto, check_type=False, strict_mode=False,
@@ -567,9 +577,12 @@ def _infer(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[str, tu
         for name, rec in loaded.graph.initializers.items():
             tensors[name] = TensorInfo.of(name, rec.elem_type, rec.dims, True)
         _add_constants(loaded.graph, tensors)
-    if _forward(loaded, tensors, free_set, bound, values, bounded):
+    trips: dict[str, LoopTrips] = {}
+    sources: set[str] = set()
+    seqs: dict[str, SequenceInfo] = {}
+    if _forward(loaded, tensors, free_set, bound, values, bounded, trips, sources, seqs):
         engines.append("onnxperf")
-    gaps = _gaps(loaded.graph, tensors, free_set)
+    gaps = _gaps(loaded.graph, tensors, free_set, seqs)
     if gaps:
         # onnxruntime's symbolic inference reads initializer and Constant values: it gets the
         # weight-free skeleton, built only now that it is needed
@@ -586,8 +599,9 @@ def _infer(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[str, tu
                     if cur is not None and cur.elem_type and not ti.elem_type:
                         ti = TensorInfo(name, cur.elem_type, ti.shape)
                     tensors[name] = ti
-            _forward(loaded, tensors, free_set, bound, values, bounded)
-    return ShapeResult(tensors, dims, input_shapes, free, notes, engines, frozenset(bounded), values)
+            _forward(loaded, tensors, free_set, bound, values, bounded, trips, sources, seqs)
+    return ShapeResult(tensors, dims, input_shapes, free, notes, engines, bounded, values, trips,
+                       frozenset(sources), seqs)
 
 
 def _static_first(loaded: LoadedModel, g: onnx.GraphProto, bound: dict[str, int]):
@@ -656,16 +670,20 @@ def _all_known(g: GraphIR, tensors: dict[str, TensorInfo], free: set[str]) -> bo
 
 
 def _forward(loaded: LoadedModel, tensors: dict[str, TensorInfo], free: set[str], bound: dict[str, int],
-             values: dict[str, np.ndarray], bounded: set[str]) -> bool:
-    """The forward pass (:mod:`onnxperf.shape_forward`): True when it gained anything; ``values``
-    and ``bounded`` gain what it computed."""
+             values: dict[str, np.ndarray], bounded: dict[str, frozenset[str]], trips: dict[str, LoopTrips],
+             sources: set[str], seqs: dict[str, SequenceInfo]) -> bool:
+    """The forward pass (:mod:`onnxperf.shape_forward`): True when it gained anything; ``values``,
+    ``bounded``, ``trips`` and ``sources`` (the bound sources) gain what it computed."""
     if not loaded.graph.subgraphs and _all_known(loaded.graph, tensors, free):
         return False  # nothing to fill (most CNN exports): the walk would only confirm it
     from .shape_forward import forward
 
     fw = forward(loaded, tensors, free, bound, values, bounded)
     values.update(fw.values)
-    bounded |= fw.bounded
+    bounded.update(fw.bounded)
+    trips.update(fw.trips)
+    sources |= fw.bound_sources
+    seqs.update(fw.seqs)
     return fw.gained > 0
 
 

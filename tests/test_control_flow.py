@@ -129,3 +129,166 @@ def test_the_leading_unnamed_dim_is_the_batch():
 def test_an_unnamed_dim_never_takes_a_name_the_model_uses():
     a = onnxperf.analyze(_unnamed_inputs(["x0_d1", None]))
     assert a.model.inputs[0].shape == ("x0_d1", "x0_d1_2")
+
+
+# --- trip counts that follow from the loop's own state -----------------------------------------------
+
+F_IN, H = 8, 16  # features of a step, state width
+
+
+def _while_rnn(seq_dim="sequence", m_input: str = "", data_cond: bool = False):
+    """tf2onnx's tf.while_loop RNN: t = 0; while t < shape(x)[1]: h = tanh(x[:, t, :] @ W + h @ U); t += 1.
+    The Loop has a cond input and no M (or M = ``m_input``); the body recomputes cond = Less(t + 1, n)
+    from its carried counter t and n = Shape(x)[1], read from the outer scope; x[:, t, :] is a Slice
+    whose starts and ends are computed from t. ``data_cond``: the cond also asks ReduceMax(h) < 1 (data)."""
+    one = const("one", [1], I64, [1])
+    body_nodes = [
+        helper.make_node("Add", ["t_in", "one_s"], ["t_next"]),
+        helper.make_node("Less", ["t_next", "n"], ["c_count"]),
+        helper.make_node("Unsqueeze", ["t_in", "ax0"], ["t1"]),
+        helper.make_node("Unsqueeze", ["t_next", "ax0"], ["t2"]),
+        helper.make_node("Slice", ["x", "t1", "t2", "ax1"], ["xt3"]),       # x[:, t:t+1, :]
+        helper.make_node("Squeeze", ["xt3", "ax1"], ["xt"]),                # [B, F]
+        helper.make_node("MatMul", ["xt", "W"], ["xw"]),
+        helper.make_node("MatMul", ["h_in", "U"], ["hu"]),
+        helper.make_node("Add", ["xw", "hu"], ["pre"]),
+        helper.make_node("Tanh", ["pre"], ["h_out"]),
+    ]
+    if data_cond:
+        body_nodes += [helper.make_node("ReduceMax", ["h_out"], ["hmax"], keepdims=0),
+                       helper.make_node("Less", ["hmax", "limit"], ["c_data"]),
+                       helper.make_node("And", ["c_count", "c_data"], ["c_out"])]
+    else:
+        body_nodes.append(helper.make_node("Identity", ["c_count"], ["c_out"]))
+    body = helper.make_graph(body_nodes, "body", [vi("i", [], I64), vi("c_in", [], BOOL), vi("t_in", [], I64),
+                                                  vi("h_in", ["batch", H])],
+                             [vi("c_out", [], BOOL), vi("t_next", [], I64), vi("h_out", ["batch", H])],
+                             [const("one_s", [], I64, 1), const("ax0", [1], I64, [0]), const("ax1", [1], I64, [1]),
+                              const("limit", [], F32, 1.0)])
+    main = [helper.make_node("Shape", ["x"], ["xs"]),
+            helper.make_node("Gather", ["xs", "one"], ["n1"], axis=0),
+            helper.make_node("Squeeze", ["n1"], ["n"]),
+            helper.make_node("Less", ["t0", "n"], ["c0"]),
+            helper.make_node("Loop", [m_input, "c0", "t0", "h0"], ["t_final", "h_final"], body=body)]
+    inputs = [vi("x", ["batch", seq_dim, F_IN]), vi("h0", ["batch", H])]
+    inits = [one, const("t0", [], I64, 0), const("W", [F_IN, H]), const("U", [H, H])]
+    if m_input:
+        inits.append(const(m_input, [], I64, 6))
+    return model(main, inputs, [vi("h_final", ["batch", H])], inits, opset=17)
+
+
+def test_a_while_loop_runs_until_its_counter_reaches_a_bound_from_a_shape():
+    batch, seq = 2, 40
+    a = onnxperf.analyze(_while_rnn(), dims={"batch": batch, "sequence": seq})
+    loop = a.main_nodes[-1]
+    step = batch * F_IN * H + batch * H * H
+    assert loop.macs == seq * step and loop.exact and loop.bound == ""
+    assert f"{seq} iterations" in loop.note and "turns false" in loop.note
+    # the counter's value is known in the body: x[:, t, :] has a shape
+    xt = next(n for n in a.nodes if n.op_type == "Squeeze" and n.scope)
+    assert xt.outputs[0].shape == (batch, F_IN)
+    assert a.totals.complete and a.totals.bound == "exact" and a.totals.macs == seq * step
+    # another length, another count: nothing is fixed at the file's example
+    b = onnxperf.analyze(_while_rnn(), dims={"batch": batch, "sequence": 17})
+    assert b.totals.macs == 17 * step
+
+
+def test_a_cond_that_reads_data_makes_m_an_upper_bound():
+    batch, seq = 1, 10
+    a = onnxperf.analyze(_while_rnn(m_input="M", data_cond=True), dims={"batch": batch, "sequence": seq})
+    loop = a.main_nodes[-1]
+    step = batch * F_IN * H + batch * H * H
+    assert loop.macs == 6 * step and not loop.exact and loop.bound == "upper"
+    assert "M = 6, an upper bound" in loop.note
+    t = a.totals
+    assert t.bound == "upper" and t.complete and dict(t.upper_bounded) == {"Loop": 1}
+
+
+def test_an_unknown_trip_count_counts_one_run_as_a_lower_bound():
+    batch, seq = 1, 10
+    a = onnxperf.analyze(_while_rnn(data_cond=True), dims={"batch": batch, "sequence": seq})
+    loop = a.main_nodes[-1]
+    assert loop.macs == batch * F_IN * H + batch * H * H and loop.bound == "lower"
+    assert "one run of the body, a lower bound" in loop.note and "the cond depends on data" in loop.note
+    t = a.totals
+    assert not t.complete and t.bound == "lower" and dict(t.lower_bounded) == {"Loop": 1} and not t.uncosted
+
+
+def test_a_loop_that_never_ends_stops_the_count_at_its_budget():
+    """while true (M = INT64_MAX, the cond handed back as it came): counted once, said so, quickly."""
+    from onnxperf.loops import MAX_EVALUATIONS
+
+    body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"]),
+                              helper.make_node("Add", ["t_in", "one"], ["t_out"])], "body",
+                             [vi("i", [], I64), vi("c_in", [], BOOL), vi("t_in", [], I64)],
+                             [vi("c_out", [], BOOL), vi("t_out", [], I64)], [const("one", [], I64, 1)])
+    loop = helper.make_node("Loop", ["M", "c0", "t0"], ["t_final"], body=body)
+    m = model([loop], [], [vi("t_final", [], I64)],
+              [const("M", [], I64, 2**63 - 1), const("c0", [], BOOL, True), const("t0", [], I64, 0)], opset=17)
+    a = onnxperf.analyze(m)
+    r = a.main_nodes[-1]
+    assert r.bound == "lower" and f"{MAX_EVALUATIONS:,}" in r.note
+    assert not a.totals.complete
+
+
+def test_a_body_whose_sizes_grow_from_run_to_run_is_a_lower_bound():
+    """A carried tensor that grows by one row a run (Concat): the first run's body is the smallest."""
+    body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"]),
+                              helper.make_node("Concat", ["acc_in", "row"], ["acc_out"], axis=0),
+                              helper.make_node("MatMul", ["acc_out", "W"], ["y"])], "body",
+                             [vi("i", [], I64), vi("c_in", [], BOOL), vi("acc_in", [None, K])],
+                             [vi("c_out", [], BOOL), vi("acc_out", [None, K])])
+    loop = helper.make_node("Loop", ["M", "", "acc0"], ["acc_final"], body=body)
+    m = model([loop], [], [vi("acc_final", None)],
+              [const("M", [], I64, 4), const("acc0", [1, K]), const("row", [1, K]), const("W", [K, K])], opset=17)
+    r = onnxperf.analyze(m).main_nodes[-1]
+    assert r.macs == 4 * (2 * K * K)  # four runs at the first run's [2, K] @ [K, K]
+    assert r.bound == "lower" and "shapes change from run to run" in r.note
+
+
+def test_an_if_whose_branches_differ_in_shape_bounds_its_outputs_from_above():
+    then_g = helper.make_graph([helper.make_node("Concat", ["a", "a"], ["t"], axis=0)], "then", [], [vi("t", None)])
+    else_g = helper.make_graph([helper.make_node("Identity", ["a"], ["e"])], "else", [], [vi("e", None)])
+    nodes = [helper.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g),
+             helper.make_node("MatMul", ["y", "w"], ["z"])]
+    m = model(nodes, [vi("cond", [], BOOL), vi("a", [N, N])], [vi("z", None)], [const("w", [N, N])], opset=17)
+    a = onnxperf.analyze(m)
+    ifn, mm = a.main_nodes
+    assert mm.inputs[0].shape == (2 * N, N) and mm.bound == "upper" and "the largest If can produce" in mm.note
+    t = a.totals
+    assert t.bound == "upper" and dict(t.upper_bounded) == {"If": 1}  # the MatMul only follows it
+
+
+def test_an_upper_bound_and_an_uncosted_node_make_a_total_of_no_known_side():
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"]), helper.make_node("Transpose", ["nz"], ["t"]),
+             helper.make_node("Bar", ["t"], ["y"], domain="custom.ops")]
+    m = model(nodes, [vi("x", [N, N])], [vi("y", None)], opset=17, extra_opsets={"custom.ops": 1})
+    t = onnxperf.analyze(m).totals
+    assert t.bound == "unknown" and not t.complete and dict(t.upper_bounded) == {"NonZero": 1}
+
+
+# --- sequences --------------------------------------------------------------------------------------
+
+def test_tokens_appended_in_a_loop_are_concatenated_after_it():
+    """TorchScript's tokens.append(t) in a scripted loop: SequenceEmpty carried by the Loop, one
+    SequenceInsert a run, ConcatFromSequence after the loop: the output has one row per run."""
+    steps = 7
+    body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"]),
+                              helper.make_node("MatMul", ["h_in", "W"], ["h_out"]),
+                              helper.make_node("ArgMax", ["h_out"], ["tok"], axis=1, keepdims=1),
+                              helper.make_node("SequenceInsert", ["seq_in", "tok"], ["seq_out"])], "body",
+                             [vi("i", [], I64), vi("c_in", [], BOOL), vi("h_in", [B, K]),
+                              helper.make_tensor_sequence_value_info("seq_in", I64, None)],
+                             [vi("c_out", [], BOOL), vi("h_out", [B, K]),
+                              helper.make_tensor_sequence_value_info("seq_out", I64, None)])
+    nodes = [helper.make_node("SequenceEmpty", [], ["s0"], dtype=I64),
+             helper.make_node("Loop", ["M", "", "h0", "s0"], ["h_final", "s_final"], body=body),
+             helper.make_node("ConcatFromSequence", ["s_final"], ["tokens"], axis=1)]
+    m = model(nodes, [vi("h0", [B, K])], [vi("tokens", None)], [const("M", [], I64, steps), const("W", [K, K])],
+              opset=17)
+    a = onnxperf.analyze(m)
+    assert a.sequences["s_final"].length == steps and a.sequences["s_final"].elem_shape == (B, 1)
+    cat = a.main_nodes[-1]
+    assert cat.status == "counted" and cat.outputs[0].shape == (B, steps)
+    assert a.totals.macs == steps * B * K * K and a.totals.complete
+    assert "onnxruntime-symbolic" not in a.shape_engines

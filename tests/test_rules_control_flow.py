@@ -114,10 +114,11 @@ def test_loop_with_constant_trip_count():
     assert a.totals.flops == r.flops  # counted once, through the Loop
 
 
-def test_loop_with_condition_counts_m_as_an_upper_bound():
+def test_loop_whose_condition_stays_true_runs_m_times():
+    """The body hands its cond input back unchanged: the loop runs all M iterations (exact)."""
     trips = 7
     _, r = _analyze(_loop_model(m_value=trips, cond_input=True, cond_value=True))
-    assert r.flops == trips * N and not r.exact and "upper bound" in r.note
+    assert r.flops == trips * N and r.exact and r.bound == "" and "stays true" in r.note
 
 
 def test_loop_initially_false_condition_never_runs():
@@ -128,19 +129,20 @@ def test_loop_initially_false_condition_never_runs():
 def test_loop_with_data_dependent_trip_count_counts_one_iteration():
     _, r = _analyze(_loop_model(m_value=None))
     assert r.status == "counted"
-    assert r.flops == N and not r.exact and "one iteration" in r.note
+    assert r.flops == N and not r.exact and r.bound == "lower" and "one run" in r.note
 
 
 def test_loop_sentinel_trip_count_is_a_while_loop():
     _, r = _analyze(_loop_model(m_value=2**63 - 1, cond_input=True, cond_value=True))
-    assert r.flops == N and not r.exact and "until cond" in r.note
+    # the cond hands itself back: true forever; the simulation stops at its budget and says so
+    assert r.flops == N and not r.exact and r.bound == "lower" and "did not turn false" in r.note
     assert UNBOUNDED_TRIPS < 2**63 - 1
 
 
 def test_loop_scan_output_length_gives_the_trip_count():
     trips = 3
-    m = _loop_model(m_value=trips, scan_out=True)
-    # the scan output's leading dim is the number of iterations that ran
+    m = _loop_model(m_value=None, scan_out=True)  # M a graph input: not known
+    # the scan output's leading dim, as the file declares it, is the number of iterations that ran
     m.graph.output[1].CopyFrom(vi("sq_all", [trips, N]))
     _, r = _analyze(m)
     assert r.flops == trips * 2 * N and r.exact and "scan output" in r.note

@@ -331,8 +331,11 @@ def test_nonzero_size_is_bounded_and_every_node_after_it_is_an_upper_bound():
     assert gnd.outputs[0].shape == (r * c,)
     assert {n.status for n in a.main_nodes} == {"counted"}
     assert relu.exact and not nz.exact and not tr.exact and not gnd.exact
-    assert "upper bound" in gnd.note
-    assert any("data-dependent size" in note for note in a.notes)
+    assert "upper bound" in gnd.note and "NonZero" in gnd.note
+    assert {n.bound for n in a.main_nodes} == {"", "upper"} and relu.bound == ""
+    # the totals are an upper bound, caused by the one NonZero (not by the nodes that follow it)
+    assert a.totals.bound == "upper" and a.totals.complete and dict(a.totals.upper_bounded) == {"NonZero": 1}
+    assert any("the largest NonZero can produce" in note for note in a.notes)
     assert "onnxruntime-symbolic" not in a.shape_engines
 
 

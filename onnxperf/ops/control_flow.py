@@ -11,7 +11,13 @@ node's own outputs are not counted again: they are the body's outputs, already w
 
 A figure is inexact (exact=False) when the iteration count or the branch taken depends on
 data, and when a body holds nodes that could not be costed (unsupported or unknown shape):
-the note says which.
+the note says which, and ``bound`` which side of the truth the figure is on: ``upper`` for the
+costlier branch of an If whose cond is not known and for a Loop's M when its cond may stop it
+sooner, ``lower`` for one run of a loop whose trip count is unknown and for a body with nodes not
+costed (``unknown`` when a figure holds both).
+
+Loop trip counts come from shape inference (:mod:`onnxperf.loops`, ``NodeView.trips``): M, or the
+loop's own cond run on its counters, as far as they follow statically.
 """
 
 from __future__ import annotations
@@ -20,11 +26,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .registry import BadNode, NodeView, OpCost, SubgraphCost, axis_of, register, scalar
-
-#: a Loop trip count at or above this is a "run until the condition says stop" sentinel
-#: (exporters write INT64_MAX or INT32_MAX), not a count
-UNBOUNDED_TRIPS = 2**31 - 1
+from ..loops import UNBOUNDED_TRIPS
+from .registry import LOWER, UPPER, BadNode, NodeView, OpCost, SubgraphCost, axis_of, combine_bounds, register, scalar
 
 
 def _fmt(sc: SubgraphCost) -> str:
@@ -37,10 +40,18 @@ def _uncosted_note(named: Iterable[tuple[str, SubgraphCost]]) -> str:
     return "; ".join(parts)
 
 
-def _scaled(body: SubgraphCost, times: int, *, exact: bool, notes: list[str], extra_read: int = 0) -> OpCost:
+def _body_bound(*bodies: SubgraphCost) -> str:
+    """The side of a figure that holds these bodies: lower when a node of one is not costed or is a
+    lower bound, upper when one is an upper bound."""
+    return combine_bounds(*(LOWER for b in bodies if b.uncosted_nodes or b.lower_nodes),
+                          *(UPPER for b in bodies if b.upper_nodes))
+
+
+def _scaled(body: SubgraphCost, times: int, *, exact: bool, notes: list[str], extra_read: int = 0,
+            bound: str = "") -> OpCost:
     return OpCost(macs=body.macs * times, flops=body.flops * times, int_ops=body.int_ops * times,
                   bytes_read=body.bytes_read * times + extra_read, bytes_written=body.bytes_written * times,
-                  exact=exact, note="; ".join(x for x in notes if x))
+                  exact=exact, note="; ".join(x for x in notes if x), bound="" if exact else bound)
 
 
 def _cost_key(sc: SubgraphCost) -> tuple[int, int, int, int]:
@@ -65,54 +76,66 @@ def if_(n: NodeView) -> OpCost:
         else:
             name, taken = "then_branch", then
         exact = _cost_key(then) == _cost_key(other)
-        notes.append(f"counts the costlier branch, {name} (then_branch: {_fmt(then)}; else_branch: {_fmt(other)})")
+        notes.append(f"counts the costlier branch, {name} (then_branch: {_fmt(then)}; else_branch: {_fmt(other)})"
+                     + ("" if exact else ": an upper bound, the cond depends on data"))
     uncosted = _uncosted_note([("then_branch", then), ("else_branch", other)])
     if uncosted:
         exact = False
         notes.append(uncosted)
-    return _scaled(taken, 1, exact=exact, notes=notes, extra_read=cond_bytes)
+    considered = (taken,) if c is not None else (then, other)
+    bound = combine_bounds("" if c is not None or _cost_key(then) == _cost_key(other) else UPPER,
+                           _body_bound(*considered))
+    exact = exact and not bound
+    return _scaled(taken, 1, exact=exact, notes=notes, extra_read=cond_bytes, bound=bound)
 
 
 def loop(n: NodeView) -> OpCost:
-    """Loop (M, cond, v_initial...): body × trips. trips, in order of trust:
-
-    1. the leading dim of a scan output (outputs after the loop-carried ones), when static:
-       it is the number of iterations that ran, exact;
-    2. an initial ``cond`` that is the constant false: 0;
-    3. a constant M (below :data:`UNBOUNDED_TRIPS`): exact when there is no ``cond`` input
-       (a for loop); with a ``cond`` the body's condition may stop earlier, so M is an upper
-       bound (exact=False);
-    4. otherwise one iteration, exact=False."""
+    """Loop (M, cond, v_initial...): body × trips. The trip count is shape inference's
+    (``NodeView.trips``, :func:`onnxperf.loops.run_loop`): M for a for loop; for a while loop the
+    loop's own cond run on its counters; M as an upper bound when the cond depends on data. Without
+    it (a count declared nowhere else), in order of trust: the leading dim of a static scan output
+    (the number of runs, exact); an initial cond that is the constant false (0); a constant M (an
+    upper bound with a cond input). An unknown count counts one run: a lower bound."""
     body = n.subgraphs["body"]
     carried = max(len(n.inputs) - 2, 0)
     notes: list[str] = []
-    trips = None
-    for o in n.outputs[carried:]:
-        if o is not None and o.rank >= 1:
-            trips, exact = o.shape[0], True
-            notes.append(f"{trips} iterations, from the length of scan output {o.name!r}")
-            break
+    trips, bound = None, ""
+    t = n.trips
+    if t is not None and t.count is not None:
+        trips, exact = t.count, t.bound == "exact"
+        bound = {"exact": "", "upper": UPPER, "lower": LOWER}.get(t.bound, "unknown")
+        notes.append(t.how)
+    if trips is None:
+        for o in n.outputs[carried:]:
+            if o is not None and o.rank >= 1:
+                trips, exact = o.shape[0], True
+                notes.append(f"{trips} iterations, from the length of scan output {o.name!r}")
+                break
     if trips is None:
         m = scalar(n.const(0)) if n.has_input(0) else None
         cond0 = scalar(n.const(1)) if n.has_input(1) else None
         if cond0 == 0:
             trips, exact = 0, True
             notes.append("the initial cond is the constant false: the body never runs")
-        elif m is not None and 0 <= m < UNBOUNDED_TRIPS:
+        elif m is not None and 0 <= m < UNBOUNDED_TRIPS and t is None:
             trips = m
             exact = not n.has_input(1)
+            bound = "" if exact else UPPER
             notes.append(f"trip count M = {m}" + ("" if exact else
                          " (an upper bound: the loop condition may end it sooner)"))
         else:
-            trips, exact = 1, False
-            why = "M is absent" if not n.has_input(0) else (
-                "M is not a constant" if m is None else f"M = {m} means 'until cond is false'")
-            notes.append(f"trip count unknown ({why}): counts one iteration")
+            trips, exact, bound = 1, False, LOWER
+            why = t.how if t is not None else "trip count unknown (" + (
+                "M is absent" if not n.has_input(0) else "M is not a constant" if m is None
+                else f"M = {m} means 'until cond is false'") + ")"
+            notes.append(f"{why}: counts one run of the body, a lower bound")
     uncosted = _uncosted_note([("body", body)])
     if uncosted:
         exact = False
         notes.append(uncosted)
-    return _scaled(body, trips, exact=exact, notes=notes)
+    bound = combine_bounds(bound, _body_bound(body)) if trips else bound
+    exact = exact and not bound
+    return _scaled(body, trips, exact=exact, notes=notes, bound=bound)
 
 
 def _scan_inputs(n: NodeView, first: int) -> list:
@@ -139,11 +162,13 @@ def scan_8(n: NodeView) -> OpCost:
         if lens is None or not np.all(np.asarray(lens) == seq):
             exact = False
             notes.append("sequence_lens may end some sequences early: every step counted")
+    bound = "" if exact else UPPER
     uncosted = _uncosted_note([("body", body)])
     if uncosted:
         exact = False
         notes.append(uncosted)
-    return _scaled(body, batch * seq, exact=exact, notes=notes)
+    bound = combine_bounds(bound, _body_bound(body))
+    return _scaled(body, batch * seq, exact=exact and not bound, notes=notes, bound=bound)
 
 
 def scan_9(n: NodeView) -> OpCost:
@@ -158,18 +183,19 @@ def scan_9(n: NodeView) -> OpCost:
     uncosted = _uncosted_note([("body", body)])
     if uncosted:
         notes.append(uncosted)
-    return _scaled(body, length, exact=not uncosted, notes=notes)
+    bound = _body_bound(body)
+    return _scaled(body, length, exact=not uncosted and not bound, notes=notes, bound=bound)
 
 
 def sequence_map(n: NodeView) -> OpCost:
     """SequenceMap: body × sequence length. onnxperf does not track the length of sequence
     values, so one iteration is counted (exact=False)."""
     body = n.subgraphs["body"]
-    notes = ["sequence length unknown: counts one iteration of the body"]
+    notes = ["sequence length unknown: counts one iteration of the body, a lower bound"]
     uncosted = _uncosted_note([("body", body)])
     if uncosted:
         notes.append(uncosted)
-    return _scaled(body, 1, exact=False, notes=notes)
+    return _scaled(body, 1, exact=False, notes=notes, bound=combine_bounds(LOWER, _body_bound(body)))
 
 
 # Output shapes of control-flow nodes are often unknown (a branch's or an iteration's shape

@@ -72,6 +72,9 @@ class SubgraphCost:
     bytes_written: int
     nodes: int
     uncosted_nodes: int  # unsupported or unknown_shape inside the body
+    #: nodes of the body (nested bodies included) whose figure is an upper / a lower bound
+    upper_nodes: int = 0
+    lower_nodes: int = 0
 
 
 
@@ -102,6 +105,8 @@ class NodeView:
     attrs: Mapping[str, Any]
     consts: Mapping[int, np.ndarray] = field(default_factory=dict)
     subgraphs: Mapping[str, SubgraphCost] = field(default_factory=dict)
+    #: a Loop's trip count as shape inference worked it out (:class:`onnxperf.loops.LoopTrips`), else None
+    trips: Any = None
 
     def attr(self, name: str, default: Any = None) -> Any:
         """The attribute's value; ``attrs`` already holds the ONNX schema's defaults (filled by the
@@ -150,6 +155,10 @@ class OpCost:
     ``int_ops``: integer operations (quantized and index arithmetic), kept apart from FLOPs.
     ``bytes_read``/``bytes_written``: None means "every input / every output" (the default).
     ``exact``: False when the figure is an estimate (data-dependent sizes, unknown trip count).
+    ``bound``: for an inexact figure, which side of the truth it is on when that is known:
+    ``"upper"`` (the larger If branch, a Loop's M when its cond may stop it sooner), ``"lower"`` (one
+    run of a loop whose trip count is unknown, a body with nodes not costed), ``"unknown"`` (both
+    kinds in one figure); empty when exact or an estimate of no known side.
     """
 
     macs: int = 0
@@ -159,6 +168,20 @@ class OpCost:
     bytes_written: int | None = None
     exact: bool = True
     note: str = ""
+    bound: str = ""
+
+
+#: the sides an inexact figure may be on (see :attr:`OpCost.bound`)
+UPPER, LOWER, EITHER = "upper", "lower", "unknown"
+
+
+def combine_bounds(*bounds: str) -> str:
+    """The side of a figure made of parts on these sides: an upper part and a lower part make a figure
+    with no known side (``"unknown"``); empty parts (exact) do not count."""
+    sides = {b for b in bounds if b}
+    if not sides:
+        return ""
+    return sides.pop() if len(sides) == 1 else EITHER
 
 
 def arith(ops: int, elem_type: int, *, macs: int = 0, exact: bool = True, note: str = "",

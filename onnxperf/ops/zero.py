@@ -9,9 +9,9 @@ before opset 12 (no training_mode input: the identity at inference); from opset 
 rule, because its cost depends on the training_mode input: 0 at inference, 3 ops per element
 in training.
 
-Sequence values have no static shape in onnxperf (only tensors do), so a rule whose input
-is a sequence (ConcatFromSequence) always reports ``unknown_shape`` today; rules whose
-output is a sequence (SplitToSequence) are registered with ``outputs_may_be_unknown``.
+Sequence values are not tensors: the forward pass follows their element shape and length
+(:mod:`onnxperf.sequences`), and a rule reading one gets no view of it; a rule whose output is
+a sequence (SplitToSequence) is registered with ``outputs_may_be_unknown``.
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ def split_to_sequence(n: NodeView) -> OpCost:
 @rule("ConcatFromSequence", family="sequence", since=11)
 def concat_from_sequence(n: NodeView) -> OpCost:
     """ConcatFromSequence: no arithmetic; every element of the sequence is read once and
-    written once: bytes_read = bytes_written = output bytes. (Its input is a sequence, whose
-    shape onnxperf does not track: the node is reported unknown_shape until it does.)"""
+    written once: bytes_read = bytes_written = output bytes (the output's shape comes from the
+    sequence's element shape and length, :func:`onnxperf.sequences.concat`)."""
     return OpCost(bytes_read=n.out(0).nbytes)
 
 

@@ -166,10 +166,11 @@ def node_rows(nodes, node_dict) -> Encoded:
                 seen.clear()
             nid, macs, flops, int_ops = n.id, n.macs, n.flops, n.int_ops
             br, bw, params, exact, since, note = n.bytes_read, n.bytes_written, n.params, n.exact, n.rule_since, n.note
+            bound = n.bound
             if not (nid.__class__ is int_ and macs.__class__ is int_ and flops.__class__ is int_
                     and int_ops.__class__ is int_ and br.__class__ is int_ and bw.__class__ is int_
                     and params.__class__ is int_ and exact.__class__ is bool_ and note.__class__ is str_
-                    and (since is None or since.__class__ is int_)):
+                    and bound.__class__ is str_ and (since is None or since.__class__ is int_)):
                 yield _ROW(node_dict(n))
                 continue
             total = br + bw
@@ -183,7 +184,7 @@ def node_rows(nodes, node_dict) -> Encoded:
                     f'"exact": {"true" if exact else "false"}, ')
             blocking = n.blocking
             # the figures and the tail of a row repeat from block to block: their text is made once
-            ckey = (mid, macs, flops, int_ops, br, bw, params, blocking, note)
+            ckey = (mid, macs, flops, int_ops, br, bw, params, blocking, note, bound)
             hit = costs.get(ckey)
             if hit is None:
                 if len(costs) > _TENSOR_CACHE:
@@ -192,7 +193,8 @@ def node_rows(nodes, node_dict) -> Encoded:
                     f'{mid}"macs": {num(macs)}, "flops": {num(flops)}, "int_ops": {num(int_ops)}, '
                     f'"bytes_read": {num(br)}, "bytes_written": {num(bw)}, "params": {num(params)}, '
                     f'"intensity_flops_per_byte": {"null" if total == 0 else ratio(flops / total)}, "inputs": [',
-                    f'], "blocking": [{", ".join([s(b) for b in blocking]) if blocking else ""}], "note": {s(note)}}}')
+                    f'], "blocking": [{", ".join([s(b) for b in blocking]) if blocking else ""}], "note": {s(note)}, '
+                    f'"bound": {s(bound) if bound else "null"}}}')
             yield (
                 f'{{"id": {num(nid)}, "key": {s(n.key) if scope else f"{chr(34)}{num(nid)}{chr(34)}"}, '
                 f'"scope": {s(scope) if scope else chr(34) * 2}, "name": {s(n.name)}, {hit[0]}'
