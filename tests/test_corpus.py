@@ -203,3 +203,17 @@ def test_every_loop_runs_its_stated_trips(m, c, analyses):
     body = sum(n.macs for n in a.nodes if n.scope == f"{loop.key}/body")
     assert body == c["body_macs"]
     assert loop.macs == c["trips"] * body and loop.exact and not loop.bound, loop.note
+
+
+CF_MODELS = [m for f in FIXTURES if f.name.startswith("corpus_cf_") for m in json.loads(f.read_text())["models"]]
+
+
+@pytest.mark.parametrize("m", CF_MODELS, ids=_id)
+def test_control_flow_counts_the_same_work_under_every_convention(m, analyses):
+    """The MACs of these exports are matmul and gemm work, which every tool counts: torch, fvcore and
+    the TF convention give the default's MACs, every run of every body included (issue 26, point 1)."""
+    base = _analysis(analyses, m)
+    for convention in ("torch", "fvcore", "tf"):
+        a = onnxperf.analyze(ROOT / m["file"], dims=m.get("dims") or {}, convention=convention,
+                             input_shapes={k: tuple(v) for k, v in (m.get("input_shapes") or {}).items()})
+        assert a.totals.macs == base.totals.macs, convention
