@@ -25,3 +25,12 @@ def _console_exits_normally(monkeypatch):
 @pytest.fixture(autouse=True)
 def _rule_errors_raise(monkeypatch):
     monkeypatch.setattr(cost, "RAISE_RULE_ERRORS", True)
+
+
+def pytest_report_header(config):
+    """The versions the shapes are checked against (tests/test_onnx_node_cases.py runs onnx's own node
+    test cases; the fast shape functions are compared with the installed onnx's inference)."""
+    import onnx
+    import onnxruntime
+
+    return f"onnx {onnx.__version__}, onnxruntime {onnxruntime.__version__}"
