@@ -97,9 +97,9 @@ class Totals:
 
     @property
     def intensity_flops_per_byte(self) -> float | None:
-        """FLOPs per byte moved; None when nothing moves, or when the totals are partial (a ratio
-        of two lower bounds is no bound at all)."""
-        return None if self.bytes_total == 0 or not self.complete else self.flops / self.bytes_total
+        """FLOPs per byte moved; None when nothing moves, or when the totals are not exact (a ratio
+        of two lower bounds, or of two upper bounds, is no bound at all)."""
+        return None if self.bytes_total == 0 or self.bound != "exact" else self.flops / self.bytes_total
 
     @property
     def uncosted_nodes(self) -> int:
@@ -176,6 +176,8 @@ class Analysis:
     tensors: dict[str, TensorInfo] | None = field(default=None, compare=False, repr=False)
     #: sequence values (not tensors): element type and shape, length (:mod:`onnxperf.sequences`)
     sequences: dict[str, SequenceInfo] | None = field(default=None, compare=False, repr=False)
+    #: the branch each If takes where its cond is known (``then_branch``/``else_branch``), by node key
+    branches: dict[str, str] | None = field(default=None, compare=False, repr=False)
     #: what ``analyze(..., hw=, memory=, precision=)`` adds (:mod:`onnxperf.deployment`), else None:
     #: activation memory over the execution order, set with any of the three
     memory: MemoryResult | None = field(default=None, hash=False, repr=False)
@@ -653,7 +655,7 @@ def _analyze(model, dims, input_shapes, convention: str, default_batch: bool = F
         input_shapes=tuple(sorted(shapes_in.items())), free_dims=tuple(sr.free_dims),
         totals=totals, by_op_type=_by_op_type(nodes), coverage=_coverage(nodes, sr.free_dims, info.inputs),
         nodes=nodes, notes=tuple(notes), shape_engines=tuple(sr.engines), loaded=loaded, tensors=sr.tensors,
-        sequences=sr.sequences,
+        sequences=sr.sequences, branches=sr.branches,
     )
 
 

@@ -108,6 +108,54 @@ def _slice(body: GraphIR, wanted: set[str], computable: Callable[[str], bool]) -
     return sorted(need, key=order.__getitem__)
 
 
+#: a value the simulation cannot know (it reads data): And/Or may still decide without it
+_UNK = object()
+
+
+def _lenient_slice(body: GraphIR, wanted: set[str], computable: Callable[[str], bool]) -> tuple[list[int], set[int]]:
+    """The body nodes that compute ``wanted``, as :func:`_slice`, where a node that is not a value op
+    (or reads a tensor that is not known) is kept as *opaque*: its outputs are unknown, its inputs not
+    followed. Returns (nodes in body order, the opaque ones)."""
+    producer = {o: i for i, (_, outs) in enumerate(body.io) for o in outs if o}
+    nested = {i for i, _ in body.subgraphs}
+    need: set[int] = set()
+    opaque: set[int] = set()
+    stack = list(wanted)
+    seen: set[str] = set()
+    while stack:
+        x = stack.pop()
+        if x in seen or not x:
+            continue
+        seen.add(x)
+        i = producer.get(x)
+        if i is None or i in need:
+            continue  # a leaf: known, or unknown at run time
+        op, domain, _ = body.heads[i]
+        need.add(i)
+        ins = body.io[i][0]
+        if op == "Constant" and not domain:
+            need.discard(i)
+            continue
+        if domain or i in nested or (op not in EVALUATORS and op not in ("Shape", "Size")) or (
+                op in ("Shape", "Size") and (not ins or not computable(":shape:" + ins[0]))):
+            opaque.add(i)
+            continue
+        if op not in ("Shape", "Size"):
+            stack.extend(y for y in ins if y)
+    order = {i: k for k, i in enumerate(body.order)}
+    return sorted(need, key=order.__getitem__), opaque
+
+
+def _decide(op: str, vals: list) -> object:
+    """And/Or/Not of values some of which are unknown: the answer when the known ones decide it."""
+    known = [v for v in vals if v is not _UNK and v is not None]
+    if op == "And" and any(v.size == 1 and not bool(v.reshape(-1)[0]) for v in known):
+        return np.array(False)
+    if op == "Or" and any(v.size == 1 and bool(v.reshape(-1)[0]) for v in known):
+        return np.array(True)
+    return _UNK
+
+
 def run_loop(body: GraphIR, m: np.ndarray | None, has_m: bool, cond0: np.ndarray | None, has_cond: bool,
              initial: list[np.ndarray | None], outer: Callable[[str], np.ndarray | None],
              outer_shape: Callable[[str], tuple[int, ...] | None], opset: int) -> LoopRun:
@@ -137,25 +185,32 @@ def run_loop(body: GraphIR, m: np.ndarray | None, has_m: bool, cond0: np.ndarray
         return LoopRun(LoopTrips(None, UNKNOWN, f"trip count unknown: {why}"),
                        *_states(body, 1, initial, outer, outer_shape, opset))
 
-    # a while loop: run the control slice
+    # a while loop: run the control slice (what of it reads data is unknown; And/Or may decide anyway)
     sim = _Simulation(body, initial, outer, outer_shape, opset, with_cond=True)
-    if sim.ok and _scalar(cond0) is not None:
-        trips, first, last, ended = sim.run(limit)
+    if sim.ok:
+        trips, first, last, ended, definite = sim.run(limit, _scalar(cond0))
         if trips is not None:
             src = sim.sources()
-            how = (f"{trips} iterations: the loop's cond, computed from {src}, turns false after {trips} runs"
-                   + (f" ({m_text})" if m_text else "") if ended else
-                   f"trip count {m_text}: the loop's cond, computed from {src}, stays true until then")
-            return LoopRun(LoopTrips(trips, EXACT, how), first, last)
-        if limit is None:
-            return LoopRun(LoopTrips(None, UNKNOWN, f"trip count unknown: the cond did not turn false within "
-                                                    f"{MAX_EVALUATIONS:,} evaluations of the loop's counter"),
+            if definite:
+                how = (f"{trips} iterations: the loop's cond, computed from {src}, turns false after {trips} runs"
+                       + (f" ({m_text})" if m_text else "") if ended else
+                       f"trip count {m_text}: the loop's cond, computed from {src}, stays true until then")
+                return LoopRun(LoopTrips(trips, EXACT, how), first, last)
+            how = (f"at most {trips} iterations, an upper bound: the loop's cond reads data, but its part computed "
+                   f"from {src} turns false after {trips} runs" if ended else
+                   f"{m_text}, an upper bound: the cond depends on data, so the loop may stop sooner")
+            return LoopRun(LoopTrips(trips, UPPER, how), first, last)
+        if limit is None and (sim.cond_varies or sim.definite):
+            why = (f"the cond did not turn false within {MAX_EVALUATIONS:,} evaluations of the loop's counter"
+                   + ("" if sim.definite else " (it also depends on data)") if sim.cond_varies else
+                   "the cond stays true from run to run and M sets no limit: the loop does not end by itself")
+            return LoopRun(LoopTrips(None, UNKNOWN, f"trip count unknown: {why}"),
                            *_states(body, 1, initial, outer, outer_shape, opset))
     if limit is not None:
-        why = ("the cond depends on data" if not sim.ok else "the initial cond is not known")
+        why = ("the cond depends on data" if not sim.ok or not sim.definite else "the initial cond is not known")
         trips = LoopTrips(limit, UPPER, f"{m_text}, an upper bound: {why}, so the loop may stop sooner")
         return LoopRun(trips, *_states(body, limit, initial, outer, outer_shape, opset))
-    why = "the cond depends on data" if not sim.ok else "the initial cond is not known"
+    why = "the cond depends on data" if not sim.ok or not sim.definite else "the initial cond is not known"
     return LoopRun(LoopTrips(None, UNKNOWN, f"trip count unknown: {why} and {m_text or 'M is absent'}"),
                    *_states(body, 1, initial, outer, outer_shape, opset))
 
@@ -201,32 +256,64 @@ class _Simulation:
             live = keep
         comp = computable_given(live)
         wanted = {carried_out[k] for k in live}
+        self.opaque: set[int] = set()
+        #: the cond is computed from known values alone (no part of it reads data)
+        self.definite = True
         if with_cond:
             order = _slice(body, wanted | {self.cond_out}, comp) if self.cond_out else None
+            if order is None and self.cond_out:
+                order, self.opaque = _lenient_slice(body, wanted | {self.cond_out}, comp)
+                self.definite = False
         else:
             order = _slice(body, wanted, comp)
         self.ok = order is not None
         self.order = order or []
+        #: the cond reads the iteration number or a carried value (through nodes that are not opaque): it
+        #: may change from run to run (else the first run's answer is every run's)
+        self.cond_varies = self._reaches_state(carried_in, live) if with_cond else True
         self.live = sorted(live)
         self.carried_in = [carried_in[k] for k in self.live]
         self.carried_out = [carried_out[k] for k in self.live]
         self.carried_names = self.carried_in
         self.state0 = {carried_in[k]: initial[k] for k in self.live}
 
+    def _reaches_state(self, carried_in: list[str], live: set[int]) -> bool:
+        body = self.body
+        state = {self.iter_name} | {carried_in[k] for k in live}
+        producer = {o: i for i in self.order for o in body.io[i][1] if o}
+        stack, seen = [self.cond_out], set()
+        while stack:
+            x = stack.pop()
+            if x in seen or not x:
+                continue
+            seen.add(x)
+            if x in state:
+                return True
+            i = producer.get(x)
+            if i is not None and i not in self.opaque:
+                stack.extend(body.io[i][0])
+        return False
+
     def _step(self, i: int, cond: bool, state: dict[str, np.ndarray]) -> tuple[dict, int] | None:
-        env: dict[str, np.ndarray] = dict(state)
+        """One run of the slice: the values it computes (``_UNK`` where they read data, when the slice
+        allows it), or None when a value it needs cannot be computed."""
+        env: dict[str, object] = dict(state)
         env[self.iter_name] = np.array(i, dtype=np.int64)
         if self.cond_name:
             env[self.cond_name] = np.array(cond)
-        body = self.body
+        body, lenient = self.body, not self.definite
         for idx in self.order:
             in_names, out_names = body.io[idx]
+            if idx in self.opaque:
+                for o in out_names:
+                    env[o] = _UNK
+                continue
             op = body.heads[idx][0]
             node = body.nodes[idx]
             if op in ("Shape", "Size"):
                 out = evaluate(node, op, [], self.opset, self.outer_shape(in_names[0]))
             else:
-                vals = []
+                vals: list = []
                 for x in in_names:
                     if not x:
                         vals.append(None)
@@ -235,11 +322,18 @@ class _Simulation:
                     if v is None:
                         v = self.outer(x)
                     if v is None:
-                        return None
+                        if not lenient:
+                            return None
+                        v = _UNK
                     vals.append(v)
-                out = evaluate(node, op, vals, self.opset)
+                if any(v is _UNK for v in vals):
+                    out = _decide(op, vals)
+                else:
+                    out = evaluate(node, op, vals, self.opset)
             if out is None:
-                return None
+                if not lenient:
+                    return None
+                out = _UNK
             env[out_names[0]] = out
         return env, len(self.order)
 
@@ -260,34 +354,43 @@ class _Simulation:
             parts.append("its own previous value")
         return " and ".join(parts + ["constants"]) if parts else "constants"
 
-    def run(self, limit: int | None) -> tuple[int | None, dict, dict, bool]:
-        """Iterate until cond is false (or ``limit`` runs): (trips, first state, last state, whether the
-        cond ended it)."""
-        state, cond, i, spent = dict(self.state0), True, 0, 0
+    def run(self, limit: int | None, cond0: int | None) -> tuple[int | None, dict, dict, bool, bool]:
+        """Iterate until the cond is false for sure (or ``limit`` runs), from the initial cond ``cond0``
+        (None: not known): (trips, first state, last state, whether the cond ended it, whether every cond
+        on the way was known: the count is then exact, else an upper bound)."""
+        state, i, spent = dict(self.state0), 0, 0
+        definite = cond0 is not None
         first: dict = {}
         last: dict = {}
         ended = False
         with np.errstate(all="raise"):
             while limit is None or i < limit:
                 if spent > MAX_EVALUATIONS:
-                    return None, {}, {}, False
-                stepped = self._step(i, cond, state)
+                    return None, {}, {}, False, definite
+                stepped = self._step(i, True, state)
                 if stepped is None:
-                    return None, {}, {}, False
+                    return None, {}, {}, False, definite
                 env, cost = stepped
                 spent += cost + 1
                 if i == 0:
                     first = self._state(i, state)
                 last = self._state(i, state)
-                c = _scalar(env.get(self.cond_out))
+                out = env.get(self.cond_out)
+                c = None if out is _UNK else _scalar(out)  # type: ignore[arg-type]
+                if c is None and out is not _UNK:
+                    return None, {}, {}, False, definite
+                if not self.cond_varies and c != 0:
+                    # every run's cond is this one's: true (or unknown) throughout: M decides, if any
+                    definite = definite and c is not None
+                    return (None, {}, {}, False, definite) if limit is None else (limit, first, {}, False, definite)
                 if c is None:
-                    return None, {}, {}, False
+                    definite = False
                 state = {a: env[b] for a, b in zip(self.carried_in, self.carried_out)}
                 i += 1
-                if not c:
+                if c == 0:
                     ended = True
                     break
-        return i, first, last, ended
+        return i, first, last, ended, definite
 
     def states(self, trips: int) -> tuple[dict, dict]:
         """The state of the first and last of ``trips`` runs (the last only when the updates can be

@@ -11,7 +11,11 @@ Liveness model (main graph, in the stable topological order of the analysis):
   Dropout at inference: zero by design, or a rule that moves no byte) share their input's buffer:
   they extend its lifetime and add no bytes;
 * "preallocated" is the sum of every distinct activation buffer: what a runtime that gives each
-  tensor its own buffer would hold.
+  tensor its own buffer would hold;
+* while an If, Loop or Scan runs, its body's own tensors are live too: at that node's step the peak of
+  the body's liveness (the same model, over the body's order; nested bodies inside it in turn) is
+  added: the branch an If takes where its cond is known, else the larger branch; one run of a loop
+  body (a run's tensors are freed or reused by the next). Body tensors count in "preallocated" once.
 
 Unknown tensor sizes are never taken as zero: they are counted, and the figures marked partial.
 """
@@ -46,6 +50,8 @@ class MemoryResult:
     timeline: tuple[int, ...]
     #: activation tensors whose size is unknown (unbound or unresolved dims)
     unknown_tensors: int
+    #: some sizes are upper bounds (the largest a data-dependent op, an If or a Loop can produce)
+    upper: bool = False
 
     @property
     def total_bytes(self) -> int:
@@ -55,6 +61,13 @@ class MemoryResult:
     @property
     def complete(self) -> bool:
         return self.unknown_tensors == 0
+
+    @property
+    def side(self) -> str:
+        """``lower`` with tensors of unknown size, ``upper`` with sizes that are upper bounds, ``unknown``
+        with both, ``""`` when every size is exact."""
+        lower = self.unknown_tensors > 0
+        return "unknown" if lower and self.upper else "lower" if lower else "upper" if self.upper else ""
 
 
 def _weights_as(a: Analysis, bits: int) -> int:
@@ -87,8 +100,12 @@ def liveness(a: Analysis) -> MemoryResult:
     # id(shape) -> (shape, element type, bytes): the tensors of repeated blocks share a shape tuple
     sized: dict[int, tuple[Any, int, int | None]] = {}
 
+    seqs = a.sequences or {}
+
     def tensor_bytes(name: str) -> int | None:
         ti = get_ti(name)
+        if ti is None and name in seqs:
+            return sequence_bytes(seqs[name])
         if ti is None or not ti.is_static:
             return None
         shape, et = ti.shape, ti.elem_type
@@ -158,6 +175,15 @@ def liveness(a: Analysis) -> MemoryResult:
         delta[start] += s
         delta[end + 1] -= s
     del first, last, size
+    # the working set of control-flow bodies at their node's step
+    bodies = _Bodies(a) if a.model.nodes_in_subgraphs else None
+    if bodies is not None:
+        for step, n in enumerate(nodes):
+            if n.op_type in CONTROL_FLOW and not n.domain:
+                delta[step] += bodies.peak(n.key, n.op_type)
+                delta[step + 1] -= bodies.peak(n.key, n.op_type)
+        unknown += bodies.unknown
+        prealloc += bodies.allocated
     # live bytes repeat from block to block: one int object per distinct value
     distinct: dict[int, int] = {}
     timeline = tuple([distinct.setdefault(v, v) for v in islice(accumulate(delta), n_steps)])
@@ -169,8 +195,119 @@ def liveness(a: Analysis) -> MemoryResult:
         weight_bytes=a.totals.param_bytes, weight_bytes_fp16=_weights_as(a, 16), weight_bytes_int8=_weights_as(a, 8),
         preallocated_bytes=prealloc, peak_bytes=peak, peak_step=peak_step,
         peak_node_key=pn.key if pn else None, peak_node_name=pn.name if pn else None,
-        timeline=timeline, unknown_tensors=unknown,
+        timeline=timeline, unknown_tensors=unknown, upper=a.totals.bound in ("upper", "unknown"),
     )
+
+
+#: the ops whose bodies are live while they run
+CONTROL_FLOW = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+
+
+def sequence_bytes(seq) -> int | None:
+    """The bytes of a sequence value: its length times its elements' bytes (0 when empty), None when
+    either is not known."""
+    if seq.length == 0:
+        return 0
+    shape = seq.elem_shape
+    if seq.length is None or shape is None or not all(isinstance(d, int) for d in shape) \
+            or dtypes.bits(seq.elem_type) is None:
+        return None
+    n = 1
+    for d in shape:
+        n *= d
+    return seq.length * dtypes.nbytes(seq.elem_type, n)
+
+
+class _Bodies:
+    """The working set of every control-flow body of an analysis: the peak of each body's liveness, the
+    body tensors of unknown size, and the bytes of every body tensor (each counted once)."""
+
+    def __init__(self, a: Analysis):
+        self.by_scope: dict[str, list] = {}
+        for n in a.nodes:
+            if n.scope:
+                self.by_scope.setdefault(n.scope, []).append(n)
+        self.under: dict[str, list[str]] = {}
+        for sc in self.by_scope:
+            self.under.setdefault(sc.rsplit("/", 1)[0], []).append(sc)
+        self.tensors = a.tensors or {}
+        self.sequences = a.sequences or {}
+        self.branches = a.branches or {}
+        self.unknown = 0
+        self.allocated = 0
+        self._sized: dict[str, int | None] = {}
+        self._peaks: dict[str, int] = {}
+        self._scope_peaks: dict[str, int] = {}
+        for sc in self.by_scope:  # every body tensor counted once, whichever branch is taken
+            for n in self.by_scope[sc]:
+                for r in n.outputs:
+                    if r is not None:
+                        self._size(r.name)
+
+    def _size(self, name: str) -> int | None:
+        if name in self._sized:
+            return self._sized[name]
+        ti = self.tensors.get(name)
+        if ti is None and name in self.sequences:
+            b = sequence_bytes(self.sequences[name])
+        else:
+            b = None if ti is None or not ti.is_static or dtypes.bits(ti.elem_type) is None else \
+                dtypes.nbytes(ti.elem_type, ti.numel)
+        self._sized[name] = b
+        if b is None:
+            self.unknown += 1
+        else:
+            self.allocated += b
+        return b
+
+    def peak(self, key: str, op_type: str) -> int:
+        """The bytes the bodies of control-flow node ``key`` hold at their peak while it runs."""
+        hit = self._peaks.get(key)
+        if hit is None:
+            scopes = self.under.get(key, [])
+            taken = self.branches.get(key) if op_type == "If" else None
+            if taken is not None:
+                scopes = [sc for sc in scopes if sc.rsplit("/", 1)[1] == taken]
+            hit = self._peaks[key] = max((self._scope_peak(sc) for sc in scopes), default=0)
+        return hit
+
+    def _scope_peak(self, scope: str) -> int:
+        hit = self._scope_peaks.get(scope)
+        if hit is not None:
+            return hit
+        recs = self.by_scope.get(scope, [])
+        buffer: dict[str, int] = {}
+        spans: list[list[int]] = []  # [first, last, bytes]
+        for step, n in enumerate(recs):
+            for r in n.inputs:
+                b = buffer.get(r.name) if r is not None else None
+                if b is not None:
+                    spans[b][1] = step
+            if n.op_type in ALIAS_OPS and n.status == ZERO and n.inputs and n.inputs[0] is not None \
+                    and n.inputs[0].name in buffer and n.outputs and n.outputs[0] is not None:
+                buffer[n.outputs[0].name] = buffer[n.inputs[0].name]
+                continue
+            for r in n.outputs:
+                if r is not None:
+                    buffer[r.name] = len(spans)
+                    spans.append([step, step, self._size(r.name) or 0])
+        end = len(recs)
+        consumed = {r.name for n in recs for r in n.inputs if r is not None}
+        delta = [0] * (end + 1)
+        for name, b in buffer.items():
+            if name not in consumed:  # a body output (or unused): live to the body's end
+                spans[b][1] = end - 1
+        for first, last, size in spans:
+            delta[first] += size
+            delta[last + 1] -= size
+        for step, n in enumerate(recs):
+            if n.op_type in CONTROL_FLOW and not n.domain:
+                extra = self.peak(n.key, n.op_type)
+                delta[step] += extra
+                delta[step + 1] -= extra
+        peak = max(islice(accumulate(delta), end), default=0)
+        self._scope_peaks[scope] = peak
+        return peak
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .cost import COUNTED, ZERO
 from .errors import one_line
-from .partial import uncosted_text
+from .partial import uncosted_text, upper_text
 from .partial import warnings as partial_warnings
 from .render.numbers import binary_bytes, lower_bound, pct, seconds, shape, si, upper_bound
 
@@ -38,11 +38,13 @@ def _card(label: str, value: str, detail: str = "", partial: bool = False) -> di
 
 def _cards(a: Analysis) -> list[dict[str, Any]]:
     t, c = a.totals, a.coverage
-    part = not t.complete
+    part = t.side
 
     def exact(x: int, what: str) -> str:
         if not part:
             return f"{x:,} {what}".rstrip()
+        if part == "upper":
+            return f"{x:,} at most: an upper bound ({upper_text(t)})"
         return f"{x:,} counted, the rest unknown" if x else "unknown: see Not costed"
 
     dt = ", ".join(f"{k} {binary_bytes(v)}" for k, v in t.param_bytes_by_dtype) or "none"
@@ -57,13 +59,13 @@ def _cards(a: Analysis) -> list[dict[str, Any]]:
         _card("Bytes written", lower_bound(binary_bytes(t.bytes_written), t.bytes_written, part),
               exact(t.bytes_written, "B"), part),
         _card("Intensity", "?" if t.intensity_flops_per_byte is None else f"{t.intensity_flops_per_byte:.3g} FLOP/B",
-              "FLOPs / bytes moved" if t.intensity_flops_per_byte is not None else "unknown: the totals are partial"
+              "FLOPs / bytes moved" if t.intensity_flops_per_byte is not None else "unknown: the totals are bounds"
               if part else "nothing moves"),
     ]
     mem = a.memory
     if mem is not None:
-        mpart = not mem.complete
-        unknown = f"; {mem.unknown_tensors:,} tensors of unknown size" if mpart else ""
+        mpart = mem.side
+        unknown = f"; {mem.unknown_tensors:,} tensors of unknown size" if mem.unknown_tensors else ""
         where = f" at node #{mem.peak_node_key} {_cut(mem.peak_node_name or '', 40)}" if mem.peak_node_key else ""
         cards.append(_card("Peak activations", lower_bound(binary_bytes(mem.peak_bytes), mem.peak_bytes, mpart),
                            f"{mem.peak_bytes:,} B{where}{unknown}", mpart))
@@ -71,12 +73,12 @@ def _cards(a: Analysis) -> list[dict[str, Any]]:
                            f"{mem.total_bytes:,} B: weights {binary_bytes(mem.weight_bytes)} + activation peak", mpart))
     rl = a.roofline
     if rl is not None:
-        lpart = bool(rl.unknown_nodes)
+        lpart = rl.side
         tput = rl.throughput_per_s(a.batch)
         detail = f"{upper_bound(si(tput), tput, lpart, True)} items/s at batch {a.batch} on {rl.spec_id}"
         if rl.lower_bound:
             detail += "; plain roofline: a lower bound"
-        if lpart:
+        if rl.unknown_nodes:
             detail += f"; {rl.unknown_nodes:,} nodes without a cost"
         cards.append(_card("Predicted latency", lower_bound(seconds(rl.latency_s), rl.latency_s, lpart), detail, lpart))
     f = a.largest
@@ -172,7 +174,7 @@ def view(a: Analysis) -> dict[str, Any]:
 def text_line(a: Analysis) -> str:
     """One line for IPython's text view: the model and its main figures (``≥`` where partial)."""
     t = a.totals
-    part = not t.complete
+    part = t.side
     m = a.model
     name = _cut(os.path.basename(m.path) if m.path else (m.graph_name or "model"), 80)
     out = (f"<onnxperf Analysis {name!r}: {m.nodes:,} nodes, params {si(t.params)}, "
@@ -180,7 +182,7 @@ def text_line(a: Analysis) -> str:
            f"coverage {pct(a.coverage.node_share_exact)}")
     if a.roofline is not None:
         rl = a.roofline
-        out += f", predicted {lower_bound(seconds(rl.latency_s), rl.latency_s, bool(rl.unknown_nodes))} on {rl.spec_id}"
+        out += f", predicted {lower_bound(seconds(rl.latency_s), rl.latency_s, rl.side)} on {rl.spec_id}"
     return one_line(out + ">")
 
 

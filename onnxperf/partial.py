@@ -40,14 +40,32 @@ def op_counts(items: tuple[tuple[str, int], ...], k: int = 6) -> str:
 
 def uncosted_text(t: Totals) -> str:
     """``5 nodes: Softmax ×4 (unknown shape); Foo ×1 (unsupported)``: the nodes left out of the
-    totals by op type; empty when the totals are complete."""
+    totals by op type, and those counted in part (``Loop ×1 (trip count unknown: one run counted)``);
+    empty when the totals are complete."""
     if t.complete:
         return ""
     parts = []
     for status, ops in t.uncosted_by_status:
         why = {"unknown_shape": "unknown shape", "rule_error": "rule error"}.get(status, "unsupported")
         parts.append(f"{op_counts(ops)} ({why})")
-    return f"{_n(t.uncosted_nodes, 'node')}: " + "; ".join(parts)
+    if t.lower_bounded:
+        parts.append(f"{op_counts(t.lower_bounded)} (counted in part: trip count unknown, one run counted)")
+    n = t.uncosted_nodes + sum(k for _, k in t.lower_bounded)
+    return f"{_n(n, 'node')}: " + "; ".join(parts)
+
+
+def upper_text(t: Totals) -> str:
+    """``NonZero ×3, Loop ×1``: the nodes whose sizes or counts are replaced by the largest the model can
+    produce, making the totals an upper bound; empty when none is."""
+    return op_counts(t.upper_bounded) if t.upper_bounded else ""
+
+
+def totals_side_text(t: Totals) -> str:
+    """How a heading introduces totals that are not exact: ``partial: lower bounds, some nodes are not
+    costed``, ``upper bound: NonZero ×3``, or both."""
+    lower = "partial: lower bounds, some nodes are not costed" if not t.complete else ""
+    upper = f"upper bound: {upper_text(t)}" if t.upper_bounded and t.bound in ("upper", "unknown") else ""
+    return "; ".join(x for x in (lower, upper) if x)
 
 
 def unresolved_cause(a: Analysis) -> tuple[str, str]:
@@ -111,6 +129,17 @@ def warnings(a: Analysis) -> list[dict[str, Any]]:
         out.append({"code": "unsupported_ops", "level": "warning", "op_types": dict(c.unsupported_op_types),
                     "message": "Unsupported ops are not counted (totals are partial): "
                                + op_counts(c.unsupported_op_types, 12)})
+    t = a.totals
+    if t.lower_bounded:
+        out.append({"code": "partly_counted", "level": "warning", "op_types": dict(t.lower_bounded),
+                    "message": f"Counted in part: {op_counts(t.lower_bounded)}: the trip count does not follow from "
+                               "the model's shapes and constants, so one run of the body is counted (totals are "
+                               "partial); 'onnxperf validate' measures the real count's cost"})
+    if t.upper_bounded:
+        out.append({"code": "upper_bound", "level": "warning", "op_types": dict(t.upper_bounded),
+                    "message": f"Upper bound: {op_counts(t.upper_bounded)} replace a size or a count the data "
+                               "decides (an If's branch, a loop's trip count, a data-dependent output) by the "
+                               "largest the model can produce: the totals are at most this"})
     return out
 
 

@@ -164,4 +164,4 @@ def what_if(a: Analysis, precision: Precision | str) -> Analysis:
 def _node(n, ins, outs, bytes_read: int, bytes_written: int):
     """A copy of NodeCost ``n`` with new tensor records and byte counts (every other field kept)."""
     return type(n)(n.id, n.scope, n.name, n.op_type, n.domain, n.family, n.rule_since, n.status, ins, outs,
-                   n.macs, n.flops, n.int_ops, bytes_read, bytes_written, n.params, n.exact, n.blocking, n.note)
+                   n.macs, n.flops, n.int_ops, bytes_read, bytes_written, n.params, n.exact, n.blocking, n.note, n.bound)

@@ -33,7 +33,7 @@ from typing import Any
 
 from . import __version__
 from .cost import COUNTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO
-from .partial import uncosted_text, warnings as partial_warnings
+from .partial import uncosted_text, upper_text, warnings as partial_warnings
 from .render.summary import kernel_model_note
 from .summary import Summary
 
@@ -438,7 +438,10 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
     totals = {
         "complete": t.complete, "uncosted": dict(t.uncosted),
         "uncosted_text": uncosted_text(t) or None, "memory_complete": sm.memory.complete,
-        "latency_complete": rl is None or not rl.unknown_nodes,
+        "latency_complete": rl is None or rl.complete,
+        # which side of the truth each figure is on ("" exact, "lower", "upper", "unknown"), as the text says it
+        "side": t.side, "memory_side": sm.memory.side, "latency_side": rl.side if rl is not None else "",
+        "upper_text": upper_text(t) or None,
         "params": t.params, "param_bytes": t.param_bytes, "macs": t.macs, "flops": t.flops, "int_ops": t.int_ops,
         "bytes_read": t.bytes_read, "bytes_written": t.bytes_written,
         "intensity_flops_per_byte": t.intensity_flops_per_byte,
@@ -528,9 +531,14 @@ def _warnings(sm: Summary, meas: dict[str, Any] | None = None) -> list[dict[str,
         out.append({"code": "memory_partial", "level": "warning",
                     "message": f"Activation memory is partial: {_n(sm.memory.unknown_tensors, 'tensor')} of "
                                "unknown size."})
-    if sm.roofline is not None and sm.roofline.unknown_nodes:
+    rl = sm.roofline
+    if rl is not None and rl.unknown_nodes:
         out.append({"code": "latency_partial", "level": "warning",
-                    "message": f"Predicted latency is partial: {_n(sm.roofline.unknown_nodes, 'node')} without a cost."})
+                    "message": f"Predicted latency is partial: {_n(rl.unknown_nodes, 'node')} without a cost."})
+    elif rl is not None and not rl.complete:
+        out.append({"code": "latency_partial", "level": "warning",
+                    "message": "Predicted latency is partial: the costs it rests on leave something out ("
+                               + uncosted_text(sm.analysis.totals) + ")."})
     if meas:
         out += [{"code": "validation", "level": "warning", "message": w} for w in meas.get("warnings", [])]
         out += _error_warning(sm, meas)

@@ -171,6 +171,23 @@ class RooflineResult:
     folded_keys: frozenset[str] | None = field(default=None, compare=False, repr=False)
     fusion_model: Any = field(default=None, compare=False, repr=False)
     plan: Any = field(default=None, compare=False, repr=False)
+    #: the side of the costs this prediction rests on (:attr:`onnxperf.analysis.Totals.side`): a node
+    #: of a body left out, a loop counted in part, a size replaced by its upper bound
+    cost_side: str = ""
+
+    @property
+    def side(self) -> str:
+        """Which side of the truth the latency is on, beyond the model of the hardware: ``lower`` when a
+        node has no time or the costs leave something out, ``upper`` when the costs are upper bounds,
+        ``unknown`` for both; ``""`` when the costs are exact."""
+        lower = bool(self.unknown_nodes) or self.cost_side in ("lower", "unknown")
+        upper = self.cost_side in ("upper", "unknown")
+        return "unknown" if lower and upper else "lower" if lower else "upper" if upper else ""
+
+    @property
+    def complete(self) -> bool:
+        """Nothing left out of the latency (it may still be an upper bound: see :attr:`side`)."""
+        return self.side not in ("lower", "unknown")
 
     def throughput_per_s(self, batch: int = 1) -> float | None:
         return None if self.latency_s <= 0 else batch / self.latency_s
@@ -828,6 +845,7 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
         by_op_type=by_op, run_overhead_s=run_overhead, lower_bound=not eff,
         kernels=None if plan is None else plan.kernel_count, assumed=() if plan is None else plan.assumed,
         bytes_by_level=by_level, folded_keys=None if gone is None else frozenset(gone), fusion_model=fu, plan=plan,
+        cost_side=a.totals.side,
     )
 
 

@@ -288,6 +288,8 @@ class Forward:
         self.trips: dict[str, LoopTrips] = {}
         #: sequence values: element type and shape, length (:mod:`onnxperf.sequences`)
         self.seqs: dict[str, SequenceInfo] = {}
+        #: the branch an If takes (``then_branch`` / ``else_branch``) where its cond is known, by node key
+        self.branches: dict[str, str] = {}
         #: never ask ONNX; raise :class:`Unshaped` at the first node left unshaped
         self.static_only = static_only
         self._opset = self.opsets.get("", 1)
@@ -521,6 +523,7 @@ class Forward:
         taken = None
         if cond is not None and cond.size == 1:
             taken = then_b if bool(cond.reshape(-1)[0]) else else_b
+            self.branches[key] = "then_branch" if taken is then_b else "else_branch"
         for j, name in enumerate(out_names):
             if not name or j >= len(then_b.outputs) or j >= len(else_b.outputs):
                 continue

@@ -131,6 +131,8 @@ class ShapeResult:
     bound_sources: frozenset[str] = frozenset()
     #: sequence values (not tensors): element type and shape, length (:mod:`onnxperf.sequences`)
     sequences: dict[str, SequenceInfo] = field(default_factory=dict)
+    #: the branch each If takes where its cond is known (``then_branch``/``else_branch``), by node key
+    branches: dict[str, str] = field(default_factory=dict)
 
 
 _KNOWN_TYPES = frozenset(onnx.TensorProto.DataType.values())
@@ -580,7 +582,8 @@ def _infer(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[str, tu
     trips: dict[str, LoopTrips] = {}
     sources: set[str] = set()
     seqs: dict[str, SequenceInfo] = {}
-    if _forward(loaded, tensors, free_set, bound, values, bounded, trips, sources, seqs):
+    branches: dict[str, str] = {}
+    if _forward(loaded, tensors, free_set, bound, values, bounded, trips, sources, seqs, branches):
         engines.append("onnxperf")
     gaps = _gaps(loaded.graph, tensors, free_set, seqs)
     if gaps:
@@ -599,9 +602,9 @@ def _infer(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[str, tu
                     if cur is not None and cur.elem_type and not ti.elem_type:
                         ti = TensorInfo(name, cur.elem_type, ti.shape)
                     tensors[name] = ti
-            _forward(loaded, tensors, free_set, bound, values, bounded, trips, sources, seqs)
+            _forward(loaded, tensors, free_set, bound, values, bounded, trips, sources, seqs, branches)
     return ShapeResult(tensors, dims, input_shapes, free, notes, engines, bounded, values, trips,
-                       frozenset(sources), seqs)
+                       frozenset(sources), seqs, branches)
 
 
 def _static_first(loaded: LoadedModel, g: onnx.GraphProto, bound: dict[str, int]):
@@ -671,7 +674,7 @@ def _all_known(g: GraphIR, tensors: dict[str, TensorInfo], free: set[str]) -> bo
 
 def _forward(loaded: LoadedModel, tensors: dict[str, TensorInfo], free: set[str], bound: dict[str, int],
              values: dict[str, np.ndarray], bounded: dict[str, frozenset[str]], trips: dict[str, LoopTrips],
-             sources: set[str], seqs: dict[str, SequenceInfo]) -> bool:
+             sources: set[str], seqs: dict[str, SequenceInfo], branches: dict[str, str]) -> bool:
     """The forward pass (:mod:`onnxperf.shape_forward`): True when it gained anything; ``values``,
     ``bounded``, ``trips`` and ``sources`` (the bound sources) gain what it computed."""
     if not loaded.graph.subgraphs and _all_known(loaded.graph, tensors, free):
@@ -684,6 +687,7 @@ def _forward(loaded: LoadedModel, tensors: dict[str, TensorInfo], free: set[str]
     trips.update(fw.trips)
     sources |= fw.bound_sources
     seqs.update(fw.seqs)
+    branches.update(fw.branches)
     return fw.gained > 0
 
 

@@ -38,7 +38,8 @@ class Summary:
             "weight_bytes_if_int8": m.weight_bytes_int8, "activation_preallocated_bytes": m.preallocated_bytes,
             "activation_peak_bytes": m.peak_bytes, "peak_step": m.peak_step, "peak_node_key": m.peak_node_key,
             "peak_node_name": m.peak_node_name, "total_bytes": m.total_bytes,
-            "unknown_tensors": m.unknown_tensors, "complete": m.complete, "timeline_bytes": list(m.timeline),
+            "unknown_tensors": m.unknown_tensors, "complete": m.complete, "bound": m.side or "exact",
+            "timeline_bytes": list(m.timeline),
         }
         if self.roofline is not None:
             r = self.roofline
@@ -47,7 +48,7 @@ class Summary:
                 "ridge_fp32_flops_per_byte": r.ridge_fp32,
                 "latency_s": r.latency_s, "latency_is_lower_bound": r.lower_bound, "batch": self.batch,
                 "throughput_items_per_s": r.throughput_per_s(self.batch),
-                "unknown_nodes": r.unknown_nodes, "complete": not r.unknown_nodes,
+                "unknown_nodes": r.unknown_nodes, "complete": r.complete, "bound": r.side or "exact",
                 "compute_bound_time_s": r.compute_bound_time_s, "memory_bound_time_s": r.memory_bound_time_s,
                 "run_overhead_s": r.run_overhead_s,
                 "bytes_by_level": [{"level": k, "bytes": v} for k, v in r.bytes_by_level] or None,

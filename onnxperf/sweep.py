@@ -44,10 +44,17 @@ class SweepRow:
     lost_at: str | None = None
     #: weights + activation peak within ``--memory`` (None: no budget given, or the size unknown)
     fits_memory: bool | None = None
+    #: which side of the truth the cost figures (and the latency) are on, and the memory figures
+    #: (:attr:`onnxperf.analysis.Totals.side`, :attr:`onnxperf.memory.MemoryResult.side`)
+    cost_side: str = ""
+    memory_side: str = ""
+    #: the nodes that make the costs an upper bound, by op type
+    upper: tuple[tuple[str, int], ...] = ()
 
     @property
     def costs_complete(self) -> bool:
-        return not self.uncosted
+        """Nothing left out of the cost figures (they may still be upper bounds)."""
+        return self.cost_side not in ("lower", "unknown")
 
     @property
     def uncosted_nodes(self) -> int:
@@ -83,6 +90,8 @@ class SweepResult:
                 "latency_s", "throughput_per_s", "compute_bound_share", "complete")},
                       "uncosted_nodes": r.uncosted_nodes, "uncosted": dict(r.uncosted),
                       "unknown_size_tensors": r.unknown_size_tensors, "lost_at": r.lost_at,
+                      "bound": r.cost_side or "exact", "memory_bound": r.memory_side or "exact",
+                      "upper_bounded": dict(r.upper),
                       **({"fits_memory": r.fits_memory} if self.memory_budget is not None else {})}
                      for r in self.rows],
             "formulas": {name: (p.to_dict() if p is not None else {"error": why}) for name, p, why in self.formulas},
@@ -115,12 +124,13 @@ def _row(sm: Summary, values: tuple[tuple[str, int], ...], budget: int | None = 
         intensity=t.intensity_flops_per_byte, activation_peak_bytes=sm.memory.peak_bytes,
         total_memory_bytes=sm.memory.total_bytes, latency_s=lat,
         throughput_per_s=(items / lat) if lat else None,
-        compute_bound_share=(r.compute_bound_time_s / r.latency_s) if r and r.latency_s and not r.unknown_nodes
+        compute_bound_share=(r.compute_bound_time_s / r.latency_s) if r and r.latency_s and r.complete
         else None,
-        complete=sm.analysis.coverage.complete and sm.memory.complete,
+        complete=t.complete and sm.memory.complete and (r is None or r.complete),
         uncosted=t.uncosted, unknown_size_tensors=sm.memory.unknown_tensors,
         lost_at=sm.analysis.coverage.first_lost_at,
         fits_memory=(sm.memory.total_bytes <= budget if sm.memory.complete else None) if budget is not None else None,
+        cost_side=r.side if r is not None else t.side, memory_side=sm.memory.side, upper=t.upper_bounded,
     )
 
 
@@ -173,7 +183,7 @@ def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None
         def evaluate(b: dict[str, int]) -> list[int]:
             sm = summarize(loaded, dims={**fixed, **b}, input_shapes=shapes, convention=convention,
                            precision=precision, default_batch=default_batch)
-            if not (sm.analysis.coverage.complete and sm.memory.complete):
+            if not (sm.analysis.totals.complete and sm.memory.complete):
                 raise NotPolynomialError("some nodes stay without cost at the fit points; bind every dim")
             return _figures(sm)
 

@@ -130,8 +130,9 @@ def predicted_trace(summary) -> dict[str, Any]:
         "model": PurePath(m.path).name if m.path else None, "graph_name": m.graph_name,
         "dims": dict(a.dims), "hardware": getattr(spec, "id", rl.spec_id), "hardware_name": hw_name,
         "precision": None if summary.precision is None else getattr(summary.precision, "name", str(summary.precision)),
-        "predicted_latency_s": _sig(rl.latency_s), "latency_is_lower_bound": bool(rl.lower_bound or rl.unknown_nodes),
-        "uncosted_nodes": rl.unknown_nodes, "complete": not rl.unknown_nodes,
+        "predicted_latency_s": _sig(rl.latency_s),
+        "latency_is_lower_bound": bool(rl.lower_bound or rl.side in ("lower", "unknown")),
+        "uncosted_nodes": rl.unknown_nodes, "complete": rl.complete, "bound": rl.side or "exact",
         "run_overhead_s": _sig(rl.run_overhead_s),
         "scope": "main-graph nodes; an If/Loop/Scan node's slice holds its bodies' time",
     }

@@ -5,6 +5,7 @@ Expected figures are derived from named dims on tiny models built with onnx.help
 
 from __future__ import annotations
 
+import onnx
 import pytest
 from onnx import TensorProto, helper
 
@@ -154,7 +155,10 @@ def _while_rnn(seq_dim="sequence", m_input: str = "", data_cond: bool = False):
         helper.make_node("Add", ["xw", "hu"], ["pre"]),
         helper.make_node("Tanh", ["pre"], ["h_out"]),
     ]
-    if data_cond:
+    if data_cond == "only":  # the cond reads data alone: no counter bounds it
+        body_nodes += [helper.make_node("ReduceMax", ["h_out"], ["hmax"], keepdims=0),
+                       helper.make_node("Less", ["hmax", "limit"], ["c_out"])]
+    elif data_cond:
         body_nodes += [helper.make_node("ReduceMax", ["h_out"], ["hmax"], keepdims=0),
                        helper.make_node("Less", ["hmax", "limit"], ["c_data"]),
                        helper.make_node("And", ["c_count", "c_data"], ["c_out"])]
@@ -204,9 +208,20 @@ def test_a_cond_that_reads_data_makes_m_an_upper_bound():
     assert t.bound == "upper" and t.complete and dict(t.upper_bounded) == {"Loop": 1}
 
 
-def test_an_unknown_trip_count_counts_one_run_as_a_lower_bound():
+def test_a_counter_bounds_a_cond_that_also_reads_data():
+    """cond = (t + 1 < n) and (max(h) < 1): the data may stop the loop sooner, the counter stops it at n
+    for sure: n runs is an upper bound (three-valued: And(false, unknown) is false)."""
     batch, seq = 1, 10
     a = onnxperf.analyze(_while_rnn(data_cond=True), dims={"batch": batch, "sequence": seq})
+    loop = a.main_nodes[-1]
+    assert loop.macs == seq * (batch * F_IN * H + batch * H * H) and loop.bound == "upper"
+    assert f"at most {seq} iterations" in loop.note
+    assert a.totals.bound == "upper" and dict(a.totals.upper_bounded) == {"Loop": 1}
+
+
+def test_an_unknown_trip_count_counts_one_run_as_a_lower_bound():
+    batch, seq = 1, 10
+    a = onnxperf.analyze(_while_rnn(data_cond="only"), dims={"batch": batch, "sequence": seq})
     loop = a.main_nodes[-1]
     assert loop.macs == batch * F_IN * H + batch * H * H and loop.bound == "lower"
     assert "one run of the body, a lower bound" in loop.note and "the cond depends on data" in loop.note
@@ -214,21 +229,37 @@ def test_an_unknown_trip_count_counts_one_run_as_a_lower_bound():
     assert not t.complete and t.bound == "lower" and dict(t.lower_bounded) == {"Loop": 1} and not t.uncosted
 
 
-def test_a_loop_that_never_ends_stops_the_count_at_its_budget():
-    """while true (M = INT64_MAX, the cond handed back as it came): counted once, said so, quickly."""
+def _counting_loop(cond_from_counter: bool, bound: int = 10**9):
+    """M = INT64_MAX; a carried counter t += 1; the cond handed back as it came (while true), or
+    t < ``bound`` (a count far beyond what is worth following)."""
+    nodes = [helper.make_node("Add", ["t_in", "one"], ["t_out"])]
+    nodes.append(helper.make_node("Less", ["t_out", "big"], ["c_out"]) if cond_from_counter else
+                 helper.make_node("Identity", ["c_in"], ["c_out"]))
+    body = helper.make_graph(nodes, "body", [vi("i", [], I64), vi("c_in", [], BOOL), vi("t_in", [], I64)],
+                             [vi("c_out", [], BOOL), vi("t_out", [], I64)],
+                             [const("one", [], I64, 1), const("big", [], I64, bound)])
+    loop = helper.make_node("Loop", ["M", "c0", "t0"], ["t_final"], body=body)
+    return model([loop], [], [vi("t_final", [], I64)],
+                 [const("M", [], I64, 2**63 - 1), const("c0", [], BOOL, True), const("t0", [], I64, 0)], opset=17)
+
+
+def test_a_loop_that_never_ends_is_said_so():
+    """while true (M = INT64_MAX, the cond handed back as it came): counted once, a lower bound, at once."""
+    a = onnxperf.analyze(_counting_loop(cond_from_counter=False))
+    r = a.main_nodes[-1]
+    assert r.bound == "lower" and "does not end by itself" in r.note
+    assert not a.totals.complete
+
+
+def test_a_count_beyond_the_budget_stops_the_simulation():
+    """t < 10^9 with no M: followed for MAX_EVALUATIONS node evaluations, then unknown (a lower bound);
+    a count within the budget is exact."""
     from onnxperf.loops import MAX_EVALUATIONS
 
-    body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"]),
-                              helper.make_node("Add", ["t_in", "one"], ["t_out"])], "body",
-                             [vi("i", [], I64), vi("c_in", [], BOOL), vi("t_in", [], I64)],
-                             [vi("c_out", [], BOOL), vi("t_out", [], I64)], [const("one", [], I64, 1)])
-    loop = helper.make_node("Loop", ["M", "c0", "t0"], ["t_final"], body=body)
-    m = model([loop], [], [vi("t_final", [], I64)],
-              [const("M", [], I64, 2**63 - 1), const("c0", [], BOOL, True), const("t0", [], I64, 0)], opset=17)
-    a = onnxperf.analyze(m)
-    r = a.main_nodes[-1]
+    r = onnxperf.analyze(_counting_loop(cond_from_counter=True)).main_nodes[-1]
     assert r.bound == "lower" and f"{MAX_EVALUATIONS:,}" in r.note
-    assert not a.totals.complete
+    r = onnxperf.analyze(_counting_loop(cond_from_counter=True, bound=5000)).main_nodes[-1]
+    assert r.exact and "5000 iterations" in r.note
 
 
 def test_a_body_whose_sizes_grow_from_run_to_run_is_a_lower_bound():
@@ -292,3 +323,115 @@ def test_tokens_appended_in_a_loop_are_concatenated_after_it():
     assert cat.status == "counted" and cat.outputs[0].shape == (B, steps)
     assert a.totals.macs == steps * B * K * K and a.totals.complete
     assert "onnxruntime-symbolic" not in a.shape_engines
+
+
+# --- partial and bounded everywhere (point 3) --------------------------------------------------------
+
+def _loop_with_uncosted_body(tmp_path=None):
+    """A Loop (M = 3) whose body holds an op of an unknown domain: the body is not whole."""
+    body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"]),
+                              helper.make_node("MatMul", ["h_in", "W"], ["hw"]),
+                              helper.make_node("Bar", ["hw"], ["h_out"], domain="custom.ops")], "body",
+                             [vi("i", [], I64), vi("c_in", [], BOOL), vi("h_in", [B, K])],
+                             [vi("c_out", [], BOOL), vi("h_out", None)])
+    loop = helper.make_node("Loop", ["M", "", "h0"], ["h_final"], body=body)
+    m = model([loop], [vi("h0", [B, K])], [vi("h_final", None)], [const("M", [], I64, 3), const("W", [K, K])],
+              opset=17, extra_opsets={"custom.ops": 1})
+    return m
+
+
+def _nonzero_model():
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"]), helper.make_node("Transpose", ["nz"], ["t"]),
+             helper.make_node("Cast", ["t"], ["tf"], to=F32), helper.make_node("MatMul", ["tf", "w"], ["y"])]
+    return model(nodes, [vi("x", [N, N])], [vi("y", None)], [const("w", [2, K])], opset=17)
+
+
+def test_a_body_left_out_makes_the_roofline_memory_and_latency_partial():
+    from onnxperf.memory import liveness
+    from onnxperf.summary import summarize
+
+    sm = summarize(_loop_with_uncosted_body(), hw="t4")
+    t = sm.analysis.totals
+    assert not t.complete and t.bound == "lower" and dict(t.uncosted) == {"custom.ops::Bar": 1}
+    r = sm.roofline
+    assert r.unknown_nodes == 0 and not r.complete and r.side == "lower"  # every main node has a time
+    mem = liveness(sm.analysis)
+    assert mem.unknown_tensors >= 1 and mem.side == "lower"  # the body's Bar output has no size
+    from onnxperf.render.summary import render_text
+
+    text = render_text(sm)
+    assert "Predicted latency   ≥ " in text and "(partial: the costs leave something out)" in text
+    assert "Activation peak       ≥ " in text
+
+
+def test_an_upper_bound_reads_at_most_in_every_output(tmp_path, capsys):
+    import json
+
+    from onnxperf import cli
+
+    p = tmp_path / "nz.onnx"
+    onnx.save(_nonzero_model(), str(p))
+    assert cli.main(["summary", str(p), "--hw", "t4"]) == 0
+    text = capsys.readouterr().out
+    assert "Totals   (upper bound: NonZero ×1)" in text
+    assert "MACs          ≤ " in text and "(upper bound)" in text
+    assert "Upper bound   NonZero ×1" in text
+    assert "Predicted latency   ≤ " in text and "throughput ≥ " in text
+    assert cli.main(["summary", str(p), "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert "| MACs | ≤ " in md and "| Upper bound | NonZero ×1 |" in md
+    assert cli.main(["summary", str(p), "--hw", "t4", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["totals"]["bound"] == "upper" and d["totals"]["upper_bounded"] == {"NonZero": 1}
+    assert d["roofline"]["bound"] == "upper" and d["memory"]["bound"] == "upper"
+    assert d["totals"]["intensity_flops_per_byte"] is None  # a ratio of two upper bounds is no bound
+    assert any(w["code"] == "upper_bound" for w in d.get("warnings", [])) or "warnings" not in d
+    html = tmp_path / "r.html"
+    assert cli.main(["report", str(p), "--hw", "t4", "-o", str(html)]) == 0
+    page = html.read_text()
+    assert "upper bound: NonZero ×1" in page and "≤ " in page
+
+
+def test_check_passes_an_upper_bound_within_a_limit_and_cannot_verify_one_over_it(tmp_path):
+    from onnxperf.check.budget import budget_from_mapping
+    from onnxperf.check.runner import PASS, UNKNOWN, check_model
+
+    p = tmp_path / "nz.onnx"
+    onnx.save(_nonzero_model(), str(p))
+    macs = onnxperf.analyze(str(p)).totals.macs  # N·N nonzero positions at most, × 2 × K
+    assert macs == N * N * 2 * K
+    ok = check_model(str(p), budget_from_mapping({"max_macs": macs}, "test"))
+    (r,) = [b for b in ok.budgets if b.key == "max_macs"]
+    assert r.status == PASS and "at most" in r.message
+    over = check_model(str(p), budget_from_mapping({"max_macs": macs - 1}, "test"))
+    (r,) = [b for b in over.budgets if b.key == "max_macs"]
+    assert r.status == UNKNOWN and "cannot verify" in r.message
+
+
+def test_sweep_rows_say_partial_and_upper_bound():
+    from onnxperf.sweep import sweep
+
+    s = sweep(_while_rnn(data_cond="only"), {"sequence": [4, 8]}, fixed={"batch": 1}, formulas=False)
+    assert all(not r.complete and r.cost_side == "lower" for r in s.rows)
+    s = sweep(_while_rnn(m_input="M", data_cond=True), {"sequence": [4, 8]}, fixed={"batch": 1}, formulas=False)
+    assert all(r.cost_side == "upper" and dict(r.upper) == {"Loop": 1} for r in s.rows)
+
+
+def test_memory_holds_the_working_set_of_a_body_while_it_runs():
+    """A Loop whose body makes a [B, 64·K] tensor: at the Loop's step that tensor is live too."""
+    from onnxperf.memory import liveness
+
+    wide = 64 * K
+    body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"]),
+                              helper.make_node("MatMul", ["h_in", "Wup"], ["big"]),     # [B, wide]
+                              helper.make_node("MatMul", ["big", "Wdown"], ["h_out"])],  # [B, K]
+                             "body", [vi("i", [], I64), vi("c_in", [], BOOL), vi("h_in", [B, K])],
+                             [vi("c_out", [], BOOL), vi("h_out", [B, K])])
+    loop = helper.make_node("Loop", ["M", "", "h0"], ["h_final"], body=body)
+    m = model([loop], [vi("h0", [B, K])], [vi("h_final", [B, K])],
+              [const("M", [], I64, 5), const("Wup", [K, wide]), const("Wdown", [wide, K])], opset=17)
+    mem = liveness(onnxperf.analyze(m))
+    f32 = 4
+    # the Loop's input and output, and in the body big and h_out (h_out lives with big as it is made),
+    # and the body's cond handed back (one byte)
+    assert mem.peak_bytes == f32 * (B * K + B * K + B * wide + B * K) + 1 and mem.complete

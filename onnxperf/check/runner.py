@@ -20,6 +20,7 @@ from ..analysis import Analysis
 from ..errors import DimBindingError, OnnxPerfError
 from ..loader import load
 from ..memory import MemoryResult
+from ..partial import op_counts
 from ..shapes import input_dim_names
 from ..summary import Summary, summarize
 from .budget import Budget
@@ -129,7 +130,8 @@ def figures(sm: Summary) -> dict[str, Any]:
         "throughput_per_s": None if r is None else r.throughput_per_s(sm.batch),
         "batch": sm.batch,
         "latency_unknown_nodes": None if r is None else r.unknown_nodes,
-        "complete": a.totals.complete and mem.complete and (r is None or not r.unknown_nodes),
+        "complete": a.totals.complete and mem.complete and (r is None or r.complete),
+        "bound": a.totals.bound,
         **_llm_figures(sm),
     }
 
@@ -145,8 +147,18 @@ def _llm_figures(sm: Summary) -> dict[str, Any]:
 
 
 def _max_limit(key: str, limit: int | float, actual: int | float, partial: str | None, allow_partial: bool,
-               fmt) -> BudgetResult:
-    """A "no more than" limit; ``partial`` says why ``actual`` is only a lower bound."""
+               fmt, side: str = "lower") -> BudgetResult:
+    """A "no more than" limit; ``partial`` says why ``actual`` is not exact, ``side`` which side of the
+    truth it is on: a lower bound over the limit fails for sure, an upper bound within it passes for
+    sure; the other cases cannot be verified (unless ``allow_partial``, for a lower bound within)."""
+    if partial and side == "upper":
+        if actual <= limit:
+            return BudgetResult(key, PASS, limit, actual, f"{key}: at most {fmt(actual)}, within {fmt(limit)} "
+                                                          f"({partial})")
+        return BudgetResult(key, UNKNOWN, limit, actual,
+                            f"{key}: cannot verify: at most {fmt(actual)}, over {fmt(limit)}, but {partial}")
+    if partial and side == "unknown" and not allow_partial:
+        return BudgetResult(key, UNKNOWN, limit, actual, f"{key}: cannot verify: {fmt(actual)}, but {partial}")
     if actual > limit:
         more = f" (at least: {partial})" if partial else ""
         return BudgetResult(key, FAIL, limit, actual, f"{key}: {fmt(actual)} is over the limit {fmt(limit)}{more}")
@@ -158,10 +170,16 @@ def _max_limit(key: str, limit: int | float, actual: int | float, partial: str |
 
 
 def _uncosted(a: Analysis) -> str | None:
-    c = a.coverage
-    if c.complete:
-        return None
+    """Why the cost totals are not exact (None: they are): nodes left out or counted in part, sizes
+    replaced by upper bounds."""
+    c, t = a.coverage, a.totals
     parts = []
+    if t.lower_bounded:
+        parts.append(f"{op_counts(t.lower_bounded)} counted in part (trip count unknown)")
+    if t.upper_bounded:
+        parts.append(f"an upper bound: {op_counts(t.upper_bounded)} at the largest the model can produce")
+    if c.complete:
+        return ", ".join(parts) or None
     if c.unknown_shape:
         binds = f"; bind {', '.join('--dim ' + d + '=N' for d in c.dims_to_bind)}" if c.dims_to_bind else ""
         parts.append(f"{c.unknown_shape} nodes have unknown shapes{binds}")
@@ -183,7 +201,9 @@ def _strict(sm: Summary) -> list[BudgetResult]:
 
 
 def _memory_partial(mem: MemoryResult) -> str | None:
-    return None if mem.complete else f"{mem.unknown_tensors} tensors have unknown sizes"
+    parts = ([f"{mem.unknown_tensors} tensors have unknown sizes"] if mem.unknown_tensors else []) + (
+        ["some sizes are upper bounds"] if mem.upper else [])
+    return ", ".join(parts) or None
 
 
 def evaluate(sm: Summary, budget: Budget) -> list[BudgetResult]:
@@ -202,18 +222,20 @@ def evaluate(sm: Summary, budget: Budget) -> list[BudgetResult]:
     if b.max_model_size_bytes is not None:
         out.append(_max_limit("max_model_size", b.max_model_size_bytes, model_size_bytes(a, sm.precision), None, ap,
                               binary_bytes))
+    cside = a.totals.side or "lower"
     if b.max_macs is not None:
-        out.append(_max_limit("max_macs", b.max_macs, a.totals.macs, _uncosted(a), ap, count))
+        out.append(_max_limit("max_macs", b.max_macs, a.totals.macs, _uncosted(a), ap, count, cside))
     if b.max_flops is not None:
-        out.append(_max_limit("max_flops", b.max_flops, a.totals.flops, _uncosted(a), ap, count))
+        out.append(_max_limit("max_flops", b.max_flops, a.totals.flops, _uncosted(a), ap, count, cside))
     if b.max_activation_peak_bytes is not None:
         out.append(_max_limit("max_activation_peak", b.max_activation_peak_bytes, mem.peak_bytes,
-                              _memory_partial(mem), ap, binary_bytes))
+                              _memory_partial(mem), ap, binary_bytes, mem.side or "lower"))
     if b.max_total_memory_bytes is not None:
         out.append(_max_limit("max_total_memory", b.max_total_memory_bytes, mem.total_bytes,
-                              _memory_partial(mem), ap, binary_bytes))
+                              _memory_partial(mem), ap, binary_bytes, mem.side or "lower"))
     r = sm.roofline
-    partial_latency = None if r is None or not r.unknown_nodes else f"{r.unknown_nodes} nodes have no predicted time"
+    partial_latency = None if r is None or not r.side else (
+        f"{r.unknown_nodes} nodes have no predicted time" if r.unknown_nodes else _uncosted(a))
     if r is None:
         for key, limit in (("max_latency", b.max_latency_s), ("min_throughput", b.min_throughput_per_s)):
             if limit is not None:
@@ -221,12 +243,21 @@ def evaluate(sm: Summary, budget: Budget) -> list[BudgetResult]:
     if b.max_latency_s is not None and r is not None:
         out.append(_max_limit("max_latency", b.max_latency_s, r.latency_s, partial_latency, ap,
                               lambda x: f"{seconds(x)} on {r.spec_id}"
-                              + (" (plain roofline: a lower bound)" if r.lower_bound and x == r.latency_s else "")))
+                              + (" (plain roofline: a lower bound)" if r.lower_bound and x == r.latency_s else ""),
+                              r.side or "lower"))
     if b.min_throughput_per_s is not None and r is not None:
         tput = r.throughput_per_s(sm.batch)
         limit = b.min_throughput_per_s
         shown = "unbounded" if tput is None else f"{si(tput)}/s"
-        if tput is not None and tput < limit:
+        if tput is not None and tput >= limit and r.side == "upper":
+            # an upper-bound latency: this throughput is a lower bound, and it meets the limit: a sure pass
+            out.append(BudgetResult("min_throughput", PASS, limit, tput,
+                                    f"min_throughput: at least {shown} (batch {sm.batch}) on {r.spec_id} meets "
+                                    f"{si(limit)}/s ({partial_latency})"))
+        elif tput is not None and tput < limit and r.side in ("upper", "unknown"):
+            out.append(BudgetResult("min_throughput", UNKNOWN, limit, tput,
+                                    f"min_throughput: cannot verify: {partial_latency}"))
+        elif tput is not None and tput < limit:
             # a partial latency is a lower bound, so this throughput is an upper bound: a sure failure
             out.append(BudgetResult("min_throughput", FAIL, limit, tput,
                                     f"min_throughput: {shown} (batch {sm.batch}) on {r.spec_id} is under {si(limit)}/s"))

@@ -52,11 +52,12 @@ METRICS = (
     ("heavy_nodes", "Heavy nodes (aligned)", "count"),
 )
 
-#: which completeness flag of a model's totals each figure depends on: a figure whose flag is
-#: False is a lower bound (listed in ``totals.partial``; its deltas are flagged ``partial``)
-PARTIAL_BY = {"macs": "complete", "flops": "complete", "bytes": "complete", "intensity_flops_per_byte": "complete",
-              "activation_peak_bytes": "memory_complete", "total_memory_bytes": "memory_complete",
-              "predicted_latency_s": "latency_complete"}
+#: which side flag of a model's totals each figure depends on: a figure whose side is not "" is not exact
+#: (a lower bound, an upper bound, or neither: listed in ``totals.partial`` with its side in
+#: ``totals.sides``; its deltas are flagged ``partial``: the difference of two bounds is no bound)
+SIDE_BY = {"macs": "side", "flops": "side", "bytes": "side", "intensity_flops_per_byte": "side",
+           "activation_peak_bytes": "memory_side", "total_memory_bytes": "memory_side",
+           "predicted_latency_s": "latency_side"}
 
 #: parameter roles, in the order the breakdown lists them
 ROLES = (
@@ -125,7 +126,8 @@ def _totals(side: Side, heavy: int, measured: float | None) -> dict[str, Any]:
         "measured_latency_s": measured,
         "nodes": a.model.nodes, "heavy_nodes": heavy,
         "complete": t.complete, "memory_complete": sm.memory.complete,
-        "latency_complete": sm.roofline is None or not sm.roofline.unknown_nodes,
+        "latency_complete": sm.roofline is None or sm.roofline.complete,
+        "side": t.side, "memory_side": sm.memory.side, "latency_side": "" if sm.roofline is None else sm.roofline.side,
         "uncosted": dict(t.uncosted),
     }
 
@@ -347,7 +349,7 @@ def _closing(ma: dict, mb: dict, explanations: list[Explanation], params: list[d
         acc = _accounting(d, explanations, "predicted_s",
                           lambda e: {"delta": of[id(e)]["delta"], "partial": of[id(e)]["partial"]})
         out["latency"] = {"a": la, "b": lb, "delta": d, "rel": _rel(d, la),
-                          "partial": not (ta["latency_complete"] and tb["latency_complete"]), **acc}
+                          "partial": bool(ta["latency_side"] or tb["latency_side"]), **acc}
     out["lines"] = _closing_lines(ma, mb, out)
     return out
 
@@ -431,7 +433,8 @@ def build(sides: list[Side], measured: list[float | None] | None = None,
     models = [_model_dict(s, h, m) for s, h, m in zip(sides, heavy, measured)]
     for m in models:
         t = m["totals"]
-        t["partial"] = [k for k, _, _ in METRICS if k in PARTIAL_BY and not t[PARTIAL_BY[k]]]
+        t["partial"] = [k for k, _, _ in METRICS if k in SIDE_BY and t[SIDE_BY[k]]]
+        t["sides"] = {k: t[SIDE_BY[k]] for k in t["partial"]}
     base = models[0]["totals"]
     deltas = [{"label": m["label"], "vs": models[0]["label"],
                "metrics": {k: _delta(base[k], m["totals"][k])

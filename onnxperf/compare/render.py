@@ -38,9 +38,12 @@ def value(x: Any, kind: str) -> str:
 
 def total(x: dict[str, Any], key: str, kind: str) -> str:
     """Model ``x``'s figure ``key`` as text: ``≥ 1,234`` when it is a lower bound (some node not
-    costed, some tensor of unknown size), ``?`` when nothing of it is known (never 0)."""
+    costed, some tensor of unknown size), ``≤ 1,234`` when an upper bound, ``?`` when nothing of it is
+    known (never 0)."""
     v = x["totals"][key]
-    return lower_bound(value(v, kind), v, key in x["totals"]["partial"], short=True)
+    t = x["totals"]
+    side = t.get("sides", {}).get(key, key in t["partial"])  # a model dict from before the sides: a lower bound
+    return lower_bound(value(v, kind), v, side, short=True)
 
 
 def metric_delta(d: dict[str, Any], kind: str) -> str:

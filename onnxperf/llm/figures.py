@@ -33,6 +33,7 @@ from ..analysis import Analysis, _analyze, _gc_paused
 from ..formula import NotPolynomialError, Polynomial, fit_many, largest_int
 from ..loader import LoadedModel
 from ..memory import liveness
+from ..ops.registry import combine_bounds
 from .recognize import DecoderStep
 
 #: how many steps of a token-by-token prefill are evaluated (the others are interpolated)
@@ -64,6 +65,9 @@ class Step:
     memory_bound_share: float | None = None
     #: KV bytes per token per sequence read off the step's present outputs (None when any is unknown)
     kv_bytes_per_token_seen: int | None = None
+    #: which side of the truth the step's figures are on ("" exact, lower, upper, unknown): an If whose
+    #: branch is an input (a merged decoder) makes them an upper bound; ``complete`` is true only when exact
+    side: str = ""
 
     @property
     def other_bytes(self) -> int:
@@ -216,7 +220,7 @@ class _Evaluator:
             from ..roofline import roofline
 
             r = roofline(a, self.spec, self.precision)
-            if not r.unknown_nodes:
+            if r.complete:
                 lat = r.latency_s
                 share = r.memory_bound_time_s / r.latency_s if r.latency_s else None
         seen = 0
@@ -226,8 +230,9 @@ class _Evaluator:
                 seen = None
                 break
             seen += ti.nbytes // (batch * (past + new))
+        side = combine_bounds(t.side, mem.side)
         return Step(batch, past, new, t.macs, t.flops, t.bytes_total, w_read, kv_bytes, mem.peak_bytes,
-                    mem.total_bytes, a.coverage.complete and mem.complete, lat, share, seen)
+                    mem.total_bytes, t.complete and mem.complete and side != "upper", lat, share, seen, side)
 
 
 def _values(s: Step) -> list[int]:

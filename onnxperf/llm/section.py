@@ -147,13 +147,13 @@ def text_lines(sec: LLMSection) -> list[str]:
     out.append(f"  At           batch {f.batch}, context {f.context:,} ({src.get('context', '')}), "
                f"prompt {f.prompt:,} ({src.get('prompt', '')})")
     d = f.decode
-    part = "" if d.complete else "  (partial: lower bounds)"
+    part = "" if not d.side else "  (an upper bound)" if d.side == "upper" else "  (partial: lower bounds)"
     out.append(f"  Memory       weights {binary_bytes(f.weight_bytes)} + KV cache {binary_bytes(f.kv_cache_bytes)}; "
                f"step peak {binary_bytes(d.activation_peak_bytes)} (holds past and present) -> "
                f"total {binary_bytes(d.total_memory_bytes)}{part}")
     traffic = (f"weights {binary_bytes(d.weight_read_bytes)}, KV {binary_bytes(d.kv_bytes)}, "
                f"activations {binary_bytes(d.other_bytes)}: {_DOMINATES[d.dominant]})")
-    part = not d.complete  # some node of the step not costed: its figures are lower bounds
+    part = d.side  # some node of the step not costed: lower bounds; an If on an input: upper bounds
     out.append(f"  Decode step  {lower_bound(si(d.macs) + 'MACs', d.macs, part)}, "
                f"{lower_bound(binary_bytes(d.bytes), d.bytes, part)} moved ({traffic}")
     if d.latency_s is not None:

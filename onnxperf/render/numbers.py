@@ -65,22 +65,40 @@ def seconds(x: float | None) -> str:
     return f"{x / 1e-9:.3g} ns"
 
 
-def lower_bound(text: str, value: float | int | None, partial: bool, short: bool = False) -> str:
-    """A total that may leave something out, formatted as ``text``. Complete: ``text``. Partial
-    (some node not costed, some tensor of unknown size): a lower bound, ``≥ text (partial)``, or
-    ``unknown`` when nothing of it is known, since unknown is never printed as 0. ``short`` is for
-    table cells: ``≥ text`` or ``?`` (the table says once why)."""
+#: how a figure on each side of the truth reads: (sign, word) for ``text`` -> ``sign text (word)``
+_SIDES = {"lower": ("≥", "partial"), "upper": ("≤", "upper bound"), "unknown": ("~", "partial, with upper bounds")}
+
+
+def _side(partial: bool | str) -> str:
+    """The side a ``partial`` flag names: True is the usual partial total, a lower bound."""
     if not partial:
+        return ""
+    return "lower" if partial is True else str(partial)
+
+
+def lower_bound(text: str, value: float | int | None, partial: bool | str, short: bool = False) -> str:
+    """A total that may not be exact, formatted as ``text``. ``partial`` says how: False (or ``""``,
+    ``"exact"``): exact, ``text``; True or ``"lower"`` (some node not costed, some tensor of unknown
+    size): a lower bound, ``≥ text (partial)``, or ``unknown`` when nothing of it is known, since
+    unknown is never printed as 0; ``"upper"`` (a size replaced by the largest the model can
+    produce): ``≤ text (upper bound)``; ``"unknown"`` (both): ``~ text (partial, with upper bounds)``.
+    ``short`` is for table cells: the sign alone, or ``?`` (the table says once why)."""
+    side = _side(partial)
+    if side in ("", "exact"):
         return text
-    if not value:
+    if not value and side != "upper":
         return "?" if short else "unknown"
-    return f"≥ {text}" if short else f"≥ {text} (partial)"
+    sign, word = _SIDES.get(side, _SIDES["unknown"])
+    return f"{sign} {text}" if short else f"{sign} {text} ({word})"
 
 
-def upper_bound(text: str, value: float | int | None, partial: bool, short: bool = False) -> str:
-    """A figure that a partial total bounds from above (a throughput from a lower-bound latency)."""
-    if not partial:
+def upper_bound(text: str, value: float | int | None, partial: bool | str, short: bool = False) -> str:
+    """A figure that varies inversely with a total that may not be exact (a throughput from a latency):
+    a lower-bound latency gives ``≤ text``, an upper-bound one ``≥ text``."""
+    side = _side(partial)
+    if side in ("", "exact"):
         return text
     if value is None:
         return "?" if short else "unknown"
-    return f"≤ {text}" if short else f"≤ {text} (partial)"
+    sign, word = {"lower": ("≤", "partial"), "upper": ("≥", "from an upper bound")}.get(side, _SIDES["unknown"])
+    return f"{sign} {text}" if short else f"{sign} {text} ({word})"

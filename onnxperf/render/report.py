@@ -259,7 +259,9 @@ def render_md(model: dict[str, Any], top: int = 5) -> str:
     m, t, c = model["model"], model["totals"], model["coverage"]
     hw = model["hardware"]
     binds = ", ".join(f"{k}={v}" for k, v in model["bindings"]["dims"].items())
-    part, mpart = not t["complete"], not t["memory_complete"]
+    # a report read back from JSON written before the sides were (no "side"): its completeness flags
+    part = t.get("side", not t["complete"])
+    mpart = t.get("memory_side", not t["memory_complete"])
     out = [f"### onnxperf report: {md_text(m['name'])}", ""]
     facts = [
         ("Producer", f"{md_text(m['producer_name'] or '?')} {md_text(m['producer_version'])}, IR {m['ir_version']}, "
@@ -269,13 +271,14 @@ def render_md(model: dict[str, Any], top: int = 5) -> str:
         ("MACs / FLOPs", f"{lower_bound(si(t['macs']), t['macs'], part)} / {lower_bound(si(t['flops']), t['flops'], part)}"),
         ("Bytes read / written", f"{lower_bound(binary_bytes(t['bytes_read']), t['bytes_read'], part)} / "
                                  f"{lower_bound(binary_bytes(t['bytes_written']), t['bytes_written'], part)}"),
-        *([("Not costed", md_text(t["uncosted_text"], 300))] if part else []),
+        *([("Not costed", md_text(t["uncosted_text"], 300))] if t["uncosted_text"] else []),
+        *([("Upper bound", md_text(t["upper_text"], 300))] if t.get("upper_text") else []),
         ("Peak activations / total memory",
          f"{lower_bound(binary_bytes(t['activation_peak_bytes']), t['activation_peak_bytes'], mpart)} / "
          f"{lower_bound(binary_bytes(t['total_memory_bytes']), t['total_memory_bytes'], mpart)}"),
     ]
     if t["predicted_latency_s"] is not None:
-        lpart = not t["latency_complete"]
+        lpart = t.get("latency_side", not t["latency_complete"])
         tput = t["predicted_throughput_items_per_s"]
         facts.append((f"Predicted latency ({md_text(hw['id'])})",
                       f"{lower_bound(seconds(t['predicted_latency_s']), t['predicted_latency_s'], lpart)}, "

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from ..analysis import Analysis
 from ..cost import COUNTED, ZERO
 from ..summary import Summary
-from ..partial import op_counts, uncosted_text
+from ..partial import op_counts, totals_side_text, uncosted_text, upper_text
 from ..partial import warnings as partial_warnings
 from .numbers import binary_bytes, clean, lower_bound, pct, shape, si, seconds, upper_bound
 
@@ -75,8 +75,8 @@ def render_text(sm: Summary) -> str:
     if sm.precision is not None:
         lines.append(f"Precision  {sm.precision.name} (what-if: {sm.precision.text})")
     lines.append("")
-    part = not t.complete
-    lines.append("Totals" + ("   (partial: lower bounds, some nodes are not costed)" if part else ""))
+    part = t.side
+    lines.append("Totals" + (f"   ({totals_side_text(t)})" if part else ""))
     dt = ", ".join(f"{k} {binary_bytes(v)}" for k, v in t.param_bytes_by_dtype) or "none"
 
     def count(x: int) -> str:
@@ -95,8 +95,11 @@ def render_text(sm: Summary) -> str:
     ]
     for k, v, extra in rows:
         lines.append(f"  {k:<14}{v:<34}{extra}".rstrip())
-    if part:
+    if not t.complete:
         lines.append(f"  {'Not costed':<14}{clean(uncosted_text(t), 300)}")
+    if t.upper_bounded:
+        lines.append(f"  {'Upper bound':<14}{clean(upper_text(t), 300)} (a size or a count replaced by the "
+                     "largest the model can produce)")
     lines.append("")
     lines.append("By op type")
     hdr = f"  {'op type':<28}{'count':>6}{'MACs':>11}{'FLOPs':>11}{'%FLOPs':>8}{'bytes':>11}{'params':>10}"
@@ -142,8 +145,11 @@ def _memory_text(sm: Summary) -> list[str]:
     out.append(f"  {'Weights':<22}{binary_bytes(mem.weight_bytes):<12}(fp16 {binary_bytes(mem.weight_bytes_fp16)}, "
                f"int8 {binary_bytes(mem.weight_bytes_int8)})")
     where = f" at node #{mem.peak_node_key} {clean(mem.peak_node_name or '', 40)}" if mem.peak_node_key else ""
-    part = bool(mem.unknown_tensors)
-    partial = f"  (partial: {mem.unknown_tensors} tensors of unknown size)" if part else ""
+    part = mem.side
+    partial = "; ".join(x for x in (
+        f"partial: {mem.unknown_tensors} tensors of unknown size" if mem.unknown_tensors else "",
+        "upper bound: some sizes are the largest the model can produce" if mem.upper else "") if x)
+    partial = f"  ({partial})" if partial else ""
 
     def mb(x: int) -> str:
         return lower_bound(binary_bytes(x), x, part, True)
@@ -193,8 +199,10 @@ def _roofline_text(sm: Summary) -> list[str]:
     spec = sm.spec
     out = ["", f"Roofline on {clean(getattr(spec, 'name', r.spec_id), 60)} [{r.spec_id}]   ridge {r.ridge_fp32:.3g} FLOP/B (fp32)"]
     tput = r.throughput_per_s(sm.batch)
-    part = bool(r.unknown_nodes)
-    partial = f"  (partial: {r.unknown_nodes} nodes without cost)" if part else ""
+    part = r.side
+    partial = (f"  (partial: {r.unknown_nodes} nodes without cost)" if r.unknown_nodes else
+               "  (partial: the costs leave something out)" if part in ("lower", "unknown") else
+               "  (an upper bound: the costs are)" if part == "upper" else "")
     out.append(f"  Predicted latency   {lower_bound(seconds(r.latency_s), r.latency_s, part, True)}   "
                f"throughput {upper_bound(si(tput) + '/s', tput, part, True)} (batch {sm.batch}){partial}")
     if r.lower_bound:
@@ -365,8 +373,8 @@ def _md_cell(text: str, limit: int = 80) -> str:
 def render_md(sm: Summary) -> str:
     a = sm.analysis
     m, t = a.model, a.totals
-    part, mem = not t.complete, sm.memory
-    mpart = not mem.complete
+    part, mem = t.side, sm.memory
+    mpart = mem.side
     out = [f"### onnxperf summary: `{_md_cell(m.path or '<in memory>').replace('`', '')}`", ""]
     binds = ", ".join(f"{k}={v}" for k, v in a.dims) or "none"
     out += ["| | |", "|---|---|",
@@ -379,11 +387,12 @@ def render_md(sm: Summary) -> str:
             f"| FLOPs | {lower_bound(si(t.flops), t.flops, part)} |",
             f"| Bytes read / written | {lower_bound(binary_bytes(t.bytes_read), t.bytes_read, part)} / "
             f"{lower_bound(binary_bytes(t.bytes_written), t.bytes_written, part)} |",
-            *([f"| Not costed | {_md_cell(uncosted_text(t), 300)} |"] if part else []),
+            *([f"| Not costed | {_md_cell(uncosted_text(t), 300)} |"] if not t.complete else []),
+            *([f"| Upper bound | {_md_cell(upper_text(t), 300)} |"] if t.upper_bounded else []),
             f"| Activation peak / total memory | {lower_bound(binary_bytes(mem.peak_bytes), mem.peak_bytes, mpart)} / "
             f"{lower_bound(binary_bytes(mem.total_bytes), mem.total_bytes, mpart)} |",
             *([f"| Predicted latency ({_md_cell(sm.roofline.spec_id)}) | "
-               f"{lower_bound(seconds(sm.roofline.latency_s), sm.roofline.latency_s, bool(sm.roofline.unknown_nodes))}"
+               f"{lower_bound(seconds(sm.roofline.latency_s), sm.roofline.latency_s, sm.roofline.side)}"
                f"{' (plain roofline: a lower bound)' if sm.roofline.lower_bound else ''}"
                f"{kernel_model_note(sm.roofline)} |"]
               if sm.roofline else []),

@@ -27,10 +27,10 @@ def render_text(s: SweepResult) -> str:
     partial_rows = []
     for r in s.rows:
         vals = dict(r.values)
-        cp, mp = not r.costs_complete, bool(r.unknown_size_tensors)
+        cp, mp = r.cost_side, r.memory_side
         i = ("?" if cp else "-") if r.intensity is None else f"{r.intensity:.3g}"
 
-        def lb(text: str, x, part: bool) -> str:
+        def lb(text: str, x, part: str) -> str:
             return lower_bound(text, x, part, short=True)
 
         line = "".join(f"{vals[d]:>10}" for d in dims) + (
@@ -43,15 +43,22 @@ def render_text(s: SweepResult) -> str:
                      f"{upper_bound(si(r.throughput_per_s), r.throughput_per_s, cp, short=True):>10}{share:>9}")
         if s.memory_budget is not None:
             line += f"{'?' if r.fits_memory is None else ('yes' if r.fits_memory else 'no'):>6}"
-        lines.append(line + ("" if r.complete else "  (partial)"))
-        if not r.complete:
+        lines.append(line + ("" if r.complete and not r.upper else "  (partial)" if not r.complete else
+                             "  (upper bound)"))
+        if not r.complete or r.upper:
             partial_rows.append(r)
     if partial_rows:
-        lines += ["", "(partial): a lower bound (≥; throughput ≤), or ? where nothing is known; unknown is not 0"]
+        lines += ["", "(partial): a lower bound (≥; throughput ≤), or ? where nothing is known; unknown is not 0"
+                  if any(not r.complete for r in partial_rows) else
+                  "(upper bound): at most (≤; throughput ≥): a size or a count the data decides is at its largest"]
         for r in partial_rows:
             why = []
             if r.uncosted:
                 why.append(f"{r.uncosted_nodes:,} nodes not costed ({op_counts(r.uncosted, 4)})")
+            if r.cost_side in ("lower", "unknown") and not r.uncosted:
+                why.append("a loop counted in part (its trip count is unknown: one run)")
+            if r.upper:
+                why.append(f"upper bound: {op_counts(r.upper, 4)}")
             if r.unknown_size_tensors:
                 why.append(f"{r.unknown_size_tensors:,} tensors of unknown size")
             if r.lost_at:
