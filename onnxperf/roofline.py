@@ -36,6 +36,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from . import dtypes
 from .analysis import Analysis
 from .cost import COUNTED, ZERO
 from .folding import foldable_nodes
@@ -741,6 +742,130 @@ def _as_epilogue(r: NodeRoofline, n, free: frozenset[str], spec: Spec) -> NodeRo
                         COMPUTE if comp_s >= mem_s else MEMORY, t, None)
 
 
+#: the ops whose time is their bodies' time
+_CONTROL = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+
+
+class _Bodies:
+    """The time of a control-flow node: each node of its bodies timed as a main-graph node is (its
+    roofline, dispatch overhead and efficiencies included: a loop body's kernels are launched every run),
+    summed over the body, times the runs its cost counts (the trip count, the scanned length; an If's
+    branch once). A body node without a time adds nothing (the costs already say the figure is partial).
+    Without this a Loop was timed as one kernel moving all its bodies' bytes.
+
+    On a spec with cache levels, a body whose working set (the distinct tensors its nodes read and write,
+    weights included) fits a level reads it from there on every run after the first: a recurrent cell's
+    weights stay in cache from one step to the next,
+
+        t = t_run(main memory) + (runs − 1) · t_run(the innermost level that holds the working set)"""
+
+    def __init__(self, a: Analysis, spec: Spec, key: str | None, fold: bool = False, gpu: bool = False):
+        self.spec, self.key = spec, key
+        self.by_scope: dict[str, list] = {}
+        for n in a.nodes:
+            if n.scope:
+                self.by_scope.setdefault(n.scope, []).append(n)
+        #: body nodes a runtime folds at load (constant inputs; with a GPU engine, Shape of a static
+        #: tensor too), as it folds the main graph's: they take no time
+        self.folded: set[str] = set()
+        if fold and a.loaded is not None:
+            shapes = {t.name: t.shape for n in a.nodes if n.scope for t in (*n.inputs, *n.outputs) if t is not None}
+
+            def static(name: str) -> bool:
+                shape = shapes.get(name)
+                return shape is not None and all(isinstance(d, int) for d in shape)
+
+            def walk(g, scope: str) -> None:
+                for (idx, attr), sub in g.subgraphs.items():
+                    inner = f"{scope}/{idx}/{attr}" if scope else f"{idx}/{attr}"
+                    self.folded.update(f"{inner}/{i}" for i in foldable_nodes(sub, static if gpu else None))
+                    walk(sub, inner)
+            walk(a.loaded.graph, "")
+        self.under: dict[str, list[str]] = {}
+        for sc in self.by_scope:
+            self.under.setdefault(sc.rsplit("/", 1)[0], []).append(sc)
+        self.branches = a.branches or {}
+        levels = tuple(getattr(spec, "memory_levels", ()) or ())
+        self.capacities = tuple(lv.capacity_bytes for lv in levels)
+        self.bandwidths = tuple(lv.bandwidth_bytes_per_s for lv in levels) + (spec.memory_bandwidth_bytes_per_s,)
+        self._times: dict[tuple[str, bool], tuple[float, float, float, int]] = {}
+        #: kernels the bodies launch beyond their control nodes' own one (every run's, each body node one)
+        self.launched = 0
+
+    def _level(self, scope: str) -> int | None:
+        """The innermost cache level that holds the body's working set, None when none does."""
+        if not self.capacities:
+            return None
+        seen: dict[str, int] = {}
+        for n in self.by_scope.get(scope, ()):
+            for t in (*n.inputs, *n.outputs):
+                if t is not None and t.name not in seen and t.shape is not None \
+                        and all(isinstance(d, int) for d in t.shape):
+                    seen[t.name] = dtypes.nbytes(dtypes.elem_type(t.dtype), math.prod(t.shape))
+        size = sum(seen.values())
+        return next((k for k, cap in enumerate(self.capacities) if size <= cap), None)
+
+    def _scope(self, scope: str, cached: bool = False) -> tuple[float, float, float, int]:
+        """(time, compute-bound time, memory-bound time, kernels) of one run of a body; ``cached``: a run
+        after the first, its working set in the cache level that holds it (if one does)."""
+        hit = self._times.get((scope, cached))
+        if hit is None:
+            level = self._level(scope) if cached else None
+            t = c = m = 0.0
+            k = 0
+            for n in self.by_scope.get(scope, ()):
+                if n.key in self.folded:
+                    continue
+                r = node_roofline(n, self.spec, self.key)
+                if r.time_s is None:
+                    continue
+                if n.op_type in _CONTROL and not n.domain:
+                    r, inner = self._timed(r, n)
+                    k += inner
+                elif r.time_s > 0:
+                    k += 1
+                    if level is not None:
+                        per_level = [0.0] * len(self.bandwidths)
+                        per_level[level] = float(r.bytes)
+                        r = _at_levels(r, n, per_level, self.bandwidths, self.spec)
+                t += r.time_s
+                c += r.time_s if r.bound == COMPUTE else 0.0
+                m += r.time_s if r.bound == MEMORY else 0.0
+            hit = self._times[(scope, cached)] = (t, c, m, k)
+        return hit
+
+    def timed(self, r: NodeRoofline, n) -> NodeRoofline:
+        """``r`` (a main-graph control node's own roofline row) with the time of its bodies."""
+        r, kernels = self._timed(r, n)
+        self.launched += max(kernels - 1, 0)
+        return r
+
+    def _timed(self, r: NodeRoofline, n) -> tuple[NodeRoofline, int]:
+        scopes = self.under.get(n.key, [])
+        if not scopes:
+            return r, 1
+        sums = {sc: (sum(b.flops for b in self.by_scope[sc]), sum(b.bytes_written for b in self.by_scope[sc]))
+                for sc in scopes}
+        if n.op_type == "If":
+            taken = self.branches.get(n.key)
+            chosen = [sc for sc in scopes if sc.rsplit("/", 1)[1] == taken] if taken else \
+                [sc for sc in scopes if sums[sc] == (n.flops, n.bytes_written)]
+            scope = max(chosen or scopes, key=lambda sc: self._scope(sc)[0])
+            runs = 1
+        else:
+            scope = scopes[0]
+            flops, written = sums[scope]
+            runs = n.bytes_written // written if written else (n.flops // flops if flops else 1)
+        t, c, m, k = self._scope(scope)
+        if runs > 1:
+            t2, c2, m2, _ = self._scope(scope, cached=True)
+            t, c, m = t + (runs - 1) * t2, c + (runs - 1) * c2, m + (runs - 1) * m2
+        else:
+            t, c, m = t * runs, c * runs, m * runs
+        bound = r.bound if t == 0 else (COMPUTE if c >= m else MEMORY)
+        return NodeRoofline(**{**r.__dict__, "time_s": t, "bound": bound}), k * runs
+
+
 def _as_folded(r: NodeRoofline) -> NodeRoofline:
     """A node computed at load time: nothing left to run."""
     return NodeRoofline(r.key, r.op_type, r.family, r.dtype, r.ops, r.bytes, r.intensity, r.peak_ops_per_s,
@@ -830,6 +955,13 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
 
         plan = kernel_plan(a)
         raw = _as_kernels(raw, a.main_nodes, plan, spec)
+    body_kernels = 0
+    if a.model.nodes_in_subgraphs:
+        fold = float(eff.get("fusion.constant_folding", 0)) >= 1 or float(eff.get("fusion.gpu", 0)) >= 1
+        bodies = _Bodies(a, spec, key, fold, gpu=float(eff.get("fusion.gpu", 0)) >= 1)
+        raw = [bodies.timed(r, n) if n.op_type in _CONTROL and not n.domain and r.time_s is not None else r
+               for r, n in zip(raw, a.main_nodes)]
+        body_kernels = bodies.launched
     run_overhead = float(eff.get("overhead_run_s", 0.0))
     kernels = sum(r.time_s for r in raw if r.time_s is not None)
     latency = kernels + run_overhead
@@ -843,7 +975,8 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
         compute_bound_time_s=sum(r.time_s for r in nodes if r.bound == COMPUTE and r.time_s),
         memory_bound_time_s=sum(r.time_s for r in nodes if r.bound == MEMORY and r.time_s),
         by_op_type=by_op, run_overhead_s=run_overhead, lower_bound=not eff,
-        kernels=None if plan is None else plan.kernel_count, assumed=() if plan is None else plan.assumed,
+        kernels=None if plan is None else plan.kernel_count + body_kernels,
+        assumed=() if plan is None else plan.assumed,
         bytes_by_level=by_level, folded_keys=None if gone is None else frozenset(gone), fusion_model=fu, plan=plan,
         cost_side=a.totals.side,
     )

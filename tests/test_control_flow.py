@@ -435,3 +435,37 @@ def test_memory_holds_the_working_set_of_a_body_while_it_runs():
     # the Loop's input and output, and in the body big and h_out (h_out lives with big as it is made),
     # and the body's cond handed back (one byte)
     assert mem.peak_bytes == f32 * (B * K + B * K + B * wide + B * K) + 1 and mem.complete
+
+
+def test_a_loop_is_timed_as_its_body_run_trips_times():
+    """The roofline times each body node as a main-graph node (with its dispatch overhead on a spec
+    that has one), sums the body, and multiplies by the trip count; the kernels counted likewise."""
+    from onnxperf.hardware import load_spec
+    from onnxperf.roofline import node_roofline, roofline
+
+    trips = 5
+    a = onnxperf.analyze(_matmul_loop(trips))
+    for hw in ("t4", "t4:plain"):
+        spec = load_spec(hw)
+        r = roofline(a, spec)
+        body = [n for n in a.nodes if n.scope]
+        one_run = sum(node_roofline(n, spec).time_s for n in body)
+        (loop,) = r.nodes
+        assert loop.time_s == pytest.approx(trips * one_run) and loop.time_s > 0
+        if r.kernels is not None:  # the GPU kernel model: each body node that runs, every run
+            assert r.kernels == trips * sum(node_roofline(n, spec).time_s > 0 for n in body)
+
+
+def test_an_if_is_timed_as_the_branch_it_takes():
+    from onnxperf.hardware import load_spec
+    from onnxperf.roofline import node_roofline, roofline
+
+    m = _if_with_shared_names()
+    cond = m.graph.input[0]
+    m.graph.input.remove(cond)
+    m.graph.initializer.append(const("cond", [], BOOL, True))  # then_branch: MatMul + Relu
+    a = onnxperf.analyze(m)
+    spec = load_spec("t4")
+    (ifn,) = roofline(a, spec).nodes
+    then = [n for n in a.nodes if n.scope.endswith("then_branch")]
+    assert ifn.time_s == pytest.approx(sum(node_roofline(n, spec).time_s for n in then))
