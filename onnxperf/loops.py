@@ -71,51 +71,16 @@ def _scalar(v: np.ndarray | None) -> int | None:
         return None
 
 
-def _slice(body: GraphIR, wanted: set[str], computable: Callable[[str], bool]) -> list[int] | None:
-    """The body nodes (in body order) that compute ``wanted`` from the body's inputs and known values,
-    or None when some node on the way is not a value op (or reads what is not known)."""
-    producer = {o: i for i, (_, outs) in enumerate(body.io) for o in outs if o}
-    nested = {i for i, _ in body.subgraphs}
-    need: set[int] = set()
-    stack = list(wanted)
-    seen: set[str] = set()
-    while stack:
-        x = stack.pop()
-        if x in seen or not x:
-            continue
-        seen.add(x)
-        i = producer.get(x)
-        if i is None:
-            if not computable(x):
-                return None
-            continue
-        op, domain, _ = body.heads[i]
-        if op == "Constant" and not domain:
-            if not computable(x):
-                return None
-            continue
-        if domain or i in nested or (op not in EVALUATORS and op not in ("Shape", "Size")):
-            return None
-        if i not in need:
-            need.add(i)
-            ins = body.io[i][0]
-            if op in ("Shape", "Size"):
-                if not ins or not computable(":shape:" + ins[0]):
-                    return None
-            else:
-                stack.extend(x for x in ins if x)
-    order = {i: k for k, i in enumerate(body.order)}
-    return sorted(need, key=order.__getitem__)
-
-
 #: a value the simulation cannot know (it reads data): And/Or may still decide without it
 _UNK = object()
 
 
-def _lenient_slice(body: GraphIR, wanted: set[str], computable: Callable[[str], bool]) -> tuple[list[int], set[int]]:
-    """The body nodes that compute ``wanted``, as :func:`_slice`, where a node that is not a value op
-    (or reads a tensor that is not known) is kept as *opaque*: its outputs are unknown, its inputs not
-    followed. Returns (nodes in body order, the opaque ones)."""
+def _slice(body: GraphIR, wanted: set[str], computable: Callable[[str], bool],
+           lenient: bool = False) -> tuple[list[int], set[int]] | None:
+    """The body nodes (in body order) that compute ``wanted`` from the body's inputs and known values,
+    and the *opaque* ones among them. Strict (the default): None when some node on the way is not a
+    value op or reads what is not known. ``lenient``: such a node is kept as opaque (its outputs unknown
+    at run time, its inputs not followed), and a leaf that is not known is unknown at run time."""
     producer = {o: i for i, (_, outs) in enumerate(body.io) for o in outs if o}
     nested = {i for i, _ in body.subgraphs}
     need: set[int] = set()
@@ -128,20 +93,23 @@ def _lenient_slice(body: GraphIR, wanted: set[str], computable: Callable[[str], 
             continue
         seen.add(x)
         i = producer.get(x)
-        if i is None or i in need:
-            continue  # a leaf: known, or unknown at run time
-        op, domain, _ = body.heads[i]
-        need.add(i)
+        op, domain = body.heads[i][:2] if i is not None else ("", "")
+        if i is None or (op == "Constant" and not domain):  # a leaf
+            if not computable(x) and not lenient:
+                return None
+            continue
+        if i in need:
+            continue
         ins = body.io[i][0]
-        if op == "Constant" and not domain:
-            need.discard(i)
-            continue
-        if domain or i in nested or (op not in EVALUATORS and op not in ("Shape", "Size")) or (
-                op in ("Shape", "Size") and (not ins or not computable(":shape:" + ins[0]))):
+        evaluable = not domain and i not in nested and (op in EVALUATORS or (
+            op in ("Shape", "Size") and bool(ins) and computable(":shape:" + ins[0])))
+        if not evaluable:
+            if not lenient:
+                return None
             opaque.add(i)
-            continue
-        if op not in ("Shape", "Size"):
+        elif op not in ("Shape", "Size"):
             stack.extend(y for y in ins if y)
+        need.add(i)
     order = {i: k for k, i in enumerate(body.order)}
     return sorted(need, key=order.__getitem__), opaque
 
@@ -256,18 +224,15 @@ class _Simulation:
             live = keep
         comp = computable_given(live)
         wanted = {carried_out[k] for k in live}
-        self.opaque: set[int] = set()
         #: the cond is computed from known values alone (no part of it reads data)
         self.definite = True
-        if with_cond:
-            order = _slice(body, wanted | {self.cond_out}, comp) if self.cond_out else None
-            if order is None and self.cond_out:
-                order, self.opaque = _lenient_slice(body, wanted | {self.cond_out}, comp)
-                self.definite = False
-        else:
-            order = _slice(body, wanted, comp)
-        self.ok = order is not None
-        self.order = order or []
+        found = _slice(body, wanted | ({self.cond_out} if with_cond else set()), comp) \
+            if self.cond_out or not with_cond else None
+        if found is None and with_cond and self.cond_out:
+            found = _slice(body, wanted | {self.cond_out}, comp, lenient=True)
+            self.definite = False
+        self.ok = found is not None
+        self.order, self.opaque = found if found is not None else ([], set())
         #: the cond reads the iteration number or a carried value (through nodes that are not opaque): it
         #: may change from run to run (else the first run's answer is every run's)
         self.cond_varies = self._reaches_state(carried_in, live) if with_cond else True

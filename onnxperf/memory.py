@@ -29,6 +29,7 @@ from itertools import accumulate, islice
 
 from . import dtypes
 from .analysis import Analysis
+from .bodies import BodyIndex, is_control
 from .cost import COUNTED, ZERO
 
 #: zero-by-design ops whose (first) output is a view of their first input
@@ -179,9 +180,9 @@ def liveness(a: Analysis) -> MemoryResult:
     bodies = _Bodies(a) if a.model.nodes_in_subgraphs else None
     if bodies is not None:
         for step, n in enumerate(nodes):
-            if n.op_type in CONTROL_FLOW and not n.domain:
-                delta[step] += bodies.peak(n.key, n.op_type)
-                delta[step + 1] -= bodies.peak(n.key, n.op_type)
+            if is_control(n):
+                delta[step] += bodies.peak(n)
+                delta[step + 1] -= bodies.peak(n)
         unknown += bodies.unknown
         prealloc += bodies.allocated
     # live bytes repeat from block to block: one int object per distinct value
@@ -199,8 +200,6 @@ def liveness(a: Analysis) -> MemoryResult:
     )
 
 
-#: the ops whose bodies are live while they run
-CONTROL_FLOW = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 
 
 def sequence_bytes(seq) -> int | None:
@@ -223,16 +222,10 @@ class _Bodies:
     body tensors of unknown size, and the bytes of every body tensor (each counted once)."""
 
     def __init__(self, a: Analysis):
-        self.by_scope: dict[str, list] = {}
-        for n in a.nodes:
-            if n.scope:
-                self.by_scope.setdefault(n.scope, []).append(n)
-        self.under: dict[str, list[str]] = {}
-        for sc in self.by_scope:
-            self.under.setdefault(sc.rsplit("/", 1)[0], []).append(sc)
+        self.index = BodyIndex(a)
+        self.by_scope = self.index.by_scope
         self.tensors = a.tensors or {}
         self.sequences = a.sequences or {}
-        self.branches = a.branches or {}
         self.unknown = 0
         self.allocated = 0
         self._sized: dict[str, int | None] = {}
@@ -260,15 +253,11 @@ class _Bodies:
             self.allocated += b
         return b
 
-    def peak(self, key: str, op_type: str) -> int:
-        """The bytes the bodies of control-flow node ``key`` hold at their peak while it runs."""
-        hit = self._peaks.get(key)
+    def peak(self, n) -> int:
+        """The bytes the bodies of control-flow node ``n`` hold at their peak while it runs."""
+        hit = self._peaks.get(n.key)
         if hit is None:
-            scopes = self.under.get(key, [])
-            taken = self.branches.get(key) if op_type == "If" else None
-            if taken is not None:
-                scopes = [sc for sc in scopes if sc.rsplit("/", 1)[1] == taken]
-            hit = self._peaks[key] = max((self._scope_peak(sc) for sc in scopes), default=0)
+            hit = self._peaks[n.key] = max((self._scope_peak(sc) for sc in self.index.scopes(n)), default=0)
         return hit
 
     def _scope_peak(self, scope: str) -> int:
@@ -301,8 +290,8 @@ class _Bodies:
             delta[first] += size
             delta[last + 1] -= size
         for step, n in enumerate(recs):
-            if n.op_type in CONTROL_FLOW and not n.domain:
-                extra = self.peak(n.key, n.op_type)
+            if is_control(n):
+                extra = self.peak(n)
                 delta[step] += extra
                 delta[step + 1] -= extra
         peak = max(islice(accumulate(delta), end), default=0)

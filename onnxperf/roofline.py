@@ -38,6 +38,7 @@ from typing import Any, Protocol
 
 from . import dtypes
 from .analysis import Analysis
+from .bodies import BodyIndex, is_control
 from .cost import COUNTED, ZERO
 from .folding import foldable_nodes
 
@@ -742,10 +743,6 @@ def _as_epilogue(r: NodeRoofline, n, free: frozenset[str], spec: Spec) -> NodeRo
                         COMPUTE if comp_s >= mem_s else MEMORY, t, None)
 
 
-#: the ops whose time is their bodies' time
-_CONTROL = frozenset({"If", "Loop", "Scan", "SequenceMap"})
-
-
 class _Bodies:
     """The time of a control-flow node: each node of its bodies timed as a main-graph node is (its
     roofline, dispatch overhead and efficiencies included: a loop body's kernels are launched every run),
@@ -761,10 +758,8 @@ class _Bodies:
 
     def __init__(self, a: Analysis, spec: Spec, key: str | None, fold: bool = False, gpu: bool = False):
         self.spec, self.key = spec, key
-        self.by_scope: dict[str, list] = {}
-        for n in a.nodes:
-            if n.scope:
-                self.by_scope.setdefault(n.scope, []).append(n)
+        self.index = BodyIndex(a)
+        self.by_scope = self.index.by_scope
         #: body nodes a runtime folds at load (constant inputs; with a GPU engine, Shape of a static
         #: tensor too), as it folds the main graph's: they take no time
         self.folded: set[str] = set()
@@ -781,10 +776,6 @@ class _Bodies:
                     self.folded.update(f"{inner}/{i}" for i in foldable_nodes(sub, static if gpu else None))
                     walk(sub, inner)
             walk(a.loaded.graph, "")
-        self.under: dict[str, list[str]] = {}
-        for sc in self.by_scope:
-            self.under.setdefault(sc.rsplit("/", 1)[0], []).append(sc)
-        self.branches = a.branches or {}
         levels = tuple(getattr(spec, "memory_levels", ()) or ())
         self.capacities = tuple(lv.capacity_bytes for lv in levels)
         self.bandwidths = tuple(lv.bandwidth_bytes_per_s for lv in levels) + (spec.memory_bandwidth_bytes_per_s,)
@@ -819,7 +810,7 @@ class _Bodies:
                 r = node_roofline(n, self.spec, self.key)
                 if r.time_s is None:
                     continue
-                if n.op_type in _CONTROL and not n.domain:
+                if is_control(n):
                     r, inner = self._timed(r, n)
                     k += inner
                 elif r.time_s > 0:
@@ -841,15 +832,14 @@ class _Bodies:
         return r
 
     def _timed(self, r: NodeRoofline, n) -> tuple[NodeRoofline, int]:
-        scopes = self.under.get(n.key, [])
+        scopes = self.index.scopes(n)
         if not scopes:
             return r, 1
         sums = {sc: (sum(b.flops for b in self.by_scope[sc]), sum(b.bytes_written for b in self.by_scope[sc]))
                 for sc in scopes}
         if n.op_type == "If":
-            taken = self.branches.get(n.key)
-            chosen = [sc for sc in scopes if sc.rsplit("/", 1)[1] == taken] if taken else \
-                [sc for sc in scopes if sums[sc] == (n.flops, n.bytes_written)]
+            # the branch taken; else the one the cost counts (the costlier), else the slower
+            chosen = scopes if len(scopes) == 1 else [sc for sc in scopes if sums[sc] == (n.flops, n.bytes_written)]
             scope = max(chosen or scopes, key=lambda sc: self._scope(sc)[0])
             runs = 1
         else:
@@ -959,7 +949,7 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
     if a.model.nodes_in_subgraphs:
         fold = float(eff.get("fusion.constant_folding", 0)) >= 1 or float(eff.get("fusion.gpu", 0)) >= 1
         bodies = _Bodies(a, spec, key, fold, gpu=float(eff.get("fusion.gpu", 0)) >= 1)
-        raw = [bodies.timed(r, n) if n.op_type in _CONTROL and not n.domain and r.time_s is not None else r
+        raw = [bodies.timed(r, n) if is_control(n) and r.time_s is not None else r
                for r, n in zip(raw, a.main_nodes)]
         body_kernels = bodies.launched
     run_overhead = float(eff.get("overhead_run_s", 0.0))
