@@ -27,7 +27,7 @@ below it: no second whole-graph pass is needed. Derived dim names (``past + 1``,
 dynamo exporter writes them, are evaluated from the bound dims (:func:`eval_dim`). Sizes are capped:
 no value beyond :data:`onnxperf.shape_values.MAX_ELEMENTS` elements is built here, each size checked
 before anything is built (ONNX's own data propagation is kept from huge Ranges by
-:meth:`onnxperf.shapes._InPlace.hide_large_ranges`).
+:meth:`onnxperf.shapes._InPlace.hide_large_values`).
 """
 
 from __future__ import annotations

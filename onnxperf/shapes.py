@@ -38,6 +38,7 @@ from .errors import DimBindingError
 from .frozen import getter
 from .loops import LoopTrips
 from .sequences import SequenceInfo
+from .shape_values import EVALUATORS, evaluate
 from .loader import GraphIR, LoadedModel
 
 Dim = int | str | None
@@ -358,7 +359,7 @@ def _gaps(g: GraphIR, tensors: dict[str, TensorInfo], free: set[str], seqs: dict
     return n_gaps
 
 
-#: the longest Range whose values ONNX's data propagation may build (see _InPlace.hide_large_ranges)
+#: the most elements ONNX's data propagation may build for one tensor (see _InPlace.hide_large_values)
 RANGE_CAP = 1 << 20
 #: the domain a hidden node gets for ONNX's whole-graph pass: no schema, so nothing is propagated
 _HIDDEN_DOMAIN = "onnxperf.hidden"
@@ -371,7 +372,7 @@ class _InPlace:
     things inference needs are changed on the proto and put back afterwards (so a loaded model
     can be analyzed again with other bindings): small external shape constants inlined from the
     values the loader read safely, fused com.microsoft ops replaced by the plain op they fuse,
-    and large Ranges hidden from ONNX's data propagation (:meth:`hide_large_ranges`). Graph inputs
+    and large amplifiers hidden from ONNX's data propagation (:meth:`hide_large_values`). Graph inputs
     are saved here and bound by :func:`_bind`."""
 
     def __init__(self, loaded: LoadedModel):
@@ -420,41 +421,125 @@ class _InPlace:
             self.proto.opset_import.extend(kept)
             self._hidden_opset = False
 
-    def hide_large_ranges(self) -> list[str]:
-        """Keep ONNX's data propagation from materializing a huge ``Range``: its propagation
-        builds the values of a Range it can compute, and of everything derived from them, as a list
-        of dims (``Range(0, 10**15, 1)`` -> ``std::bad_alloc`` after 20 GB). A Range whose length
-        is not provably at most :data:`RANGE_CAP` (its inputs constants giving more, or computed
-        while a graph input dim exceeds the cap) becomes, for ONNX's whole-graph pass only, an op
-        it does not know; the forward pass shapes it afterwards without materializing anything.
-        Returns one note per hidden Range."""
+    def hide_large_values(self) -> list[str]:
+        """Keep ONNX's data propagation from materializing a huge tensor. It builds the values of every
+        tensor it can compute, as a list of dims (~150 bytes an element): a Range, ConstantOfShape,
+        Expand, Tile or Pad that *amplifies* a small size into a large output, and everything computed
+        from it (``ConstantOfShape([10^10]) -> Add``: 49 s and 3.4 GiB before ``std::bad_alloc``;
+        ``Range(0, 10**15, 1)``: 20 GB). The sizes those ops would build are worked out first from what
+        ONNX's propagation also knows (constants, the shapes of the graph inputs as bound, and the
+        shape arithmetic on them, :mod:`onnxperf.shape_values`); an amplifier whose output holds more
+        than :data:`RANGE_CAP` elements, or whose size is not known while a graph input dim exceeds the
+        cap, becomes, for ONNX's whole-graph pass only, an op it does not know; the forward pass shapes
+        it afterwards without materializing anything. Returns one note per hidden node."""
         g, graph = self.proto.graph, self.loaded.graph
-        big_input = any(d.HasField("dim_value") and d.dim_value > RANGE_CAP
-                        for vi in g.input for d in vi.type.tensor_type.shape.dim)
+        shapes: dict[str, tuple[int, ...]] = {}
+        for vi in g.input:
+            dims = vi.type.tensor_type.shape.dim if vi.type.HasField("tensor_type") else ()
+            if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape") and \
+                    all(d.HasField("dim_value") for d in dims):
+                shapes[vi.name] = tuple(int(d.dim_value) for d in dims)
+        big_input = any(d > RANGE_CAP for shp in shapes.values() for d in shp) or any(
+            d.HasField("dim_value") and d.dim_value > RANGE_CAP for vi in g.input for d in vi.type.tensor_type.shape.dim)
+        values: dict[str, np.ndarray] = {}
+        for name, rec in {**graph.constants, **graph.initializers}.items():
+            shapes.setdefault(name, tuple(rec.dims))
+            if rec.value is not None:
+                values[name] = rec.value
+        opset = self.loaded.opsets.get("", 1)
         notes = []
-        for i, (op_type, domain, name) in enumerate(graph.heads):
-            if op_type != "Range" or domain != "" or i in self._nodes:
-                continue
-            ins = graph.io[i][0]
-            vals = [graph.const_value(x) if x else None for x in ins[:3]]
-            if all(v is not None and v.size == 1 for v in vals):
-                try:
-                    start, limit, delta = (float(v.reshape(-1)[0]) for v in vals)
-                    n = max(0.0, (limit - start) / delta) if delta else float("inf")
-                except (TypeError, ValueError, OverflowError):
-                    n = float("inf")
-                if n <= RANGE_CAP:
+        with np.errstate(all="raise"):
+            for i in graph.order:
+                op_type, domain, name = graph.heads[i]
+                if domain != "" or i in self._nodes:
                     continue
-            elif not big_input:
-                continue
-            self._nodes[i] = _copy(g.node[i])
-            g.node[i].domain = _HIDDEN_DOMAIN
-            if not self._hidden_opset:
-                self.proto.opset_import.add(domain=_HIDDEN_DOMAIN, version=1)
-                self._hidden_opset = True
-            notes.append(f"Range node {i} {name!r}: its length may exceed {RANGE_CAP:,} elements; "
-                         "shaped without computing its values")
+                ins, outs = graph.io[i]
+                if op_type in _AMPLIFIERS:
+                    n = _amplified(op_type, ins, values, shapes, graph.nodes[i])
+                    if (n is not None and n > RANGE_CAP) or (n is None and big_input):
+                        self._hide(i)
+                        notes.append(f"{op_type} node {i} {name!r}: its output may hold more than {RANGE_CAP:,} "
+                                     "elements; shaped without computing its values")
+                        continue
+                if not outs or not outs[0]:
+                    continue
+                if op_type in ("Shape", "Size"):
+                    shp = shapes.get(ins[0]) if ins else None
+                    out = None if shp is None else evaluate(graph.nodes[i], op_type, [], opset, shp)
+                elif op_type in EVALUATORS and len(outs) == 1 and ins and all(not x or x in values for x in ins):
+                    out = evaluate(graph.nodes[i], op_type, [values[x] if x else None for x in ins], opset)
+                else:
+                    continue
+                if out is not None:
+                    values[outs[0]] = out
+                    shapes[outs[0]] = tuple(out.shape)
         return notes
+
+    def _hide(self, i: int) -> None:
+        g = self.proto.graph
+        self._nodes[i] = _copy(g.node[i])
+        g.node[i].domain = _HIDDEN_DOMAIN
+        if not self._hidden_opset:
+            self.proto.opset_import.add(domain=_HIDDEN_DOMAIN, version=1)
+            self._hidden_opset = True
+
+
+#: ops whose output size is set by an input's value: a small size can make a huge output
+_AMPLIFIERS = frozenset({"Range", "ConstantOfShape", "Expand", "Tile", "Pad"})
+
+
+def _amplified(op: str, ins, values: dict[str, np.ndarray], shapes: dict[str, tuple[int, ...]],
+               node: onnx.NodeProto) -> int | None:
+    """Elements of an amplifier's output as far as the known values tell (at least that many for an
+    Expand or a Tile whose input's size is not known), None when its size input is not known."""
+
+    def val(k: int) -> np.ndarray | None:
+        return values.get(ins[k]) if k < len(ins) and ins[k] else None
+
+    def numel(shape) -> int:
+        n = 1
+        for d in shape:
+            n *= max(int(d), 0)
+        return n
+
+    try:
+        if op == "Range":
+            vs = [val(k) for k in range(3)]
+            if any(v is None or v.size != 1 for v in vs):
+                return None
+            start, limit, delta = (float(v.reshape(-1)[0]) for v in vs)
+            return int(min(max(0.0, (limit - start) / delta), 2.0 ** 63)) if delta else 2 ** 63
+        if op == "ConstantOfShape":
+            v = val(0)
+            return None if v is None else numel(v.reshape(-1))
+        if op in ("Expand", "Tile"):
+            v = val(1)
+            if v is None:
+                return None
+            src = shapes.get(ins[0]) if ins and ins[0] else None
+            if op == "Tile":
+                return numel(v.reshape(-1)) * (numel(src) if src is not None else 1)
+            dims = [int(d) for d in v.reshape(-1)]
+            if src is None:
+                return numel(dims)
+            rank = max(len(src), len(dims))
+            a = (1,) * (rank - len(src)) + tuple(src)
+            b = (1,) * (rank - len(dims)) + tuple(dims)
+            return numel(max(x, y) for x, y in zip(a, b))
+        if op == "Pad":
+            src = shapes.get(ins[0]) if ins and ins[0] else None
+            pads = val(1) if len(ins) > 1 and ins[1] else None
+            if pads is None:
+                attr = next((a for a in node.attribute if a.name == "pads"), None)
+                pads = None if attr is None else np.array(list(attr.ints))
+            if src is None or pads is None or pads.size != 2 * len(src):
+                return None
+            p = [int(x) for x in pads.reshape(-1)]
+            return numel(d + p[k] + p[k + len(src)] for k, d in enumerate(src))
+    except (TypeError, ValueError, OverflowError):
+        return 2 ** 63
+    return None
+
 
 def _copy(msg):
     out = type(msg)()
@@ -559,7 +644,7 @@ def _infer(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[str, tu
     with _InPlace(loaded) as work:
         free = _bind(work.proto, loaded, dims, input_shapes)
         free_set = set(free)
-        notes.extend(work.hide_large_ranges())
+        notes.extend(work.hide_large_values())
         if not free and not notes:
             quick = _static_first(loaded, work.proto.graph, bound)
             if quick is not None:
