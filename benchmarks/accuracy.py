@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 from onnxperf.hardware.files import to_toml  # noqa: E402
 from onnxperf.hardware.probe import run_probe  # noqa: E402
-from onnxperf.calibration.run import calibration_table, run_calibration  # noqa: E402
-from onnxperf.validate.compare import validate  # noqa: E402
+from onnxperf.products.calibration.run import calibration_table, run_calibration  # noqa: E402
+from onnxperf.products.validate.compare import validate  # noqa: E402
 
 #: the corpus fixtures that hold each corpus file's dims and input shapes (models/corpus/README.md)
 FIXTURES = ("corpus_vision.json", "corpus_nlp.json", "corpus_ort.json")
@@ -236,7 +236,7 @@ def target_cell(rows, figure, limit, how) -> tuple[str, str]:
     if how == "median":
         m = statistics.median(x for x, _ in known)
         return show(m), "yes" if m <= limit + 1e-9 else "no"
-    # the tolerance of onnxperf.accuracy's bands: a ρ of exactly 0.9 computed as 0.8999999999999998 meets it
+    # the tolerance of onnxperf.products.accuracy's bands: a ρ of exactly 0.9 computed as 0.8999999999999998 meets it
     bad = [(x, n) for x, n in known if (x > limit + 1e-9 if how == "max" else x < limit - 1e-9)]
     edge = max(known) if how == "max" else min(known)
     text = f"{'worst' if how == 'max' else 'lowest'} {show(edge[0])} ({_short(edge[1])})"
@@ -294,7 +294,7 @@ def rank_limits(a, b) -> dict:
     * ``op_type_oracle``: ρ of ``a``'s predictions against its measured times when every
       dispatch-only group is predicted as the median time ``b`` measured for its op type: the best a
       per-op-type dispatch cost could do."""
-    from onnxperf.accuracy import spearman
+    from onnxperf.products.accuracy import spearman
 
     live = [g for g in a.groups if not g.folded and g.measured_s > 0]
     other = {g.original_node_ids: g.measured_s for g in b.groups if not g.folded and g.measured_s > 0}

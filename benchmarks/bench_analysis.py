@@ -68,10 +68,10 @@ PHASES = r"""
 import json, statistics, sys, time
 import onnx, onnx.shape_inference
 import onnxperf
-from onnxperf.analysis import _by_op_type, _params
-from onnxperf.cost import CostWalker
-from onnxperf.loader import load
-from onnxperf.shapes import infer
+from onnxperf.cost.analysis import _by_op_type, _params
+from onnxperf.cost.walker import CostWalker
+from onnxperf.graph.loader import load
+from onnxperf.shapes.infer import infer
 path, dims, repeats = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
 shapes = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
 onnxperf.analyze(path, dims=dims, input_shapes=shapes)  # warm: C++ schema registry, lazy caches

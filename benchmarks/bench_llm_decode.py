@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from onnxperf.hardware import load_spec  # noqa: E402
-from onnxperf.llm import recognize  # noqa: E402
-from onnxperf.loader import load  # noqa: E402
-from onnxperf.validate.compare import validate  # noqa: E402
+from onnxperf.insights.llm import recognize  # noqa: E402
+from onnxperf.graph.loader import load  # noqa: E402
+from onnxperf.products.validate.compare import validate  # noqa: E402
 
 MODELS = ("gpt2_decode_legacy.onnx", "gpt2_decode_dynamo18.onnx", "qwen2_decode_dynamo18.onnx",
           "llama_decode_dynamo23.onnx", "llama_decode_legacy.onnx", "qwen2_decode_dynamo18_fp16.onnx",

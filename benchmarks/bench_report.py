@@ -111,12 +111,12 @@ class _FakeSpec:
 
 
 def build(model_path: Path, batch: int = 64) -> tuple[str, dict, float]:
-    from onnxperf.analysis import analyze
-    from onnxperf.memory import liveness
-    from onnxperf.report import build_report
-    from onnxperf.render.report import render_html
-    from onnxperf.roofline import roofline
-    from onnxperf.summary import Summary, batch_of
+    from onnxperf.cost.analysis import analyze
+    from onnxperf.predict.memory import liveness
+    from onnxperf.products.report import build_report
+    from onnxperf.products.render.report import render_html
+    from onnxperf.predict.roofline import roofline
+    from onnxperf.analysis.summary import Summary, batch_of
 
     t0 = time.perf_counter()
     a = analyze(model_path, dims={"batch": batch})

@@ -108,9 +108,9 @@ def truth(c: dict) -> dict:
 
 def onnxperf_figures(name: str) -> dict:
     from onnxperf.hardware import load_spec
-    from onnxperf.llm import recognize
-    from onnxperf.llm.figures import figures
-    from onnxperf.loader import load
+    from onnxperf.insights.llm import recognize
+    from onnxperf.insights.llm.figures import figures
+    from onnxperf.graph.loader import load
 
     L = load(ROOT / "models" / "corpus" / EXPORTS[name])
     fg = figures(L, recognize(L), batch=1, context=CONTEXT, prompt=1, spec=load_spec("a100-80gb"),

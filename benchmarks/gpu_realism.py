@@ -9,7 +9,7 @@ and A10, TensorRT demo/BERT latency sweeps on A100 40GB and T4, MLPerf Inference
 on H100 PCIe / SXM, L4 and Jetson AGX Orin). Models: ``models/resnet50_torch.onnx`` (torchvision
 ResNet-50 = v1.5) and ``benchmarks/models/bert_{base,large}_legacy.onnx`` (transformers BertModel,
 ``make_bert.py``). Each row is predicted with the device's preset as shipped (its ``[efficiency]``:
-the GPU kernel model of :mod:`onnxperf.gpu_kernels`, a per-kernel launch overhead, attainable
+the GPU kernel model of :mod:`onnxperf.predict.gpu_kernels`, a per-kernel launch overhead, attainable
 fractions) at the published batch, sequence and precision (``--precision``: fp16, int8, tf32).
 
 Scenarios: ``fixed_batch``: throughput = batch / latency (the published average latency where no
@@ -42,11 +42,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from onnxperf import precision as P  # noqa: E402
-from onnxperf.analysis import analyze  # noqa: E402
+from onnxperf.predict import precision as P  # noqa: E402
+from onnxperf.cost.analysis import analyze  # noqa: E402
 from onnxperf.hardware.files import load_preset  # noqa: E402
-from onnxperf.roofline import fill, roofline  # noqa: E402
-from onnxperf.gpu_kernels import kernel_plan  # noqa: E402
+from onnxperf.predict.roofline import fill, roofline  # noqa: E402
+from onnxperf.predict.gpu_kernels import kernel_plan  # noqa: E402
 
 PUBLISHED = ROOT / "benchmarks" / "published" / "gpu_inference.json"
 MODELS = {

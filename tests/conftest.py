@@ -10,7 +10,8 @@ raises ``SystemExit`` instead, as a normal exit would; subprocess tests run the 
 
 import pytest
 
-from onnxperf import cli, cost
+from onnxperf import cli
+from onnxperf.cost import walker as cost
 
 
 def _exit(rc: int) -> None:

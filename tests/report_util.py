@@ -7,10 +7,10 @@ from pathlib import Path
 import onnx
 from onnx import helper
 
-from onnxperf.analysis import analyze
-from onnxperf.memory import liveness
-from onnxperf.roofline import roofline
-from onnxperf.summary import Summary, batch_of
+from onnxperf.cost.analysis import analyze
+from onnxperf.predict.memory import liveness
+from onnxperf.predict.roofline import roofline
+from onnxperf.analysis.summary import Summary, batch_of
 
 from .util import const, model, vi
 
@@ -26,7 +26,7 @@ FLAG_SVG = '"><svg onload="window.__xss=1">'
 
 
 class FakeSpec:
-    """A hardware spec with round figures (the duck type onnxperf.roofline needs)."""
+    """A hardware spec with round figures (the duck type onnxperf.predict.roofline needs)."""
 
     id = "fake-gpu"
     name = "Fake GPU <b>test</b>"
@@ -72,7 +72,7 @@ def injection_model() -> onnx.ModelProto:
 
 
 def report_model(m, dims=None, hw=None, validation=None, options=None):
-    from onnxperf.report import build_report
+    from onnxperf.products.report import build_report
 
     return build_report(summary_of(m, dims, hw), validation, options or {"dims": dims or {}})
 

@@ -1,6 +1,6 @@
 import pytest
 
-from onnxperf.accuracy import error_figures, rankdata, spearman
+from onnxperf.products.accuracy import error_figures, rankdata, spearman
 
 
 def test_rankdata_average_ties():

@@ -1,4 +1,4 @@
-"""Bottlenecks grouped by op type, by repeated block and by fusion opportunity (onnxperf.bottlenecks),
+"""Bottlenecks grouped by op type, by repeated block and by fusion opportunity (onnxperf.insights.bottlenecks),
 in the summary, the report and compare's predicted-latency split (issue 19, point 4).
 
 Expected values come from named dims on tiny models built here, through the roofline formula
@@ -17,12 +17,12 @@ import pytest
 from onnx import helper
 
 from onnxperf import cli
-from onnxperf.bottlenecks import bottlenecks
-from onnxperf.compare import compare
-from onnxperf.compare.render import RENDERERS as COMPARE
-from onnxperf.render.report import render_html, render_json, render_md
-from onnxperf.report import build_report
-from onnxperf.summary import summarize
+from onnxperf.insights.bottlenecks import bottlenecks
+from onnxperf.products.compare import compare
+from onnxperf.products.compare.render import RENDERERS as COMPARE
+from onnxperf.products.render.report import render_html, render_json, render_md
+from onnxperf.products.report import build_report
+from onnxperf.analysis.summary import summarize
 
 from .report_util import summary_of
 from .util import const, model, vi
@@ -160,7 +160,7 @@ def test_uncosted_nodes_are_counted_and_named_never_zero():
 
 
 def _summary_lines(b):
-    from onnxperf.render.summary import bottleneck_lines
+    from onnxperf.products.render.summary import bottleneck_lines
 
     return bottleneck_lines(b.to_dict())
 
@@ -371,8 +371,8 @@ def test_dispatch_seconds_agree_with_a_roofline_without_overheads(path, dims, hw
     second roofline without the overheads gives each node's overhead as a difference: the same figures."""
     import dataclasses
 
-    from onnxperf.bottlenecks import _treatment, dispatch_seconds
-    from onnxperf.roofline import roofline
+    from onnxperf.insights.bottlenecks import _treatment, dispatch_seconds
+    from onnxperf.predict.roofline import roofline
 
     sm = summarize(str(MODELS / path), dims=dims, hw=hw)
     fast = dispatch_seconds(sm, *_treatment(sm))
@@ -430,6 +430,6 @@ def test_an_op_type_or_the_rest_that_is_only_uncosted_is_unknown_not_no_work():
     assert mystery.bound == "unknown" and mystery.uncosted == 1 and mystery.share is None
     assert mystery.action.startswith("not costed (1 node without a predicted time)")
     assert b.outside[0] == 1 and b.outside[2] is None
-    from onnxperf.render.summary import RENDERERS
+    from onnxperf.products.render.summary import RENDERERS
 
     assert "1 nodes outside them: ? of the time" in RENDERERS["text"](sm)

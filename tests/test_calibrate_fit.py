@@ -4,8 +4,8 @@ import onnx
 import pytest
 
 import onnxperf
-from onnxperf.calibration.fit import Sample, fit_efficiency
-from onnxperf.calibration.suite import suite
+from onnxperf.products.calibration.fit import Sample, fit_efficiency
+from onnxperf.products.calibration.suite import suite
 
 
 def test_suite_models_are_valid_and_fully_costed():
@@ -49,7 +49,7 @@ def test_fit_finds_the_overlap_of_compute_and_memory_per_family():
     eff = fit_efficiency(samples)
     assert eff["conv.overlap"] == 1.0 and eff["conv.compute"] == pytest.approx(0.8)
     assert "matmul.overlap" not in eff and eff["matmul.compute"] == pytest.approx(0.9)
-    from onnxperf.calibration.fit import predict
+    from onnxperf.products.calibration.fit import predict
     for s in samples[1:5]:
         assert predict(s, eff, 1.0, o) == pytest.approx(s.measured_s)
 
@@ -83,7 +83,7 @@ def test_fit_separates_the_thread_pool_dispatch_of_mid_size_ops():
     """Mid-size ops (fit.MID) pay a parallel dispatch p on top of the single-threaded o; large ops
     pay it too. The fit recovers e_m, o and p, and the roofline charges p to nodes moving at least
     parallel_min_bytes."""
-    from onnxperf.calibration.fit import MID, PARALLEL_MIN_BYTES
+    from onnxperf.products.calibration.fit import MID, PARALLEL_MIN_BYTES
 
     o, p, e = 2e-6, 9e-6, 0.5
     big = PARALLEL_MIN_BYTES * 4
@@ -95,7 +95,7 @@ def test_fit_separates_the_thread_pool_dispatch_of_mid_size_ops():
     assert eff["overhead_parallel_s"] == pytest.approx(p, rel=0.05)
     assert eff["movement.memory"] == pytest.approx(e, rel=0.05)
     assert eff["parallel_min_bytes"] == PARALLEL_MIN_BYTES
-    from onnxperf.roofline import efficiencies
+    from onnxperf.predict.roofline import efficiencies
 
     class S:
         efficiency = eff
@@ -105,7 +105,7 @@ def test_fit_separates_the_thread_pool_dispatch_of_mid_size_ops():
 
 def test_integer_nodes_use_their_own_efficiency_where_calibrated():
     """A QLinearConv (8-bit arithmetic) looks up conv.int8.* before conv.*; a float conv never does."""
-    from onnxperf.roofline import efficiencies
+    from onnxperf.predict.roofline import efficiencies
 
     class S:
         efficiency = {"conv.compute": 0.9, "conv.int8.compute": 0.3, "default.memory": 0.5}
@@ -115,7 +115,7 @@ def test_integer_nodes_use_their_own_efficiency_where_calibrated():
 
 
 def test_suite_has_integer_cases_costed_as_integer_arithmetic():
-    from onnxperf.calibration.suite import suite
+    from onnxperf.products.calibration.suite import suite
 
     ints = [c for c in suite(scale=1 / 16) if c.family.endswith(".int8")]
     assert {c.family for c in ints} == {"conv.int8", "conv.depthwise.int8", "matmul.int8"} and len(ints) == 5
@@ -125,7 +125,7 @@ def test_suite_has_integer_cases_costed_as_integer_arithmetic():
 
 
 def test_profiler_cost_is_the_profiled_floor_less_the_end_to_end_one():
-    from onnxperf.validate.compare import profiler_cost_s
+    from onnxperf.products.validate.compare import profiler_cost_s
 
     class S:
         efficiency = {"overhead_s": 1.8e-6, "overhead_profiled_s": 4.0e-6}
@@ -141,7 +141,7 @@ def test_depthwise_convolutions_are_calibrated_apart():
     depthwise cases fit them; a dense or grouped conv never uses them."""
     from onnx import helper
 
-    from onnxperf.roofline import efficiencies, families, is_depthwise
+    from onnxperf.predict.roofline import efficiencies, families, is_depthwise
 
     from .util import const, model, vi
     dw = onnxperf.analyze(model([helper.make_node("Conv", ["x", "w"], ["y"], group=8)], [vi("x", [1, 8, 6, 6])],
@@ -162,7 +162,7 @@ def test_transcendental_functions_are_fitted_on_their_arithmetic():
     """erf_1m is memory-bound on the roofline (1 FLOP per element, 8 bytes) but takes W/(e·π): its
     own family op.Erf is fitted as a share of the compute roof, with no overlap; the other
     transcendental functions get the median of those; neither enters default.compute."""
-    from onnxperf.calibration.fit import compute_fitted, predict
+    from onnxperf.products.calibration.fit import compute_fitted, predict
 
     o = 2e-6
     samples = [Sample("add_tiny", "elementwise", 1e-9, 1e-9, o), Sample("relu_tiny", "activation", 1e-9, 1e-9, o)]
@@ -186,7 +186,7 @@ def test_transcendental_nodes_look_up_their_own_keys_first():
     takes Gelu's; Relu is not transcendental. The node's time is its arithmetic at that share."""
     from onnx import helper
 
-    from onnxperf.roofline import families, roofline
+    from onnxperf.predict.roofline import families, roofline
 
     from .util import model, vi
     assert families("elementwise", op="Erf") == ("op.Erf", "transcendental", "elementwise")
@@ -210,7 +210,7 @@ def test_transcendental_nodes_look_up_their_own_keys_first():
 
 
 def test_suite_has_the_transcendental_cases():
-    from onnxperf.calibration.fit import compute_fitted
+    from onnxperf.products.calibration.fit import compute_fitted
 
     fams = {c.name: c.family for c in suite(scale=1 / 16)}
     # bilinear Resize: its time follows its output elements, fitted on its arithmetic too
@@ -224,7 +224,7 @@ def test_suite_has_the_transcendental_cases():
 def test_skip_layer_norm_is_calibrated_on_its_own():
     """onnxruntime's SkipLayerNormalization runs ~8x slower per element than LayerNormalization on its
     CPU provider: the suite measures it (com.microsoft domain) and its nodes look up op.SkipLayerNormalization.*."""
-    from onnxperf.roofline import efficiencies
+    from onnxperf.predict.roofline import efficiencies
 
     case = next(c for c in suite(scale=1 / 16) if c.name == "skiplayernorm_768")
     assert case.family == "op.SkipLayerNormalization"

@@ -14,12 +14,11 @@ import pytest
 from onnx import TensorProto, helper
 
 from onnxperf import cli
-from onnxperf.check.budget import (Budget, budget_from_mapping, discover_budget, parse_count, parse_rate,
-                                   parse_seconds, parse_size, read_budget)
-from onnxperf.check.lints import LINTS, lint
-from onnxperf.check.runner import FAIL, PASS, UNKNOWN, check_model, check_models
-from onnxperf.errors import DimBindingError, OptionError
-from onnxperf.summary import summarize
+from onnxperf.products.check.budget import Budget, budget_from_mapping, discover_budget, parse_count, parse_rate, parse_seconds, parse_size, read_budget
+from onnxperf.products.check.lints import LINTS, lint
+from onnxperf.products.check.runner import FAIL, PASS, UNKNOWN, check_model, check_models
+from onnxperf.base.errors import DimBindingError, OptionError
+from onnxperf.analysis.summary import summarize
 
 from .util import F32, const, model, vi
 
@@ -405,7 +404,7 @@ def test_op010_large_constant(tmp_path):
 
 
 def test_op011_opset_newer_than_onnx(tmp_path):
-    from onnxperf.analysis import known_opsets
+    from onnxperf.cost.analysis import known_opsets
 
     (f,) = _findings(_check(_mlp(opset=known_opsets()[""] + 1), tmp_path), "OP011")
     assert "newer than the installed onnx" in f.message
@@ -436,7 +435,7 @@ def test_lint_levels_from_the_budget(tmp_path):
 def test_many_models_in_parallel_keep_their_order(tmp_path):
     paths = [_save(_mlp(batch=b), tmp_path, f"m{b}.onnx") for b in range(1, 7)]
     budget = budget_from_mapping({"max_macs": 4 * K * N}, "t")
-    with mock.patch("onnxperf.check.runner.ProcessPoolExecutor", wraps=ProcessPoolExecutor) as pool:
+    with mock.patch("onnxperf.products.check.runner.ProcessPoolExecutor", wraps=ProcessPoolExecutor) as pool:
         serial = check_models(paths, budget, jobs=1)
         pool.assert_not_called()  # one job: everything in this process
         parallel = check_models(paths, budget, jobs=3)

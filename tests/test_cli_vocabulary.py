@@ -17,10 +17,12 @@ import onnx
 import pytest
 from onnx import helper
 
-from onnxperf import cli, colour, output
-from onnxperf.commands import completion
-from onnxperf.progress import Progress, advance
-from onnxperf.render.numbers import binary_bytes
+from onnxperf import cli
+from onnxperf.ui import colour
+from onnxperf.ui import output
+from onnxperf.cli import completion
+from onnxperf.ui.progress import Progress, advance
+from onnxperf.ui.numbers import binary_bytes
 
 from .util import const, model, vi
 
@@ -126,7 +128,7 @@ def test_ep_and_max_memory_are_the_same_options_as_provider_and_memory():
     (["hw", "show", "t4", "-o", "t4.toml"], "toml"), (["summary", "m.onnx", "-o", "x.json", "--format", "text"], "text"),
 ])
 def test_the_format_follows_the_output_suffix_unless_given(argv, want):
-    from onnxperf.commands.common import output_format
+    from onnxperf.cli.common import output_format
 
     assert output_format(cli.build_parser().parse_args(argv)) == want
 
@@ -171,7 +173,7 @@ def test_memory_dim_the_model_lacks_names_what_to_do(tmp_path, capsys):
 
 
 def test_prose_is_cut_between_words_and_a_markdown_note_is_whole(tmp_path, capsys):
-    from onnxperf.render.numbers import cut
+    from onnxperf.ui.numbers import cut
 
     assert cut("the quick brown fox jumps", 20) == "the quick brown fox…"
     assert cut("the quick brown foxes jump", 20) == "the quick brown…"
@@ -227,7 +229,7 @@ def test_time_left_follows_the_rate_of_the_counted_units():
 
 
 def test_a_note_during_the_bar_clears_its_line_and_the_bar_comes_back_under_it():
-    from onnxperf.progress import say
+    from onnxperf.ui.progress import say
 
     buf = io.StringIO()
     with Progress(["analyzing"], stream=buf, terminal=True, threaded=False) as p:
@@ -239,7 +241,7 @@ def test_a_note_during_the_bar_clears_its_line_and_the_bar_comes_back_under_it()
 
 def test_the_cost_walk_of_a_large_graph_counts_its_nodes_for_the_progress(monkeypatch):
     import onnxperf
-    from onnxperf import cost
+    from onnxperf.cost import walker as cost
 
     monkeypatch.setattr(cost, "PROGRESS_CHUNK", 10)
     nodes = [helper.make_node("Relu", [f"t{i}"], [f"t{i + 1}"]) for i in range(35)]

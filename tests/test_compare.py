@@ -16,11 +16,12 @@ import pytest
 from onnx import TensorProto, helper
 
 from onnxperf import cli
-from onnxperf.compare import DETECTORS, align, align_signatures, build, compare, load_sides
-from onnxperf.compare.align import CHANGED, FUSED, INSERTED, REMOVED, SAME, Signature
-from onnxperf.compare.explain import Context, detector, explain
-from onnxperf.compare.model import param_roles
-from onnxperf.compare.render import RENDERERS
+from onnxperf.products.compare import DETECTORS, align_signatures, build, compare, load_sides
+from onnxperf.products.compare import align
+from onnxperf.products.compare.align import CHANGED, FUSED, INSERTED, REMOVED, SAME, Signature
+from onnxperf.products.compare.explain import Context, detector, explain
+from onnxperf.products.compare.model import param_roles
+from onnxperf.products.compare.render import RENDERERS
 
 from .util import const, model, vi
 
@@ -653,7 +654,7 @@ def test_cli_validate_measures_every_model_under_the_same_conditions(tmp_path, c
     level, seed and weights (the measurement itself is tests/test_compare_validate.py's business)."""
     from types import SimpleNamespace
 
-    import onnxperf.validate.compare as validate_module
+    import onnxperf.products.validate.compare as validate_module
 
     calls = []
 

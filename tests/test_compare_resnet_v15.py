@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from onnxperf import cli
-from onnxperf.compare.model import METRICS
+from onnxperf.products.compare.model import METRICS
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 BN_CHANNELS = 26_560  # 53 BatchNorm layers

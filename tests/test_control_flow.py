@@ -254,7 +254,7 @@ def test_a_loop_that_never_ends_is_said_so():
 def test_a_count_beyond_the_budget_stops_the_simulation():
     """t < 10^9 with no M: followed for MAX_EVALUATIONS node evaluations, then unknown (a lower bound);
     a count within the budget is exact."""
-    from onnxperf.loops import MAX_EVALUATIONS
+    from onnxperf.shapes.loops import MAX_EVALUATIONS
 
     r = onnxperf.analyze(_counting_loop(cond_from_counter=True)).main_nodes[-1]
     assert r.bound == "lower" and f"{MAX_EVALUATIONS:,}" in r.note
@@ -347,8 +347,8 @@ def _nonzero_model():
 
 
 def test_a_body_left_out_makes_the_roofline_memory_and_latency_partial():
-    from onnxperf.memory import liveness
-    from onnxperf.summary import summarize
+    from onnxperf.predict.memory import liveness
+    from onnxperf.analysis.summary import summarize
 
     sm = summarize(_loop_with_uncosted_body(), hw="t4")
     t = sm.analysis.totals
@@ -357,7 +357,7 @@ def test_a_body_left_out_makes_the_roofline_memory_and_latency_partial():
     assert r.unknown_nodes == 0 and not r.complete and r.side == "lower"  # every main node has a time
     mem = liveness(sm.analysis)
     assert mem.unknown_tensors >= 1 and mem.side == "lower"  # the body's Bar output has no size
-    from onnxperf.render.summary import render_text
+    from onnxperf.products.render.summary import render_text
 
     text = render_text(sm)
     assert "Predicted latency   ≥ " in text and "(partial: the costs leave something out)" in text
@@ -393,8 +393,8 @@ def test_an_upper_bound_reads_at_most_in_every_output(tmp_path, capsys):
 
 
 def test_check_passes_an_upper_bound_within_a_limit_and_cannot_verify_one_over_it(tmp_path):
-    from onnxperf.check.budget import budget_from_mapping
-    from onnxperf.check.runner import PASS, UNKNOWN, check_model
+    from onnxperf.products.check.budget import budget_from_mapping
+    from onnxperf.products.check.runner import PASS, UNKNOWN, check_model
 
     p = tmp_path / "nz.onnx"
     onnx.save(_nonzero_model(), str(p))
@@ -409,7 +409,7 @@ def test_check_passes_an_upper_bound_within_a_limit_and_cannot_verify_one_over_i
 
 
 def test_sweep_rows_say_partial_and_upper_bound():
-    from onnxperf.sweep import sweep
+    from onnxperf.products.sweep import sweep
 
     s = sweep(_while_rnn(data_cond="only"), {"sequence": [4, 8]}, fixed={"batch": 1}, formulas=False)
     assert all(not r.complete and r.cost_side == "lower" for r in s.rows)
@@ -419,7 +419,7 @@ def test_sweep_rows_say_partial_and_upper_bound():
 
 def test_memory_holds_the_working_set_of_a_body_while_it_runs():
     """A Loop whose body makes a [B, 64·K] tensor: at the Loop's step that tensor is live too."""
-    from onnxperf.memory import liveness
+    from onnxperf.predict.memory import liveness
 
     wide = 64 * K
     body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"]),
@@ -441,7 +441,7 @@ def test_a_loop_is_timed_as_its_body_run_trips_times():
     """The roofline times each body node as a main-graph node (with its dispatch overhead on a spec
     that has one), sums the body, and multiplies by the trip count; the kernels counted likewise."""
     from onnxperf.hardware import load_spec
-    from onnxperf.roofline import node_roofline, roofline
+    from onnxperf.predict.roofline import node_roofline, roofline
 
     trips = 5
     a = onnxperf.analyze(_matmul_loop(trips))
@@ -458,7 +458,7 @@ def test_a_loop_is_timed_as_its_body_run_trips_times():
 
 def test_an_if_is_timed_as_the_branch_it_takes():
     from onnxperf.hardware import load_spec
-    from onnxperf.roofline import node_roofline, roofline
+    from onnxperf.predict.roofline import node_roofline, roofline
 
     m = _if_with_shared_names()
     cond = m.graph.input[0]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto
 
-from onnxperf.ops.matmul import einsum_cost, einsum_macs
+from onnxperf.cost.ops.matmul import einsum_cost, einsum_macs
 
 from .util import const, cost, single
 

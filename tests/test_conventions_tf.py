@@ -8,7 +8,7 @@ the count in ``tests/fixtures/conventions_tf.json``. This test needs neither Ten
 only the recorded ``.onnx`` files and the fixture.
 
 Where the ONNX graph cannot carry what the profiler saw, the fixture names the limit (one of
-``onnxperf.conventions.ONNX_LIMITS``, listed in docs/conventions.md) and the figure onnxperf gives
+``onnxperf.cost.conventions.ONNX_LIMITS``, listed in docs/conventions.md) and the figure onnxperf gives
 instead, derived from the profiler by the script (its count on the graph tf2onnx converts, after
 constant folding; or its MatMul formula for the Einsum nodes it counts 0); the test then checks that
 figure, and that the gap is real.
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import onnxperf
-from onnxperf.conventions import ONNX_LIMITS
+from onnxperf.cost.conventions import ONNX_LIMITS
 
 ROOT = Path(__file__).resolve().parent.parent
 FX = json.loads((ROOT / "tests" / "fixtures" / "conventions_tf.json").read_text())
@@ -86,14 +86,14 @@ def test_fixture_states_unit_versions_and_exporter():
 
 def test_tf_is_a_convention_everywhere_the_others_are():
     from onnxperf.cli import main
-    from onnxperf.conventions import CONVENTIONS, TABLES
-    from onnxperf.report import CONVENTIONS_TEXT
+    from onnxperf.cost.conventions import CONVENTIONS, TABLES
+    from onnxperf.products.report import CONVENTIONS_TEXT
 
     assert "tf" in CONVENTIONS and "tf" in TABLES and "tf" in CONVENTIONS_TEXT
     path = str(ROOT / CASES["dense_2d"]["onnx_file"])
     for command in ("summary", "report", "compare", "check", "sweep"):
         parser = argparse.ArgumentParser()
-        module = importlib.import_module(f"onnxperf.commands.{command}")
+        module = importlib.import_module(f"onnxperf.cli.{command}")
         module.add_parser(parser.add_subparsers())
         args = [command, path] + ([path] if command == "compare" else []) + ["--convention", "tf"]
         assert parser.parse_args(args).convention == "tf", command

@@ -8,7 +8,7 @@ multiply-add), fvcore multiply-adds (which it calls flops); onnxperf's ``totals.
 convention is in that convention's unit, so the totals compare like with like.
 
 Where the ONNX graph cannot carry what the tool saw, the fixture names the limit (one of
-``onnxperf.conventions.ONNX_LIMITS``, listed in docs/conventions.md) and the figure onnxperf gives
+``onnxperf.cost.conventions.ONNX_LIMITS``, listed in docs/conventions.md) and the figure onnxperf gives
 instead, derived from the tool by the script (a second run of the tool, or the tool's own formula
 for the part it did not see); the test then checks that figure, and that the gap is real.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import onnxperf
-from onnxperf.conventions import ONNX_LIMITS, TABLES
+from onnxperf.cost.conventions import ONNX_LIMITS, TABLES
 
 ROOT = Path(__file__).resolve().parent.parent
 FX = json.loads((ROOT / "tests" / "fixtures" / "conventions_tools.json").read_text())
@@ -72,8 +72,8 @@ def test_fixture_states_units_and_exporter():
 
 
 def test_conventions_page_shows_the_table_the_code_uses():
-    # Regenerate with: python -m onnxperf.conventions --update
-    from onnxperf.conventions import conventions_markdown, updated_page
+    # Regenerate with: python -m onnxperf.cost.conventions --update
+    from onnxperf.cost.conventions import conventions_markdown, updated_page
 
     page = (ROOT / "docs" / "conventions.md").read_text()
     assert conventions_markdown() in page
@@ -83,8 +83,8 @@ def test_conventions_page_shows_the_table_the_code_uses():
 
 
 def test_convention_table_keys_name_registered_families_and_ops():
-    from onnxperf.ops import REGISTRY
-    from onnxperf.ops.registry import FAMILIES as REGISTERED
+    from onnxperf.cost.ops import REGISTRY
+    from onnxperf.cost.ops.registry import FAMILIES as REGISTERED
 
     for table in TABLES.values():
         assert set(table.families) <= set(REGISTERED)

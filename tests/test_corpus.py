@@ -120,7 +120,7 @@ def _graphs(g: onnx.GraphProto):
 
 def _tensor_names(path: Path, a: onnxperf.Analysis) -> set[str]:
     """Every tensor a node of the model (main graph or a body) reads or writes, by the names of the
-    analyzed model (a body's name that another scope defines too is renamed there: see onnxperf.scopes)."""
+    analyzed model (a body's name that another scope defines too is renamed there: see onnxperf.graph.scopes)."""
     model = a.loaded.proto if a.loaded is not None else onnx.load(str(path), load_external_data=False)
     return {x for g in _graphs(model.graph) for n in g.node for x in (*n.input, *n.output) if x}
 

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from onnxperf.catalog import catalog_markdown
-from onnxperf.ops import REGISTRY
+from onnxperf.cost.catalog import catalog_markdown
+from onnxperf.cost.ops import REGISTRY
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def test_rules_reference_matches_registry():
-    # Regenerate with: python -m onnxperf.catalog > docs/rules.md
+    # Regenerate with: python -m onnxperf.cost.catalog > docs/rules.md
     assert (DOCS / "rules.md").read_text() == catalog_markdown()
 
 
@@ -78,7 +78,7 @@ def test_ci_workflow_is_valid_yaml_and_its_check_commands_parse():
 def test_check_budget_example_loads(tmp_path):
     """docs/check.md's budget, read as a pyproject.toml (found from the working folder as `check`
     finds it) and as a budget file (keys at the top level, a [lints] table): the same limits."""
-    from onnxperf.check.budget import discover_budget, read_budget
+    from onnxperf.products.check.budget import discover_budget, read_budget
 
     toml = _block("check.md", "toml")
     (tmp_path / "pyproject.toml").write_text(toml)

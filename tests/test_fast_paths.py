@@ -13,8 +13,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxperf
-from onnxperf.frozen import record
-from onnxperf.loader import _small_value, load
+from onnxperf.base.frozen import record
+from onnxperf.graph.loader import _small_value, load
 
 from .util import model, vi
 
@@ -115,5 +115,5 @@ def test_subgraph_outer_references_keep_their_ids():
 def test_duplicate_producer_names_the_initializer_as_before():
     init = numpy_helper.from_array(np.ones((3,), np.float32), "w")
     nodes = [helper.make_node("Relu", ["x"], ["w"])]
-    with pytest.raises(onnxperf.errors.GraphError, match=r"and 'initializer:w'\)"):
+    with pytest.raises(onnxperf.base.errors.GraphError, match=r"and 'initializer:w'\)"):
         load(model(nodes, [vi("x", [3])], [vi("w", None)], [init]))

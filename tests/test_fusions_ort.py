@@ -16,7 +16,7 @@ import onnx
 import pytest
 
 import onnxperf
-from onnxperf.roofline import fusions
+from onnxperf.predict.roofline import fusions
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = json.loads((ROOT / "tests" / "fixtures" / "corpus_nlp.json").read_text(encoding="utf-8"))["models"]
@@ -34,7 +34,7 @@ def _entry(name: str) -> dict:
 @pytest.mark.parametrize("name", list(CASES))
 def test_fusions_match_onnxruntime(name, tmp_path):
     ort = pytest.importorskip("onnxruntime")
-    from onnxperf.validate.weights import with_random_weights
+    from onnxperf.products.validate.weights import with_random_weights
 
     entry = _entry(name)
     path = ROOT / entry["file"]

@@ -1,6 +1,6 @@
 """Fuzzing: mutated models (bytes and protobuf fields) through the loader, the analysis and check.
 
-Any failure must be the tool's own error type (:class:`onnxperf.errors.OnnxPerfError`), never
+Any failure must be the tool's own error type (:class:`onnxperf.base.errors.OnnxPerfError`), never
 another exception. Bounded by a fixed number of examples (no per-example deadline: a wall-clock
 limit would make a loaded CI runner fail, not the code; a hang would show as the suite not
 finishing), derandomized so CI is reproducible; set ``ONNXPERF_FUZZ_RANDOM=1`` (and ``ONNXPERF_FUZZ_EXAMPLES=5000``) to explore
@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 import onnxperf
-from onnxperf.check.budget import budget_from_mapping
-from onnxperf.check.render import RENDERERS
-from onnxperf.check.runner import ERROR, check_model
-from onnxperf.errors import OnnxPerfError
+from onnxperf.products.check.budget import budget_from_mapping
+from onnxperf.products.check.render import RENDERERS
+from onnxperf.products.check.runner import ERROR, check_model
+from onnxperf.base.errors import OnnxPerfError
 
 from .util import const, model, vi
 

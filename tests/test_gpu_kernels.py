@@ -11,10 +11,10 @@ from onnx import TensorProto, helper
 
 import onnxperf
 from onnxperf import cli
-from onnxperf.gpu_kernels import kernel_plan, tensor_bytes
+from onnxperf.predict.gpu_kernels import kernel_plan, tensor_bytes
 from onnxperf.hardware import load_spec
 from onnxperf.hardware.files import list_presets, load_preset, read_spec_file, to_toml
-from onnxperf.roofline import GEMV_ROWS, fill, roofline
+from onnxperf.predict.roofline import GEMV_ROWS, fill, roofline
 
 from .util import const, model, vi
 
@@ -195,7 +195,7 @@ def test_efficiency_sources_round_trip_and_are_checked(tmp_path):
     assert back.efficiency == s.efficiency and back.efficiency_sources == s.efficiency_sources
     bad = to_toml(s).replace('[efficiency_sources]', '[efficiency_sources]\n"nope.compute" = "a source"')
     p.write_text(bad)
-    with pytest.raises(onnxperf.errors.OptionError, match="nope.compute"):
+    with pytest.raises(onnxperf.base.errors.OptionError, match="nope.compute"):
         read_spec_file(p)
 
 

@@ -8,10 +8,9 @@ from importlib import resources
 
 import pytest
 
-from onnxperf.commands import hw
-from onnxperf.errors import OptionError
-from onnxperf.hardware import (FALLBACKS, PEAK_KEYS, HardwareSpec, cpu_from_parts, cpu_peak_fp32, gpu_peak_fp32,
-                               list_presets, load_preset, load_spec, to_toml)
+from onnxperf.cli import hw
+from onnxperf.base.errors import OptionError
+from onnxperf.hardware import FALLBACKS, PEAK_KEYS, HardwareSpec, cpu_from_parts, cpu_peak_fp32, gpu_peak_fp32, list_presets, load_preset, load_spec, to_toml
 from onnxperf.hardware.spec import MEMORY_KEYS
 
 GB = 1e9

@@ -25,7 +25,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from onnxperf import cli
-from onnxperf.analysis import known_opsets
+from onnxperf.cost.analysis import known_opsets
 
 from .util import const, model, vi
 
@@ -453,9 +453,9 @@ def test_check_missing_budget_file_is_one_line_exit_2(tmp_path, capsys):
 # ---------------------------------------------------------------- nothing half-written
 
 def _write_fails(monkeypatch, where: str) -> None:
-    """Make the atomic write in :mod:`onnxperf.output` fail at ``where`` as a full disk or a
+    """Make the atomic write in :mod:`onnxperf.ui.output` fail at ``where`` as a full disk or a
     refused permission would."""
-    from onnxperf import output
+    from onnxperf.ui import output
 
     def enospc(*a, **k):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from onnxperf.commands import hw
+from onnxperf.cli import hw
 from onnxperf.hardware import load_spec, to_toml
 from onnxperf.hardware.probe import detect_cpu, run_probe
 

@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "models" / "resnet50_torch.onnx"
 
 #: never needed by ``summary --format json``: other commands' packages and the heavy optional libraries
-NOT_FOR_SUMMARY = ("jinja2", "onnxruntime", "numba", "onnxperf.compare", "onnxperf.check", "onnxperf.validate",
-                   "onnxperf.hardware.probe", "onnxperf.report", "onnxperf.sweep", "onnxperf.roofline",
+NOT_FOR_SUMMARY = ("jinja2", "onnxruntime", "numba", "onnxperf.products.compare", "onnxperf.products.check", "onnxperf.products.validate",
+                   "onnxperf.hardware.probe", "onnxperf.products.report", "onnxperf.products.sweep", "onnxperf.predict.roofline",
                    "onnx.reference")
 
 CHILD = r"""
@@ -53,16 +53,16 @@ def summary_run() -> dict:
 
 def test_importing_the_cli_loads_no_analysis(summary_run):
     """argparse-level only: no onnx, numpy or command module until a command is chosen."""
-    assert _loaded(summary_run["import"], ("onnx", "numpy", "networkx", "onnxperf.analysis", "onnxperf.commands",
-                                           "onnxperf.ops")) == []
+    assert _loaded(summary_run["import"], ("onnx", "numpy", "networkx", "onnxperf.cost", "onnxperf.cost.ops")) == []
+    assert [m for m in summary_run["import"] if m.startswith("onnxperf.cli.")] == []
 
 
 def test_summary_json_loads_only_what_it_uses(summary_run):
     assert summary_run["rc"] == 0
     assert json.loads(summary_run["stdout"])["schema"] == "onnxperf.analysis/1"
     assert _loaded(summary_run["run"], NOT_FOR_SUMMARY) == []
-    commands = sorted(m for m in summary_run["run"] if m.startswith("onnxperf.commands."))
-    assert commands == ["onnxperf.commands.common", "onnxperf.commands.summary"]
+    commands = sorted(m for m in summary_run["run"] if m.startswith("onnxperf.cli."))
+    assert commands == ["onnxperf.cli.common", "onnxperf.cli.summary"]
 
 
 def test_summary_json_does_not_load_networkx(summary_run):
@@ -74,7 +74,7 @@ def test_hw_list_loads_no_onnx():
     """A command that analyzes nothing loads neither onnx nor numpy nor the cost rules."""
     run = _modules_of("hw", "list")
     assert run["rc"] == 0 and run["stdout"]
-    assert _loaded(run["run"], ("onnx", "numpy", "networkx", "onnxperf.analysis", "onnxperf.ops")) == []
+    assert _loaded(run["run"], ("onnx", "numpy", "networkx", "onnxperf.cost.analysis", "onnxperf.cost.ops")) == []
 
 
 @pytest.mark.parametrize("argv, command", [

@@ -1,4 +1,4 @@
-"""The summary's JSON text (onnxperf.render.jsonrows): the same data as the standard library's
+"""The summary's JSON text (onnxperf.ui.jsonrows): the same data as the standard library's
 encoder, deterministic, with one table row per line."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onnxperf.analysis import _node_dict, to_dict
-from onnxperf.cost import NodeCost, TensorRef
-from onnxperf.render.jsonrows import _ROW, dumps, iter_dumps, node_rows
-from onnxperf.render.summary import RENDERERS
-from onnxperf.summary import summarize
+from onnxperf.cost.analysis import _node_dict, to_dict
+from onnxperf.cost.walker import NodeCost, TensorRef
+from onnxperf.ui.jsonrows import _ROW, dumps, iter_dumps, node_rows
+from onnxperf.products.render.summary import RENDERERS
+from onnxperf.analysis.summary import summarize
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 

@@ -14,9 +14,10 @@ from onnx import TensorProto, helper
 
 from onnxperf.cli import main
 from onnxperf.hardware import load_spec
-from onnxperf.llm import NotRecognized, Overrides, recognize
-from onnxperf.llm.figures import PREFILL_SAMPLES, figures
-from onnxperf.loader import load
+from onnxperf.insights.llm import NotRecognized, Overrides
+from onnxperf.insights.llm import recognize
+from onnxperf.insights.llm.figures import PREFILL_SAMPLES, figures
+from onnxperf.graph.loader import load
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "models" / "corpus"
@@ -268,7 +269,7 @@ def test_kv_cache_option_limits_the_inputs(tmp_path):
 
 
 def test_bad_override_is_an_option_error():
-    from onnxperf.errors import OptionError
+    from onnxperf.base.errors import OptionError
 
     with pytest.raises(OptionError, match="ROLE=DIM"):
         Overrides.parse(["heads=h"], None)
@@ -405,11 +406,11 @@ def test_report_llm_section_and_chart_data(tmp_path):
     """The report carries the section and a grid of decode steps for the chart: tokens/s = batch /
     latency at each (batch, context), memory = weights + step peak; contexts stop at GPT-2's
     position table (1024)."""
-    from onnxperf.llm.figures import curve_grid
-    from onnxperf.llm.section import LLMOptions
-    from onnxperf.render.report import RENDERERS
-    from onnxperf.report import build_report
-    from onnxperf.summary import summarize
+    from onnxperf.insights.llm.figures import curve_grid
+    from onnxperf.insights.llm.section import LLMOptions
+    from onnxperf.products.render.report import RENDERERS
+    from onnxperf.products.report import build_report
+    from onnxperf.analysis.summary import summarize
 
     sm = summarize(str(CORPUS / "gpt2_decode_legacy.onnx"), dims={"batch": 2}, hw="a100-80gb",
                    llm=LLMOptions(full=True, context=512, prompt=16, curve=True), memory_budget=256 << 20)
@@ -427,10 +428,10 @@ def test_report_llm_section_and_chart_data(tmp_path):
 
 def test_report_escapes_cache_names(tmp_path):
     """Cache names come from the model: the HTML escapes them."""
-    from onnxperf.llm.section import LLMOptions
-    from onnxperf.render.report import RENDERERS
-    from onnxperf.report import build_report
-    from onnxperf.summary import summarize
+    from onnxperf.insights.llm.section import LLMOptions
+    from onnxperf.products.render.report import RENDERERS
+    from onnxperf.products.report import build_report
+    from onnxperf.analysis.summary import summarize
 
     evil = "<script>alert(1)</script>.key"
     p = _toy_decoder(tmp_path / "x.onnx", cache_names=(evil, "past.0.value"))
@@ -446,9 +447,9 @@ def test_validate_measures_the_decode_step_at_each_context(capsys):
     """onnxruntime runs the decode step (random weights) at each context beside the predictions;
     the predictions are those of the step analyzed at that context: the plain roofline, and the
     preset's GPU kernel model beside it."""
-    from onnxperf.analysis import analyze
-    from onnxperf.calibration.fit import uncalibrated
-    from onnxperf.roofline import roofline
+    from onnxperf.cost.analysis import analyze
+    from onnxperf.products.calibration.fit import uncalibrated
+    from onnxperf.predict.roofline import roofline
 
     model = CORPUS / "qwen2_decode_dynamo18.onnx"
     rc, out, err = _run(["validate", str(model), "--hw", "h100-sxm", "--random-weights", "--dim", "batch=1",
@@ -761,7 +762,7 @@ def test_every_decode_step_against_the_config_fixture():
     decode steps; its weight bytes are the fixture's parameter bytes as stored plus the float buffers
     the fixture does not call parameters (rotary inv_freq, genai's cos/sin caches), which onnxperf's
     convention counts (docs/conventions.md: float tensors of more than one element)."""
-    from onnxperf.analysis import analyze
+    from onnxperf.cost.analysis import analyze
 
     fixture = json.loads((ROOT / "tests" / "fixtures" / "llm_truth.json").read_text())["models"]
     assert len(fixture) == 13

@@ -8,8 +8,8 @@ import pytest
 from onnx import TensorProto, helper
 
 import onnxperf
-from onnxperf.errors import DimBindingError, ExternalDataError, GraphError, ModelFileError
-from onnxperf.loader import load
+from onnxperf.base.errors import DimBindingError, ExternalDataError, GraphError, ModelFileError
+from onnxperf.graph.loader import load
 
 from .util import F32, const, model, single, vi
 
@@ -193,8 +193,8 @@ def test_default_batch_binds_the_batch_dim_to_1_with_a_note_and_leaves_the_rest_
     ([("a", [2, 3])], None),                                  # static
 ])
 def test_which_dim_is_the_batch(inputs, want):
-    from onnxperf.loader import load
-    from onnxperf.shapes import batch_dim
+    from onnxperf.graph.loader import load
+    from onnxperf.shapes.infer import batch_dim
 
     nodes = [helper.make_node("Identity", [n], [n + "_out"]) for n, _ in inputs]
     m = model(nodes, [vi(n, s) for n, s in inputs], [vi(n + "_out", None) for n, _ in inputs], [])
@@ -310,7 +310,7 @@ def test_analysis_writes_nothing_into_the_working_directory(tmp_path, monkeypatc
 
 
 def test_one_op_is_registered_by_one_module():
-    from onnxperf.ops.registry import Registry, RuleEntry
+    from onnxperf.cost.ops.registry import Registry, RuleEntry
     reg = Registry()
     reg.add(RuleEntry("", "Foo", 1, "misc", lambda n: None, module="a"))
     reg.add(RuleEntry("", "Foo", 7, "misc", lambda n: None, module="a"))

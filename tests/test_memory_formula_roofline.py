@@ -10,9 +10,9 @@ import pytest
 from onnx import TensorProto, helper
 
 import onnxperf
-from onnxperf.formula import NotPolynomialError, fit, fit_many, largest_int
-from onnxperf.memory import largest_fitting, liveness
-from onnxperf.roofline import COMPUTE, MEMORY, attainable, bound, node_time, ridge_point, roofline
+from onnxperf.base.formula import NotPolynomialError, fit, fit_many, largest_int
+from onnxperf.predict.memory import largest_fitting, liveness
+from onnxperf.predict.roofline import COMPUTE, MEMORY, attainable, bound, node_time, ridge_point, roofline
 
 from .util import const, model, vi
 
@@ -152,7 +152,7 @@ def test_model_roofline_sums_node_times():
 
 
 def test_largest_batch_fits_budget_exactly():
-    from onnxperf.memory import largest_fitting
+    from onnxperf.predict.memory import largest_fitting
     h, f = 64, 256
     nodes = [helper.make_node("MatMul", ["x", "w"], ["y"]), helper.make_node("Relu", ["y"], ["z"])]
     m = model(nodes, [vi("x", ["batch", h])], [vi("z", None)], [const("w", [h, f])])
@@ -167,15 +167,15 @@ def test_largest_batch_fits_budget_exactly():
 
 
 def test_largest_batch_none_when_weights_do_not_fit():
-    from onnxperf.memory import largest_fitting
+    from onnxperf.predict.memory import largest_fitting
     m = model([helper.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", ["batch", 8])], [vi("y", None)],
               [const("w", [8, 8])])
     assert largest_fitting(m, 100, "batch").value is None
 
 
 def test_parse_bytes():
-    from onnxperf.errors import OptionError
-    from onnxperf.units import parse_bytes
+    from onnxperf.base.errors import OptionError
+    from onnxperf.ui.units import parse_bytes
     assert parse_bytes("8GiB") == 8 * 2**30 and parse_bytes("16GB") == 16 * 10**9 and parse_bytes("512") == 512
     with pytest.raises(OptionError):
         parse_bytes("lots")
@@ -202,7 +202,7 @@ def test_dropout_at_inference_from_opset_12_is_a_view():
 
 
 def test_epilogue_fusion_in_a_calibrated_spec():
-    from onnxperf.roofline import epilogues
+    from onnxperf.predict.roofline import epilogues
     c, hw = 16, 32
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
              helper.make_node("Add", ["c", "x"], ["s"]),     # residual add: epilogue of the conv
@@ -224,7 +224,7 @@ def test_epilogue_fusion_in_a_calibrated_spec():
 
 
 def test_an_activation_whose_input_has_two_readers_does_not_fuse():
-    from onnxperf.roofline import epilogues
+    from onnxperf.predict.roofline import epilogues
     nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Relu", ["h"], ["a"]),
              helper.make_node("Sigmoid", ["h"], ["b"]), helper.make_node("Add", ["a", "b"], ["y"])]
     a = onnxperf.analyze(model(nodes, [vi("x", [4, 8])], [vi("y", None)], [const("w", [8, 8])]))
@@ -235,7 +235,7 @@ def test_epilogues_follow_onnxruntime_cpu_fusions():
     """Conv then activation fuses but an Add after the activation does not; a batched MatMul keeps
     its bias Add (no fusion) but takes a scalar scale (FusedMatMul); a 2-D MatMul takes a constant
     bias Add (-> Gemm) and then an activation (-> FusedGemm)."""
-    from onnxperf.roofline import epilogues
+    from onnxperf.predict.roofline import epilogues
     conv = [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[1, 1]),
             helper.make_node("Relu", ["c"], ["r"]), helper.make_node("Add", ["r", "x"], ["y"])]
     a = onnxperf.analyze(model(conv, [vi("x", [1, 4, 8, 8])], [vi("y", None)], [const("w", [4, 4, 1, 1])]))
@@ -267,7 +267,7 @@ def test_constant_folding_in_a_calibrated_spec():
              onnx.numpy_helper.from_array(np.array([0], np.int64), "ax"),
              onnx.numpy_helper.from_array(np.array([-1], np.int64), "m1")]
     m = model(nodes, [vi("x", [4, 8])], [vi("y", None)], inits)
-    from onnxperf.roofline import folded
+    from onnxperf.predict.roofline import folded
     assert folded(onnxperf.analyze(m)) == {"0", "1", "2", "3", "4"}
     # a symbolic dim in the file keeps Shape (and what depends on it) at run time, bound or not:
     # the runtime sees the file; the constant-only Mul still folds
@@ -286,7 +286,7 @@ def test_load_time_folds_into_a_conv_take_no_time():
     """A zero Pad before a Conv (PadFusion) and a per-channel Mul/Add after it (the BatchNorm a
     TensorFlow export leaves as Mul+Add: ConvMulFusion, ConvAddFusion) vanish at load; the Relu
     after them is still the conv's epilogue."""
-    from onnxperf.roofline import fusions
+    from onnxperf.predict.roofline import fusions
     c = 8
     nodes = [helper.make_node("Pad", ["x", "pads"], ["p"]),
              helper.make_node("Conv", ["p", "w"], ["c"], kernel_shape=[3, 3]),
@@ -312,7 +312,7 @@ def test_load_time_folds_into_a_conv_take_no_time():
 def test_written_out_gelu_runs_as_one_kernel():
     """x + bias -> (x/√2 -> Erf -> +1 -> ·x -> ·0.5): onnxruntime's BiasGelu. The bias Add keeps
     its traffic (read x and the bias, write one tensor); the five GELU nodes cost arithmetic only."""
-    from onnxperf.roofline import fusions
+    from onnxperf.predict.roofline import fusions
     n, d = 128, 64
     nodes = [helper.make_node("Add", ["x", "bias"], ["h"]),
              helper.make_node("Div", ["h", "sqrt2"], ["q"]),
@@ -356,7 +356,7 @@ _GELU_SPELLINGS = {
 def test_only_the_gelu_spellings_onnxruntime_fuses_are_one_kernel(spelling):
     """A written-out GELU is charged as one kernel only in the two patterns of onnxruntime's
     GeluFusion; the dynamo exporter's 0.5·(1+erf) runs as five kernels, each with its traffic."""
-    from onnxperf.roofline import fusions
+    from onnxperf.predict.roofline import fusions
     steps, fused = _GELU_SPELLINGS[spelling]
     nodes = [helper.make_node(op, ins, [out]) for op, ins, out in steps]
     a = onnxperf.analyze(model(nodes, [vi("x", [128, 64])], [vi("y", None)], _GELU_CONSTS))
@@ -431,7 +431,7 @@ def test_skip_layer_norm_fusion_as_onnxruntime_does_it(xs, ys, bias, extra_user,
     of the same dims in the file, symbolic ones by the same name, the sum read by the norm alone.
     The fused kernel's time sits on the LayerNormalization at op.SkipLayerNormalization's
     efficiency, over the kernel's bytes (x, skip, bias, gamma, beta, out); the Adds take none."""
-    from onnxperf.roofline import fusions
+    from onnxperf.predict.roofline import fusions
     m = _skip_ln_model(xs, ys, bias, extra_user=extra_user)
     sizes = {"batch": 2, "seq": 8, "a": 2, "b": 8, "c": 2, "d": 8}
     a = onnxperf.analyze(m, dims={d: sizes[d] for d in (*xs, *ys) if isinstance(d, str)})
@@ -462,7 +462,7 @@ def test_qdq_conv_runs_as_a_qlinearconv(shared):
     each DequantizeLinear is read by the conv alone: the Conv carries the int8 kernel (its
     arithmetic at the int8 peak and conv.int8's efficiency; bytes: int8 x, int8 w, int32 bias,
     int8 out), the Q/DQ nodes take no time. A DequantizeLinear shared with another reader keeps it in float."""
-    from onnxperf.roofline import fusions
+    from onnxperf.predict.roofline import fusions
     n, c, k, hw = 1, 16, 3, 8
     i8 = TensorProto.INT8
     nodes = [helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["x"]),
@@ -507,7 +507,7 @@ def test_transposes_copied_element_by_element_have_their_own_key(perm, eltwise):
     """A Transpose that moves the innermost axis and is not a single axis moved is copied one element
     at a time by onnxruntime's CPU kernel (MaxViT's 6-D window partitions: 170-200 µs for 400 KB where
     a (0,2,1,3) takes 10): with a calibrated spec it takes op.Transpose.eltwise.* before movement.*."""
-    from onnxperf.roofline import ELTWISE_TRANSPOSE, _eltwise_perm, op_keys
+    from onnxperf.predict.roofline import ELTWISE_TRANSPOSE, _eltwise_perm, op_keys
     assert _eltwise_perm(list(perm)) == eltwise
     shape = [2, 3, 4, 5, 6, 7][:len(perm)]
     a = onnxperf.analyze(model([helper.make_node("Transpose", ["x"], ["y"], perm=list(perm))],

@@ -16,13 +16,14 @@ import pytest
 from onnx import helper
 
 import onnxperf
-from onnxperf import cli, report
-from onnxperf.analysis import to_dict as analysis_dict
-from onnxperf.errors import OptionError
+from onnxperf import cli
+from onnxperf.products import report
+from onnxperf.cost.analysis import to_dict as analysis_dict
+from onnxperf.base.errors import OptionError
 from onnxperf.hardware import load_spec, to_toml
-from onnxperf.render.numbers import binary_bytes, lower_bound, si
-from onnxperf.roofline import roofline
-from onnxperf.summary import summarize
+from onnxperf.ui.numbers import binary_bytes, lower_bound, si
+from onnxperf.predict.roofline import roofline
+from onnxperf.analysis.summary import summarize
 
 from .report_util import FLAG_IMG, FLAG_SCRIPT, FLAG_SVG, IMG_NAME, SCRIPT_NAME, injection_model
 from .util import const, model, vi
@@ -360,7 +361,7 @@ def test_op_type_times_go_by_domain_and_a_partial_row_is_a_lower_bound():
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 20), helper.make_opsetid("com.microsoft", 1),
                                             helper.make_opsetid("example.x", 1)])
     a = onnxperf.analyze(m, hw="rtx3090:plain")
-    from onnxperf.frames import op_type_times
+    from onnxperf.products.frames import op_type_times
 
     times = op_type_times(a)
     assert sum(t.share for t in times.values()) == pytest.approx(

@@ -203,7 +203,7 @@ def test_o_into_dev_shm_is_an_ordinary_atomic_write(tmp_path, capsys):
 def test_output_written_in_pieces_is_all_or_nothing(tmp_path):
     """summary --format json writes its text as it is made: an error while making a piece leaves
     the earlier file as it was (no half-written output), and a complete write replaces it."""
-    from onnxperf.output import write_output
+    from onnxperf.ui.output import write_output
 
     out = tmp_path / "out.json"
     out.write_text("old\n")

@@ -56,7 +56,7 @@ def test_every_runtime_import_is_a_declared_dependency():
 
 def test_sympy_is_declared_because_the_onnxruntime_fallback_imports_it():
     """onnxruntime >= 1.32 no longer installs sympy, which its symbolic shape inference (the last
-    fallback in onnxperf.shapes) imports: without the declaration the fallback is silently gone."""
+    fallback in onnxperf.shapes.infer) imports: without the declaration the fallback is silently gone."""
     deps, _ = _requirements()
     assert "sympy" in deps
     import onnxruntime.tools.symbolic_shape_infer  # noqa: F401  (must import in the installed env)

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pytest
 
-from onnxperf.compare import compare
-from onnxperf.compare.render import RENDERERS as COMPARE_RENDERERS
-from onnxperf.render.numbers import binary_bytes
-from onnxperf.render.report import binary_axis, render_html
-from onnxperf.report import build_report
+from onnxperf.products.compare import compare
+from onnxperf.products.compare.render import RENDERERS as COMPARE_RENDERERS
+from onnxperf.ui.numbers import binary_bytes
+from onnxperf.products.render.report import binary_axis, render_html
+from onnxperf.products.report import build_report
 
 from .report_util import MODELS, RESNET, FakeSpec, injection_model, report_model, spec, summary_of
 
@@ -77,9 +77,9 @@ def test_bytes_axis_of_the_memory_chart_example():
 def _validation(tiny: Path, warnings: tuple[str, ...], e2e_scale: float):
     """A Validation of the two-node model ``tiny`` as ``onnxperf validate`` builds it, by hand: the
     measured latency is ``e2e_scale`` times the prediction."""
-    from onnxperf.accuracy import ErrorFigures
-    from onnxperf.validate.compare import GroupResult, Validation
-    from onnxperf.validate.runner import LatencyStats
+    from onnxperf.products.accuracy import ErrorFigures
+    from onnxperf.products.validate.compare import GroupResult, Validation
+    from onnxperf.products.validate.runner import LatencyStats
 
     sm = summary_of(tiny, {"batch": 8}, spec())
     pred = sm.roofline.latency_s
@@ -131,7 +131,7 @@ def test_warnings_box_carries_every_warning_the_validate_text_prints(tiny):
     """The defect: 'No warnings' beside a -88% end-to-end error and a noisy (cv 13%) measurement.
     Every 'Warning' line of `onnxperf validate`'s text for a run is in both warnings boxes of the
     report built from the same run, its notes under them, and an error beyond ±25% is a warning."""
-    from onnxperf.render.validation import render_text
+    from onnxperf.products.render.validation import render_text
 
     other = "hardware spec Fake [fake] describes another machine: run `onnxperf hw probe -o local.toml`"
     sm, v = _validation(tiny, (other,), e2e_scale=1 / 0.12)  # predicted = 12% of measured: -88%
@@ -151,7 +151,7 @@ def test_warnings_box_carries_every_warning_the_validate_text_prints(tiny):
     assert len(big) == 1 and "88% below the measured" in big[0]["message"] and big[0]["message"] in top
     assert not any(x.startswith("No warnings") for x in top + bottom)
     # the JSON report model stays byte-identical for the same run
-    from onnxperf.render.report import render_json
+    from onnxperf.products.render.report import render_json
 
     assert render_json(m) == render_json(build_report(sm, v, {"dims": {"batch": 8}}))
 
@@ -195,8 +195,8 @@ def _validated_model():
 
 
 def _llm_model():
-    from onnxperf.llm.section import LLMOptions
-    from onnxperf.summary import summarize
+    from onnxperf.insights.llm.section import LLMOptions
+    from onnxperf.analysis.summary import summarize
 
     sm = summarize(str(CORPUS / "gpt2_decode_legacy.onnx"), dims={"batch": 2}, hw="a100-80gb",
                    llm=LLMOptions(full=True, context=512, prompt=16, curve=True), memory_budget=256 << 20)

@@ -12,16 +12,17 @@ from pathlib import Path
 import onnx
 import pytest
 
-from onnxperf.render.numbers import binary_bytes
+from onnxperf.ui.numbers import binary_bytes
 from onnx import TensorProto, helper
 
-from onnxperf import analyze, cli
-from onnxperf.errors import OptionError
-from onnxperf.render.numbers import lower_bound, upper_bound
-from onnxperf.render.summary import RENDERERS
-from onnxperf.report import build_report
-from onnxperf.render.report import render_html, render_md
-from onnxperf.summary import summarize
+from onnxperf import analyze
+from onnxperf import cli
+from onnxperf.base.errors import OptionError
+from onnxperf.ui.numbers import lower_bound, upper_bound
+from onnxperf.products.render.summary import RENDERERS
+from onnxperf.products.report import build_report
+from onnxperf.products.render.report import render_html, render_md
+from onnxperf.analysis.summary import summarize
 
 from .util import const, model, vi
 

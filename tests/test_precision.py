@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from onnxperf.analysis import analyze
+from onnxperf.cost.analysis import analyze
 from onnxperf.cli import main
 from onnxperf.hardware import load_spec
-from onnxperf.memory import liveness
-from onnxperf.precision import PRECISIONS, get, what_if
-from onnxperf.roofline import roofline
+from onnxperf.predict.memory import liveness
+from onnxperf.predict.precision import PRECISIONS, get, what_if
+from onnxperf.predict.roofline import roofline
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "models" / "corpus"
@@ -68,7 +68,7 @@ def test_integer_tensors_keep_their_type():
 def test_compute_at_the_precision_peak(name):
     """A conv's predicted time is max(FLOPs at the precision's peak, its bytes at the new width over
     the bandwidth) (tf32: tensor cores on float32 data; int8: the integer rate): the plain roofline."""
-    from onnxperf.calibration.fit import uncalibrated
+    from onnxperf.products.calibration.fit import uncalibrated
 
     spec = uncalibrated(load_spec("a100-80gb"))
     a = analyze(ROOT / "models" / "resnet50_torch.onnx", dims={"batch": 32})
@@ -86,7 +86,7 @@ def test_compute_at_the_precision_peak(name):
 
 
 def test_unknown_precision_is_refused():
-    from onnxperf.errors import OptionError
+    from onnxperf.base.errors import OptionError
 
     with pytest.raises(OptionError, match="choose one of"):
         get("fp4")
@@ -144,9 +144,9 @@ def test_hw_list_shows_every_precision(capsys):
 def test_llm_figures_follow_the_precision():
     """A decode step in an fp16 what-if: the KV cache at 2 bytes an element (2·4·2·32·2 = 1024 B
     per token), weights halved, the same MACs."""
-    from onnxperf.llm import recognize
-    from onnxperf.llm.figures import figures
-    from onnxperf.loader import load
+    from onnxperf.insights.llm import recognize
+    from onnxperf.insights.llm.figures import figures
+    from onnxperf.graph.loader import load
 
     L = load(CORPUS / "qwen2_decode_dynamo18.onnx")
     st = recognize(L)
@@ -193,7 +193,7 @@ def test_memory_budget_at_a_precision():
     """--memory with --precision: the largest batch whose fp16 weights + fp16 activation peak fit
     is the one whose float32 figures fit twice the budget (ResNet-50 holds only float tensors but
     for its shape constants), and summary states the precision."""
-    from onnxperf.memory import largest_fitting
+    from onnxperf.predict.memory import largest_fitting
 
     model = ROOT / "models" / "resnet50_torch.onnx"
     budget = 512 * 2 ** 20

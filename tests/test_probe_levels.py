@@ -6,10 +6,9 @@ import math
 
 import pytest
 
-from onnxperf.errors import OptionError
+from onnxperf.base.errors import OptionError
 from onnxperf.hardware import levels
-from onnxperf.hardware.levels import (CacheLevel, LevelBandwidth, cache_levels, check_levels, measure_levels,
-                                      parse_cpu_list, parse_size, working_sets)
+from onnxperf.hardware.levels import CacheLevel, LevelBandwidth, cache_levels, check_levels, measure_levels, parse_cpu_list, parse_size, working_sets
 
 KiB, MiB = 2 ** 10, 2 ** 20
 

@@ -13,9 +13,9 @@ import pytest
 from onnx import helper
 
 from onnxperf import cli
-from onnxperf.progress import Progress
-from onnxperf.render.report import md_text, render_html, render_json, render_md, render_netron
-from onnxperf.report import NODE_COLUMNS, SCHEMA, build_report
+from onnxperf.ui.progress import Progress
+from onnxperf.products.render.report import md_text, render_html, render_json, render_md, render_netron
+from onnxperf.products.report import NODE_COLUMNS, SCHEMA, build_report
 
 from .report_util import (FLAG_IMG, FLAG_SCRIPT, FLAG_SVG, IMG_NAME, RESNET, SCRIPT_NAME, FakeSpec,
                           FakeValidation, injection_model, report_model, spec, summary_of)
@@ -212,7 +212,7 @@ def _rows(html: str, table_id: str) -> list[list[str]]:
 
 def test_header_shows_the_model_facts_of_the_json(resnet):
     import onnxperf
-    from onnxperf.render.numbers import binary_bytes
+    from onnxperf.ui.numbers import binary_bytes
 
     html, mod, hw = render_html(resnet), resnet["model"], resnet["hardware"]
     facts = _facts(html)
@@ -238,7 +238,7 @@ def test_header_shows_the_model_facts_of_the_json(resnet):
 
 
 def test_op_type_table_has_a_row_per_op_type_in_the_json_order(resnet):
-    from onnxperf.render.numbers import pct
+    from onnxperf.ui.numbers import pct
 
     rows = _rows(render_html(resnet), "op-table")
     ops = resnet["by_op_type"]
@@ -249,7 +249,7 @@ def test_op_type_table_has_a_row_per_op_type_in_the_json_order(resnet):
 
 
 def test_bottleneck_table_rows_and_why(resnet):
-    from onnxperf.render.numbers import pct, seconds
+    from onnxperf.ui.numbers import pct, seconds
 
     rows = _rows(render_html(resnet), "bottleneck-table")
     b = resnet["bottlenecks"]["predicted"]

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from onnxperf.render.numbers import seconds, si
-from onnxperf.render.report import render_html, render_json
+from onnxperf.ui.numbers import seconds, si
+from onnxperf.products.render.report import render_html, render_json
 
 from .report_util import (FLAG_IMG, FLAG_SCRIPT, FLAG_SVG, IMG_NAME, RESNET, SCRIPT_NAME, FakeSpec,
                           FakeValidation, injection_model, report_model, spec, summary_of)
@@ -402,7 +402,7 @@ def test_the_injection_model_runs_no_script(browser, tmp_path):
 
 
 def test_measured_sections_render_when_validated(browser, tmp_path):
-    from onnxperf.report import build_report
+    from onnxperf.products.report import build_report
 
     sm = summary_of(RESNET, {"batch": 1}, spec())
     times = {n.key: n.time_s * (1.2 + 0.01 * int(n.key)) for n in sm.roofline.nodes if n.time_s}

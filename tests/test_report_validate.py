@@ -38,7 +38,7 @@ def test_report_validate_needs_hw(tmp_path, capsys):
 def test_report_validate_shows_plain_and_calibrated_figures_as_validate_does(tmp_path):
     """With a calibrated spec the report carries the error figures of both rooflines (the cards
     show the calibrated ones) and the measured latency is the mean, as `onnxperf validate` uses."""
-    from onnxperf.calibration.fit import calibrated
+    from onnxperf.products.calibration.fit import calibrated
     from onnxperf.hardware import load_spec, to_toml
 
     h = 64

@@ -10,8 +10,8 @@ import onnxperf
 from onnxperf.hardware import load_spec
 from onnxperf.hardware.files import read_spec_file, to_toml
 from onnxperf.hardware.spec import MemoryLevel
-from onnxperf.reuse import _split, level_bytes
-from onnxperf.roofline import roofline
+from onnxperf.predict.reuse import _split, level_bytes
+from onnxperf.predict.roofline import roofline
 
 from .util import const, model, vi
 
@@ -105,10 +105,10 @@ def test_memory_levels_round_trip_and_are_checked(tmp_path):
     p = tmp_path / "s.toml"
     p.write_text(to_toml(spec))
     assert read_spec_file(p).memory_levels == spec.memory_levels
-    with pytest.raises(onnxperf.errors.OptionError, match="larger than the level before"):
+    with pytest.raises(onnxperf.base.errors.OptionError, match="larger than the level before"):
         dataclasses.replace(spec, memory_levels=(MemoryLevel("L2", 64 * KIB, 1e11), MemoryLevel("L1d", 8 * KIB, 4e11)))
     p.write_text(to_toml(spec).replace("capacity_bytes = 8192", "capacity_bytes = -1"))
-    with pytest.raises(onnxperf.errors.OptionError, match="capacity_bytes"):
+    with pytest.raises(onnxperf.base.errors.OptionError, match="capacity_bytes"):
         read_spec_file(p)
 
 

@@ -7,10 +7,10 @@ import pytest
 from onnx import TensorProto, helper
 
 import onnxperf
-from onnxperf.calibration.fit import uncalibrated
+from onnxperf.products.calibration.fit import uncalibrated
 from onnxperf import cli
 from onnxperf.hardware import load_spec
-from onnxperf.roofline import COMPUTE, MEMORY, ridge_point, roofline
+from onnxperf.predict.roofline import COMPUTE, MEMORY, ridge_point, roofline
 
 from .util import const, model, single, vi
 

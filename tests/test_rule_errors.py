@@ -1,6 +1,6 @@
 """A cost rule that raises is a bug, not an unsupported op (issue 16, point 3).
 
-The walker records such a node as ``rule_error`` with a :class:`~onnxperf.errors.RuleError` message
+The walker records such a node as ``rule_error`` with a :class:`~onnxperf.base.errors.RuleError` message
 that names the rule and the node; coverage counts it apart, the totals are partial, and every
 output says so. A rule's deliberate refusal of a malformed node (:class:`BadNode`) stays
 ``unsupported``. In the test suite (tests/conftest.py) and with ``--debug`` the error is raised
@@ -14,10 +14,11 @@ import json
 import pytest
 
 import onnxperf
-from onnxperf import cli, cost
-from onnxperf.errors import RuleError
-from onnxperf.ops import REGISTRY
-from onnxperf.ops.registry import BadNode
+from onnxperf import cli
+from onnxperf.cost import walker as cost
+from onnxperf.base.errors import RuleError
+from onnxperf.cost.ops import REGISTRY
+from onnxperf.cost.ops.registry import BadNode
 
 from .util import model, vi
 

@@ -5,11 +5,9 @@ import onnx
 import pytest
 from onnx import TensorProto
 
-from onnxperf.ops.attention import (
-    ROTARY_OPS_PER_ELEMENT, SCALE_OPS, SOFTCAP_OPS, SOFTMAX_PER_ELEMENT, attention_core,
-)
-from onnxperf.ops.elementwise import SILU_PER_ELEMENT
-from onnxperf.ops.reduce import ROW_WISE
+from onnxperf.cost.ops.attention import ROTARY_OPS_PER_ELEMENT, SCALE_OPS, SOFTCAP_OPS, SOFTMAX_PER_ELEMENT, attention_core
+from onnxperf.cost.ops.elementwise import SILU_PER_ELEMENT
+from onnxperf.cost.ops.reduce import ROW_WISE
 
 from .util import cost, single
 

@@ -4,8 +4,8 @@ onnx.helper: body costs times iterations, body records kept apart (scoped), tota
 from onnx import TensorProto, helper
 
 import onnxperf
-from onnxperf.ops.control_flow import UNBOUNDED_TRIPS, sequence_map
-from onnxperf.ops.registry import NodeView, SubgraphCost
+from onnxperf.cost.ops.control_flow import UNBOUNDED_TRIPS, sequence_map
+from onnxperf.cost.ops.registry import NodeView, SubgraphCost
 
 from .util import const, model, vi
 

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from onnx import TensorProto
 
-from onnxperf.conventions import fvcore_einsum_macs
-from onnxperf.ops.matmul import det_ops, einsum, einsum_cost, einsum_output_shape
-from onnxperf.ops.registry import NodeView, TensorView
+from onnxperf.cost.conventions import fvcore_einsum_macs
+from onnxperf.cost.ops.matmul import det_ops, einsum, einsum_cost, einsum_output_shape
+from onnxperf.cost.ops.registry import NodeView, TensorView
 
 from .util import cost, single
 

@@ -7,7 +7,7 @@ from onnx import TensorProto, helper
 
 import onnxperf
 
-from onnxperf.ops.misc import nms_compared_pairs
+from onnxperf.cost.ops.misc import nms_compared_pairs
 
 from .util import const, cost, model, single, vi
 

@@ -4,9 +4,9 @@ preprocessing, lookups and map/sequence ops."""
 import pytest
 from onnx import TensorProto, helper
 
-from onnxperf.ops import REGISTRY
-from onnxperf.ops.ml import POST_TRANSFORM_OPS
-from onnxperf.ops.ml_trees import tree_depths
+from onnxperf.cost.ops import REGISTRY
+from onnxperf.cost.ops.ml import POST_TRANSFORM_OPS
+from onnxperf.cost.ops.ml_trees import tree_depths
 
 from .util import cost, model, single, vi
 

@@ -7,9 +7,9 @@ import pytest
 from onnx import TensorProto, helper
 
 import onnxperf
-from onnxperf.ops.ms_contrib import ACTIVATIONS
-from onnxperf.ops.ms_contrib_quant import BLOCK_DEQUANT_OPS, QLINEAR_ELEMENTWISE, dequant_ops, quant_ops
-from onnxperf.ops.registry import MS
+from onnxperf.cost.ops.ms_contrib import ACTIVATIONS
+from onnxperf.cost.ops.ms_contrib_quant import BLOCK_DEQUANT_OPS, QLINEAR_ELEMENTWISE, dequant_ops, quant_ops
+from onnxperf.cost.ops.registry import MS
 
 from .util import const, cost, model, single, vi
 

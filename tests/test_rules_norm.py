@@ -4,7 +4,7 @@
 import pytest
 from onnx import TensorProto
 
-from onnxperf.ops.norm import BATCH_NORM_TRAINING, LP_NORM, LP_NORM_OTHER, NORM
+from onnxperf.cost.ops.norm import BATCH_NORM_TRAINING, LP_NORM, LP_NORM_OTHER, NORM
 
 from .util import const, cost, single
 

@@ -6,7 +6,7 @@ import math
 import pytest
 from onnx import TensorProto
 
-from onnxperf.ops.pool import POOL, lp_pool_per_output, max_roi_pool_compares
+from onnxperf.cost.ops.pool import POOL, lp_pool_per_output, max_roi_pool_compares
 
 from .util import const, cost, single
 

@@ -4,7 +4,7 @@ DynamicQuantizeLinear, per-tensor, per-axis and blocked."""
 import pytest
 from onnx import TensorProto
 
-from onnxperf.ops.quant import quantize_per_element
+from onnxperf.cost.ops.quant import quantize_per_element
 
 from .util import const, cost, single
 

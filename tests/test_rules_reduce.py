@@ -5,8 +5,8 @@ from named dimensions."""
 import pytest
 from onnx import TensorProto
 
-from onnxperf.ops.matmul import det_ops
-from onnxperf.ops.reduce import REDUCE, ROW_WISE, ceil_log2
+from onnxperf.cost.ops.matmul import det_ops
+from onnxperf.cost.ops.reduce import REDUCE, ROW_WISE, ceil_log2
 
 from .util import const, cost, single
 
@@ -15,7 +15,7 @@ N, C, H = 2, 3, 5
 IN = N * C * H
 
 # (ops per input element, per reduction step, per output element), written out by hand so
-# the table in onnxperf.ops.reduce is checked, not just echoed.
+# the table in onnxperf.cost.ops.reduce is checked, not just echoed.
 EXPECTED_REDUCE = {
     "ReduceSum": (0, 1, 0), "ReduceMean": (0, 1, 1), "ReduceMax": (0, 1, 0), "ReduceMin": (0, 1, 0),
     "ReduceProd": (0, 1, 0), "ReduceL1": (1, 1, 0), "ReduceL2": (1, 1, 1), "ReduceLogSum": (0, 1, 1),

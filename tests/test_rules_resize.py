@@ -7,7 +7,7 @@ import math
 import pytest
 from onnx import TensorProto
 
-from onnxperf.ops.resize import TAPS_PER_AXIS, interp_ops, resize_taps
+from onnxperf.cost.ops.resize import TAPS_PER_AXIS, interp_ops, resize_taps
 
 from .util import const, cost, single
 

@@ -6,7 +6,7 @@ import math
 import pytest
 from onnx import TensorProto
 
-from onnxperf.ops.signal import fft_flops
+from onnxperf.cost.ops.signal import fft_flops
 
 from .util import const, cost, single
 

@@ -6,7 +6,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import onnxperf
-from onnxperf.ops import REGISTRY
+from onnxperf.cost.ops import REGISTRY
 from .util import const, cost, model, single, vi
 
 I64 = TensorProto.INT64

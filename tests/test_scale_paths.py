@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from onnxperf.analysis import _node_dict, analyze
-from onnxperf.errors import GraphError
-from onnxperf.frozen import getter, record
-from onnxperf.loader import load
-from onnxperf.memory import liveness
-from onnxperf.render.jsonrows import _ROW, node_rows
-from onnxperf.shapes import infer
+from onnxperf.cost.analysis import _node_dict, analyze
+from onnxperf.base.errors import GraphError
+from onnxperf.base.frozen import getter, record
+from onnxperf.graph.loader import load
+from onnxperf.predict.memory import liveness
+from onnxperf.ui.jsonrows import _ROW, node_rows
+from onnxperf.shapes.infer import infer
 
 from .util import F32, const, model, vi
 

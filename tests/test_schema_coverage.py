@@ -11,7 +11,7 @@ from collections import defaultdict
 import onnx
 import pytest
 
-from onnxperf.ops import REGISTRY
+from onnxperf.cost.ops import REGISTRY
 
 DOMAINS = ("", "ai.onnx.ml")
 

@@ -1,4 +1,4 @@
-"""The forward pass (onnxperf.shape_forward) and the engine's own shape functions (shape_rules,
+"""The forward pass (onnxperf.shapes.forward) and the engine's own shape functions (shape_rules,
 shape_rules_ms): ONNX's inference, own shape functions and value evaluation reach a fixed point, so
 every node below a gap ONNX leaves is shaped and costed (issue 14, point 1)."""
 
@@ -10,9 +10,9 @@ import pytest
 from onnx import TensorProto, helper
 
 import onnxperf
-from onnxperf import shape_rules
-from onnxperf.ops import REGISTRY
-from onnxperf.shape_forward import eval_dim
+from onnxperf.shapes import rules as shape_rules
+from onnxperf.cost.ops import REGISTRY
+from onnxperf.shapes.forward import eval_dim
 
 from .util import const, model, vi
 

@@ -16,9 +16,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxperf import shape_static
-from onnxperf.loader import load
-from onnxperf.shape_rules import attributes
+from onnxperf.shapes import static as shape_static
+from onnxperf.graph.loader import load
+from onnxperf.shapes.rules import attributes
 
 F = TensorProto.FLOAT
 I64 = TensorProto.INT64
@@ -286,7 +286,8 @@ def test_static_first_pass_shapes_as_onnx_shapes(name, dims, n_bounded):
     """These exports are shaped by the static-first pass alone, and every node output (main graph
     and bodies) gets the type and shape that the whole-graph pipeline gives with ONNX shaping every
     node (no fast path at all), with the same data-dependent (upper-bound) tensors."""
-    from onnxperf import shape_forward, shapes
+    from onnxperf.shapes import forward as shape_forward
+    from onnxperf.shapes import infer as shapes
 
     loaded = load(f"models/corpus/{name}.onnx")
     fast = shapes.infer(loaded, dims, {})
@@ -309,7 +310,7 @@ def test_static_first_pass_shapes_as_onnx_shapes(name, dims, n_bounded):
 def test_static_first_pass_gives_way_where_it_cannot_shape_everything():
     """A free (unbound) dim, or an op without a fast function, sends the graph the usual way:
     ONNX's whole-graph pass first."""
-    from onnxperf import shapes
+    from onnxperf.shapes import infer as shapes
 
     free = shapes.infer(load("models/corpus/swin_t_torch.onnx"), {}, {})
     assert free.engines[0] == "onnx" and free.free_dims == ["batch"]

@@ -1,4 +1,4 @@
-"""Shape arithmetic computed before inference (onnxperf.shape_values): each evaluator agrees with
+"""Shape arithmetic computed before inference (onnxperf.shapes.values): each evaluator agrees with
 ONNX's reference implementation, a torch-style graph ONNX leaves unknown is resolved without
 onnxruntime, and nothing large is ever computed."""
 
@@ -9,7 +9,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import onnxperf
-from onnxperf.shape_values import EVALUATORS, MAX_ELEMENTS
+from onnxperf.shapes.values import EVALUATORS, MAX_ELEMENTS
 
 from .util import const, model, vi
 
@@ -132,7 +132,7 @@ def test_analysis_leaves_the_loaded_model_as_it_was():
     """Analysis prepares the loaded proto in place (bound inputs, hidden Ranges, unfused ops) and
     puts every node and input back afterwards: the same loaded model analyzed again, with other
     bindings, gives what a fresh load gives."""
-    from onnxperf.loader import load
+    from onnxperf.graph.loader import load
 
     m = _torch_style_slice()
     before = m.SerializeToString()

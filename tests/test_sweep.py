@@ -7,7 +7,7 @@ import pytest
 from onnx import helper
 
 from onnxperf import cli
-from onnxperf.sweep import sweep
+from onnxperf.products.sweep import sweep
 
 from .util import const, model, vi
 
@@ -73,7 +73,7 @@ def test_summary_memory_budget_cli(tmp_path, capsys):
 
 
 def test_knee_is_the_first_batch_no_later_batch_beats():
-    from onnxperf.sweep import knee_index
+    from onnxperf.products.sweep import knee_index
 
     assert knee_index([100, 200, 400, 410, 415]) == 2  # 410 and 415 are within 10% of 400
     assert knee_index([100, 50, 400, 405]) == 2  # a dip followed by a rise is not the knee
@@ -87,8 +87,8 @@ def test_sweep_with_hw_latency_throughput_and_knee_follow_the_roofline(tmp_path,
     the throughput stops rising by more than 10%."""
     import onnxperf
     from onnxperf.hardware import load_spec
-    from onnxperf.roofline import roofline
-    from onnxperf.sweep import KNEE_GAIN
+    from onnxperf.predict.roofline import roofline
+    from onnxperf.products.sweep import KNEE_GAIN
 
     k = n = 512
     nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]

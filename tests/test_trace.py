@@ -15,11 +15,11 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxperf import trace as tr
-from onnxperf.errors import OptionError
+from onnxperf.products import trace as tr
+from onnxperf.base.errors import OptionError
 from onnxperf.hardware import load_spec
-from onnxperf.roofline import roofline
-from onnxperf.summary import summarize
+from onnxperf.predict.roofline import roofline
+from onnxperf.analysis.summary import summarize
 
 from .report_util import RESNET, FakeSpec, FakeValidation, injection_model, summary_of
 from .util import const, model, vi
@@ -205,7 +205,7 @@ def test_cpu_fusions_named_in_args_and_run_overhead_closes_the_schedule(tmp_path
 def test_qdq_and_skip_layer_norm_members_point_at_their_own_kernel():
     """A DequantizeLinear feeding a QLinearConv may read the previous conv's QuantizeLinear, and a
     SkipLayerNormalization's Add the previous one's output: each belongs to the kernel it feeds."""
-    from onnxperf.gpu_kernels import links
+    from onnxperf.predict.gpu_kernels import links
 
     spec = _cpu_spec(**{"fusion.epilogue": 1.0})
     for path, dims, op in (("models/corpus/resnet18_qdq.onnx", None, "QLinearConv"),
@@ -325,7 +325,7 @@ def _tiny_runnable() -> onnx.ModelProto:
 
 
 def test_real_validation_groups_fusions_and_folded_nodes(tmp_path):
-    from onnxperf.validate.compare import validate
+    from onnxperf.products.validate.compare import validate
 
     p = tmp_path / "tiny.onnx"
     onnx.save(_tiny_runnable(), str(p))
@@ -360,7 +360,7 @@ def test_real_validation_groups_fusions_and_folded_nodes(tmp_path):
 
 
 def test_write_trace_is_atomic_and_refuses_the_model(tmp_path):
-    from onnxperf import output
+    from onnxperf.ui import output
 
     p = tmp_path / "m.onnx"
     onnx.save(_three_nodes(), str(p))

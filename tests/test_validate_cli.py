@@ -12,12 +12,12 @@ from onnx import helper
 import onnxperf
 from onnxperf import cli
 from onnxperf.hardware import load_spec, to_toml
-from onnxperf.memory import liveness
-from onnxperf.render.numbers import binary_bytes, seconds
-from onnxperf.roofline import roofline
-from onnxperf.calibration.run import run_calibration
-from onnxperf.validate.compare import KNEE_GAIN, BatchPoint, batch_knees, knee, validate
-from onnxperf.validate.runner import DEFAULT_PROVIDERS, latency_stats
+from onnxperf.predict.memory import liveness
+from onnxperf.ui.numbers import binary_bytes, seconds
+from onnxperf.predict.roofline import roofline
+from onnxperf.products.calibration.run import run_calibration
+from onnxperf.products.validate.compare import KNEE_GAIN, BatchPoint, batch_knees, knee, validate
+from onnxperf.products.validate.runner import DEFAULT_PROVIDERS, latency_stats
 
 from .util import const, model, vi
 
@@ -166,7 +166,7 @@ def test_fused_nodes_share_their_group_and_get_no_time_of_their_own(tmp_path, ca
 
 
 def test_provider_defaults_to_cpu_and_is_passed_to_the_runtime(mlp, monkeypatch, capsys):
-    from onnxperf.validate import compare
+    from onnxperf.products.validate import compare
 
     args = cli.build_parser().parse_args(["validate", str(mlp), "--hw", SPEC])
     assert args.provider == DEFAULT_PROVIDERS[0] == "CPUExecutionProvider"
@@ -310,6 +310,6 @@ def test_accuracy_rank_limits_from_two_sessions():
     assert lim["between_sessions"] == pytest.approx(1.0)
     # with Reshape at 6 µs and Shape at 4 µs the oracle orders every group as measured
     assert lim["op_type_oracle"] == pytest.approx(1.0)
-    from onnxperf.accuracy import spearman
+    from onnxperf.products.accuracy import spearman
     plain = spearman([g.predicted_calibrated_s for g in a.groups], [g.measured_s for g in a.groups])
     assert plain < lim["op_type_oracle"]

@@ -10,7 +10,7 @@ from onnx import helper
 from onnxperf import cli
 from onnxperf.hardware import load_spec
 from onnxperf.hardware.spec import HardwareSpec
-from onnxperf.validate.machine import mismatch, probed_machine
+from onnxperf.products.validate.machine import mismatch, probed_machine
 
 from .util import const, model, vi
 

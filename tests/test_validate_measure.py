@@ -16,13 +16,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxperf
-from onnxperf.errors import ExternalDataError, InputError, OptionError
-from onnxperf.validate import (
-    NodeTiming, RuntimeRunError, latency_stats, make_inputs, map_groups, memory_needed_bytes,
-    missing_weights, parse_profile, run_session, with_random_weights,
-)
-from onnxperf.validate import runner
-from onnxperf.validate.runner import SPREAD_CV_THRESHOLD
+from onnxperf.base.errors import ExternalDataError, InputError, OptionError
+from onnxperf.products.validate import NodeTiming, RuntimeRunError, latency_stats, make_inputs, map_groups, memory_needed_bytes, missing_weights, parse_profile, run_session, with_random_weights
+from onnxperf.products.validate import runner
+from onnxperf.products.validate.runner import SPREAD_CV_THRESHOLD
 
 F32, I64 = TensorProto.FLOAT, TensorProto.INT64
 RNG = np.random.default_rng(0)
@@ -541,7 +538,7 @@ def test_the_child_is_capped_and_says_so_when_the_model_needs_more(tmp_path):
     error says the memory cap was hit; with room for it, the same model runs."""
     from onnx import TensorProto, helper
 
-    from onnxperf.validate.runner import RuntimeRunError, run_session
+    from onnxperf.products.validate.runner import RuntimeRunError, run_session
 
     big = helper.make_tensor("shape", TensorProto.INT64, [3], [8192, 4096, 4])
     g = helper.make_graph([helper.make_node("Expand", ["x", "shape"], ["y"])], "g",

@@ -10,7 +10,7 @@ import onnx
 from onnx import TensorProto, helper
 
 import onnxperf
-from onnxperf.cost import NodeCost
+from onnxperf.cost.walker import NodeCost
 
 F32 = TensorProto.FLOAT
 

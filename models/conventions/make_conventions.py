@@ -52,7 +52,7 @@ import fvcore
 from fvcore.nn import FlopCountAnalysis
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from onnxperf import conventions  # noqa: E402  (the limit texts; imports nothing but the standard library)
+from onnxperf.cost import conventions  # noqa: E402  (the limit texts; imports nothing but the standard library)
 
 SEED = 20240516
 NOISE_STD = 1e-3
@@ -110,7 +110,7 @@ class Gap:
     """Where the ONNX graph cannot carry what a tool saw: why, and how the figure onnxperf gives
     instead is derived from the tool (``reference(case, model, inputs) -> (value, how)``)."""
 
-    limit: str  # a key of onnxperf.conventions.ONNX_LIMITS
+    limit: str  # a key of onnxperf.cost.conventions.ONNX_LIMITS
     reference: Callable
 
 

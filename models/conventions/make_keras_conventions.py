@@ -20,7 +20,7 @@ For every case this script
    ``models/conventions/keras/<case>.onnx`` (weights inline: every model is tiny);
 5. writes ``tests/fixtures/conventions_tf.json``: per case the profiler's total, its counts summed
    by TF op type, the ONNX op types and, where the ONNX graph cannot carry what the profiler saw,
-   the reason (a key of ``onnxperf.conventions.ONNX_LIMITS``) and the figure onnxperf gives
+   the reason (a key of ``onnxperf.cost.conventions.ONNX_LIMITS``) and the figure onnxperf gives
    instead, derived from the profiler (a second run on the graph tf2onnx converts, after its
    constant folding, or the profiler's own MatMul formula for the Einsum nodes it counts 0).
 
@@ -70,7 +70,7 @@ import keras  # noqa: E402
 from keras import layers as L  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from onnxperf import conventions  # noqa: E402  (the limit texts; imports nothing but the standard library)
+from onnxperf.cost import conventions  # noqa: E402  (the limit texts; imports nothing but the standard library)
 
 SEED = 20240516
 OPSET = 17

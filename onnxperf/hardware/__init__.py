@@ -9,9 +9,8 @@ source; built-in presets shipped as TOML files; user spec files; and ``probe`` t
 
 from __future__ import annotations
 
-from .files import list_presets, load_preset, load_spec, read_spec_file, spec_from_mapping, to_toml
-from .spec import (FALLBACKS, KINDS, PEAK_KEYS, HardwareSpec, cpu_from_parts, cpu_peak_fp32, gpu_peak_fp32,
-                   peak_key)
+from onnxperf.hardware.files import list_presets, load_preset, load_spec, read_spec_file, spec_from_mapping, to_toml
+from onnxperf.hardware.spec import FALLBACKS, KINDS, PEAK_KEYS, HardwareSpec, cpu_from_parts, cpu_peak_fp32, gpu_peak_fp32, peak_key
 
 __all__ = [
     "FALLBACKS", "KINDS", "PEAK_KEYS", "HardwareSpec", "cpu_from_parts", "cpu_peak_fp32", "gpu_peak_fp32",

@@ -48,10 +48,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from ..errors import OptionError
-from ..output import note_input
-from .spec import (KINDS, MEMORY_KEYS, PEAK_KEYS, HardwareSpec, MemoryLevel, cpu_parts_text, cpu_peak_fp32, gpu_parts_text,
-                   gpu_peak_fp32)
+from onnxperf.base.errors import OptionError
+from onnxperf.ui.output import note_input
+from onnxperf.hardware.spec import KINDS, MEMORY_KEYS, PEAK_KEYS, HardwareSpec, MemoryLevel, cpu_parts_text, cpu_peak_fp32, gpu_parts_text, gpu_peak_fp32
 
 SCHEMA = "onnxperf.hardware/1"
 _TOP_KEYS = {"schema", "id", "name", "kind", "notes", "memory_bandwidth_bytes_per_s", "memory_capacity_bytes",

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import OptionError
+from onnxperf.base.errors import OptionError
 
 #: where the CPUs' cache descriptions are read (tests point it at a fake tree)
 SYS_CPU = Path("/sys/devices/system/cpu")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from ..render.numbers import binary_bytes as _bytes
-from .spec import PEAK_KEYS, HardwareSpec
+from onnxperf.ui.numbers import binary_bytes as _bytes
+from onnxperf.hardware.spec import PEAK_KEYS, HardwareSpec
 
 _GIB = 2 ** 30
 

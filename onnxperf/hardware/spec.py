@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from types import MappingProxyType
 
-from ..errors import OptionError
+from onnxperf.base.errors import OptionError
 
 #: Keys of ``peak_flops_per_s``, widest first. ``tf32`` is the tensor-core rate for fp32 inputs,
 #: used only when asked for by name: ``float32`` maps to ``fp32``.
@@ -24,7 +24,7 @@ MEMORY_KEYS: tuple[str, ...] = ("memory_bandwidth", "memory_capacity")
 
 KINDS: tuple[str, ...] = ("cpu", "gpu", "soc")
 
-#: dtype name (ONNX short names from :func:`onnxperf.dtypes.name`, and common aliases) -> peak key.
+#: dtype name (ONNX short names from :func:`onnxperf.base.dtypes.name`, and common aliases) -> peak key.
 #: Integer types wider than 8 bits, bool and complex types run on the ordinary vector/CUDA-core
 #: ALUs: they are taken at the fp32 (complex128: fp64) rate, an approximation.
 _DTYPE_KEY: dict[str, str] = {
@@ -154,7 +154,7 @@ class HardwareSpec:
     #: where each ``efficiency`` figure comes from (a preset's kernel-model constants, a calibration)
     efficiency_sources: Mapping[str, str] = field(default_factory=dict, hash=False)
     #: cache levels, innermost first (a probed spec): the cache-aware roofline charges each byte at the
-    #: level that holds it (:mod:`onnxperf.reuse`); empty: every byte at ``memory_bandwidth_bytes_per_s``
+    #: level that holds it (:mod:`onnxperf.predict.reuse`); empty: every byte at ``memory_bandwidth_bytes_per_s``
     memory_levels: tuple[MemoryLevel, ...] = ()
 
     def __post_init__(self) -> None:

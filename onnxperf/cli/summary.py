@@ -1,0 +1,61 @@
+"""``onnxperf summary MODEL``: model facts, totals, per-op-type table, top nodes, coverage."""
+
+from __future__ import annotations
+
+import argparse
+
+from onnxperf.ui.output import write_output
+from onnxperf.products.render.summary import RENDERERS, STREAMS
+from onnxperf.analysis.summary import summarize
+from onnxperf.ui.units import parse_bytes
+from onnxperf.cli.common import add_bindings, add_hw, add_llm, add_memory, add_model, add_output, add_precision, add_progress, add_strict, add_trace, announce_bindings, llm_options, output_format, parse_dims, parse_input_shapes, progress, strict_exit
+
+FORMATS = ("text", "json", "csv", "md")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("summary", help="shapes, MACs, FLOPs, params and memory traffic of a model",
+                       description="Analyze MODEL statically: shapes, per-node MACs/FLOPs/bytes/params, totals.")
+    add_model(p)
+    add_bindings(p)
+    add_hw(p)
+    add_memory(p)
+    add_precision(p)
+    add_llm(p)
+    add_strict(p)
+    add_trace(p)
+    add_progress(p)
+    add_output(p, FORMATS)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    fmt = output_format(args)
+    if args.trace and not args.hw:
+        from onnxperf.base.errors import OptionError
+
+        raise OptionError("--trace needs --hw: the schedule is the roofline's predicted time per node")
+    budget = parse_bytes(args.memory) if args.memory else None
+    with progress(args, ["analyzing", "writing"]) as p:
+        p.stage("analyzing")
+        sm = summarize(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
+                       convention=args.convention, hw=args.hw, memory_budget=budget, memory_dim=args.memory_dim,
+                       llm=llm_options(args), precision=args.precision, default_batch=True)
+        announce_bindings(sm.analysis.notes)
+        p.stage("writing")
+        if args.trace:
+            write_trace(sm, args.trace)
+        write_output(STREAMS.get(fmt, RENDERERS[fmt])(sm), args.output, text_format=fmt == "text")
+    from onnxperf.insights.partial import reasons
+
+    return strict_exit(args.strict, reasons(sm))
+
+
+def write_trace(sm, path: str, validation=None) -> None:
+    """``--trace FILE``: the predicted per-node schedule (and the measured one) as Chrome trace events."""
+    from onnxperf.base.errors import OptionError
+    from onnxperf.products.trace import build_trace, render_trace
+
+    if sm.roofline is None:
+        raise OptionError("--trace needs --hw: the schedule is the roofline's predicted time per node")
+    write_output(render_trace(build_trace(sm, validation)), path, option="--trace")

@@ -1,1 +1,0 @@
-"""One module per subcommand. Each exposes ``add_parser(subparsers)`` and ``run(args) -> int``."""

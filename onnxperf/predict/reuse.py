@@ -1,0 +1,138 @@
+"""Where each byte a node moves comes from: the cache-aware roofline's traffic (issue 18, point 5).
+
+The plain roofline charges every byte at main-memory bandwidth. On a CPU most activations of a
+small model never leave the caches: a producer writes a tensor and its consumer reads it back from
+L2 or L3 a few microseconds later, and a model whose weights and activations fit the last-level
+cache reads its weights from there at every inference after the first. As in the Cache-Aware
+Roofline Model (Ilić, Pratas and Sousa, IEEE CAL 2014), each level of the hierarchy has its own
+bandwidth roof, and a byte is charged at the level that holds it.
+
+Which level holds it is the tensor's **reuse distance** (Mattson et al., 1970): the bytes of the
+distinct other tensors touched since it was last touched. The caches are taken as one LRU stack of
+the levels' capacities; with distance d, a read of a tensor of s bytes finds
+
+    min(s, max(0, C_k - d)) of its bytes within level k (capacity C_k, innermost first),
+
+the rest in the next level out, and main memory beyond the last. The stack is replayed over two
+inferences and the second is charged: a tensor first touched in the run (a weight, a graph input)
+is then found where the rest of the previous inference left it. A write allocates its tensor at the
+top of the stack and is charged at the innermost level that holds it whole (main memory when none
+does). Views (Reshape and the other zero-cost aliases) touch nothing: their output is their input.
+
+The node's own byte counts (its cost rule's) are kept and split over the levels in the proportions
+its tensors give: ``bytes_read`` over its inputs, ``bytes_written`` over its outputs.
+"""
+
+from __future__ import annotations
+
+from onnxperf.cost.analysis import Analysis
+from onnxperf.cost.walker import COUNTED, ZERO
+
+
+class _Fenwick:
+    """Prefix sums over event times (1-based), for the bytes touched since a time."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.t = [0] * (n + 1)
+
+    def add(self, i: int, v: int) -> None:
+        while i <= self.n:
+            self.t[i] += v
+            i += i & -i
+
+    def prefix(self, i: int) -> int:
+        s = 0
+        while i > 0:
+            s += self.t[i]
+            i -= i & -i
+        return s
+
+
+def _split(size: int, distance: int, capacities: tuple[int, ...]) -> list[int]:
+    """Bytes of a ``size``-byte read at reuse ``distance`` found in each level (the last entry: main
+    memory): all of them in the innermost level whose capacity holds ``distance + size``. A tensor
+    read in the order it was written meets each of its bytes at stack depth distance + size (the
+    bytes read before it have moved above it), so under LRU it hits whole or misses whole."""
+    out = [0] * (len(capacities) + 1)
+    k = next((j for j, cap in enumerate(capacities) if distance + size <= cap), len(capacities))
+    out[k] = size
+    return out
+
+
+def level_bytes(a: Analysis, capacities: tuple[int, ...]) -> dict[str, tuple[float, ...]]:
+    """Per costed main-graph node: its bytes (read + written) at each level, innermost first, main
+    memory last (``len(capacities) + 1`` entries). Uncosted nodes are left out."""
+    from onnxperf.predict.gpu_kernels import tensor_bytes
+
+    nodes = [n for n in a.main_nodes if n.status in (COUNTED, ZERO)]
+    alias: dict[str, str] = {}
+    views = set()
+    for n in nodes:
+        if n.status == ZERO and n.bytes_read == 0 and n.bytes_written == 0 and n.inputs and n.inputs[0] is not None:
+            views.add(n.key)
+            for o in n.outputs:
+                if o is not None:
+                    alias[o.name] = alias.get(n.inputs[0].name, n.inputs[0].name)
+    plan = []
+    events = 0
+    for n in nodes:
+        if n.key in views:
+            plan.append(None)
+            continue
+        reads: dict[str, int] = {}
+        for i in n.inputs:
+            if i is not None:
+                reads.setdefault(alias.get(i.name, i.name), tensor_bytes(i))
+        writes = {o.name: tensor_bytes(o) for o in n.outputs if o is not None}
+        plan.append((n, reads, writes))
+        events += len(reads) + len(writes)
+    tree = _Fenwick(2 * events + 1)
+    last: dict[str, int] = {}
+    size: dict[str, int] = {}
+    now = 0
+    out: dict[str, tuple[float, ...]] = {}
+    levels = len(capacities) + 1
+
+    def touch(name: str, nbytes: int) -> int | None:
+        """Move ``name`` to the top of the stack; its reuse distance before (None: never touched)."""
+        nonlocal now
+        now += 1
+        t = last.get(name)
+        d = None
+        if t is not None:
+            d = tree.prefix(now - 1) - tree.prefix(t)
+            tree.add(t, -size[name])
+        tree.add(now, nbytes)
+        last[name] = now
+        size[name] = nbytes
+        return d
+
+    for rep in (0, 1):
+        for step in plan:
+            if step is None:
+                continue
+            n, reads, writes = step
+            got = [0.0] * levels
+            rsum = sum(reads.values())
+            rscale = n.bytes_read / rsum if rsum else 0.0
+            for name, s in reads.items():
+                d = touch(name, s)
+                if rep and s:
+                    parts = [0] * (levels - 1) + [s] if d is None else _split(s, d, capacities)
+                    for k, b in enumerate(parts):
+                        got[k] += b * rscale
+            wsum = sum(writes.values())
+            wscale = n.bytes_written / wsum if wsum else 0.0
+            for name, s in writes.items():
+                touch(name, s)
+                if rep and s:
+                    k = next((j for j, cap in enumerate(capacities) if s <= cap), levels - 1)
+                    got[k] += s * wscale
+            if rep:
+                # a rule that counts bytes its tensors do not show (none known) keeps them at main memory
+                rest = n.bytes_read + n.bytes_written - sum(got)
+                if rest > 0.5:
+                    got[-1] += rest
+                out[n.key] = tuple(got)
+    return out

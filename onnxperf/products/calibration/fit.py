@@ -1,0 +1,200 @@
+"""The calibration fit: how much of the roofline each op family attains on this machine.
+
+A fixed suite of small models (:mod:`.suite`; never the model being validated), each made of
+independent copies of one op, runs through onnxruntime (:mod:`.run`); each op's measured kernel
+time (median over the timed runs, averaged over the copies) is set against its plain roofline
+terms, and the fit gives, per family f, a compute efficiency e_c,f and a memory efficiency e_m,f:
+
+    t ≈ max(c, m) + α·min(c, m) + o,   c = W / (e_c,f · π),  m = Q / (e_m,f · β)
+
+* o_k: the median profiled kernel time of the suite's tiny ops (a few hundred elements), whose
+  roofline time is negligible: the floor of a profiled kernel, taken off before fitting;
+* e_m,f: median over the family's memory-bound samples of (Q/β) / (t − o_k);
+* e_c,f: median over its compute-bound samples of (W/π) / (t − o_k); a transcendental function's
+  own family (``op.Erf``, ``op.Sigmoid``, ...: :func:`compute_fitted`) is fitted on its arithmetic
+  alone, bound or not, and ``transcendental.compute`` is the median of those;
+* a family without samples of one kind takes the median over all families (``default.*``);
+* α_f (``<family>.overlap``): how much of the lesser of the two times is *not* hidden under the
+  greater (a conv whose weights are large pays for reading them on top of its arithmetic): the
+  one of 0, 0.05, ..., 1 that predicts the family's samples best (:func:`fit_efficiency`).
+
+The spec's ``overhead_s`` (o, per executed node) and ``overhead_run_s`` (per run) are measured
+apart, end to end with the profiler off (:func:`onnxperf.products.calibration.run.dispatch_overhead`);
+:func:`fit_efficiency` alone reports o_k as ``overhead_s``.
+
+Efficiencies are clipped to [0.005, 1]: calibration only ever lowers the roof. A suite case can
+beat the DRAM roof (its one op re-reads the same few MiB, back to back, from the last-level
+cache), but a real model's ops do not run that way: on a Zen 4 VM (benchmarks/results/accuracy.md)
+the suite's small depthwise conv attained 179% of the memory roof while MobileNetV2's depthwise
+convs took 91% of their plain roofline time (2.44 ms measured, 2.69 ms plain): efficiencies above 1
+made every model's calibrated latency too fast (median |error| 17%, worst -30%); capped at the roof,
+the same day, median 7%, worst -13%. The cost: MaxPool, whose suite case does enjoy the cache in a
+model too, is predicted ~2x slow, and ResNet-50's node-time rank correlation fell from 0.92 to 0.85.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+@dataclass(frozen=True)
+class Sample:
+    """One measured op of the suite with its plain roofline terms."""
+
+    case: str
+    family: str
+    compute_s: float  # W / π
+    memory_s: float  # Q / β
+    measured_s: float
+    nbytes: float = 0.0  # bytes one copy moves (its cost rule's)
+
+    @property
+    def plain_s(self) -> float:
+        return max(self.compute_s, self.memory_s)
+
+    @property
+    def compute_bound(self) -> bool:
+        return self.compute_s >= self.memory_s
+
+
+_CLIP = (0.005, 1.0)
+#: cases whose roofline time is negligible: their measured time is the dispatch overhead
+TINY = frozenset({"add_tiny", "relu_tiny"})
+#: mid-size memory-bound cases (256 KiB tensors): onnxruntime runs them on its thread pool, whose
+#: dispatch costs more than a single-threaded op's; they fit ``overhead_parallel_s``, nothing else
+MID = frozenset({"add_64k", "relu_64k", "softmax_64k", "transpose_64k", "layernorm_64k"})
+#: a node moving at least this many bytes pays ``overhead_parallel_s``: onnxruntime's elementwise
+#: kernels go parallel between these sizes (this 2-core VM: an Add of 16 Ki floats, 192 KiB moved,
+#: 6 µs profiled; of 64 Ki floats, 768 KiB, 14 µs, of which 3.5 µs is its traffic at L2/L3 speed;
+#: of 256 elements, 4 µs)
+PARALLEL_MIN_BYTES = 256 * 1024
+
+
+def _clip(x: float) -> float:
+    return min(max(x, _CLIP[0]), _CLIP[1])
+
+
+#: candidate overlaps of compute and memory time tried by the fit: 0, 0.05, ..., 1
+OVERLAPS = tuple(i / 20 for i in range(21))
+
+
+def fit_efficiency(samples: Iterable[Sample]) -> dict[str, float]:
+    """The efficiency table of a calibrated spec (see the module docstring).
+
+    Per family, for each overlap α in :data:`OVERLAPS` the family's efficiencies are fitted
+    (medians, the lesser term taken off at α), its samples are predicted with them, and the α with
+    the least sum of squared log errors wins (the smaller one on a tie: a family whose samples
+    cannot tell keeps the pure roofline, α = 0). α = 1 adds compute and memory time."""
+    samples = list(samples)
+    tiny = [s.measured_s for s in samples if s.case in TINY]
+    overhead = statistics.median(tiny) if tiny else 0.0
+    fit = [s for s in samples if s.case not in TINY | MID and s.measured_s > 0]
+    mid = [s for s in samples if s.case in MID and s.measured_s > 0]
+    out = _fit_families(fit, overhead)
+    if mid:
+        # what a mid-size op takes beyond the single-threaded dispatch and its fitted roofline time
+        extra = [s.measured_s - overhead - predict(s, out, out.get(f"{s.family}.overlap", 0.0), 0.0) for s in mid]
+        parallel = max(0.0, statistics.median(extra))
+        if parallel > 0:
+            out["overhead_parallel_s"] = parallel
+            out["parallel_min_bytes"] = float(PARALLEL_MIN_BYTES)
+            # refit with it taken off the cases that pay it too
+            big = {s.case for s in fit if s.nbytes >= PARALLEL_MIN_BYTES}
+            out = _fit_families(fit, overhead, {c: parallel for c in big})
+            out["overhead_parallel_s"] = parallel
+            out["parallel_min_bytes"] = float(PARALLEL_MIN_BYTES)
+    return dict(sorted(out.items()))
+
+
+def compute_fitted(family: str) -> bool:
+    """A family fitted on its arithmetic whatever its plain roofline's bound: ``op.<Op>`` of a
+    transcendental function or another kernel whose time follows its element count
+    (:data:`onnxperf.predict.roofline.FITTED_ON_ARITHMETIC`). erf_1m is memory-bound on
+    the roofline (1 FLOP per element by the convention, 8 bytes), yet onnxruntime evaluates a
+    polynomial per element and takes 6x its memory time; fitted as a share of the memory roof, the
+    same op in a model, whose data sits in a faster cache level or rides inside a fused GELU,
+    came out 2-6x fast (BERT's Erf nodes: 39 µs measured, 16 predicted)."""
+    from onnxperf.predict.roofline import FITTED_ON_ARITHMETIC
+
+    return family.startswith("op.") and family[3:] in FITTED_ON_ARITHMETIC
+
+
+def _fit_families(fit: list[Sample], overhead: float, extra: dict[str, float] | None = None) -> dict[str, float]:
+    """Per-family efficiencies and overlaps (:func:`fit_efficiency`); ``extra``: a case's dispatch
+    beyond ``overhead`` (the parallel one). A :func:`compute_fitted` family gets ``.compute`` (the
+    median of W/π over its time) and ``.overlap`` 0; ``transcendental.*`` is the median of those
+    families, for the transcendental functions the suite lacks; they stay out of ``default.*``."""
+    from onnxperf.predict.roofline import TRANSCENDENTAL
+
+    extra = extra or {}
+    out: dict[str, float] = {"overhead_s": overhead}
+    ratios: dict[str, list[float]] = {"compute": [], "memory": []}
+    transcendental: list[float] = []
+    for fam in sorted({s.family for s in fit}):
+        mine = [s for s in fit if s.family == fam]
+        if compute_fitted(fam):
+            vals = [s.compute_s / max(s.measured_s - overhead - extra.get(s.case, 0.0), s.measured_s * 0.1)
+                    for s in mine]
+            out[f"{fam}.compute"] = _clip(statistics.median(vals))
+            out[f"{fam}.overlap"] = 0.0
+            if fam[3:] in TRANSCENDENTAL:
+                transcendental.append(out[f"{fam}.compute"])
+            continue
+        best: tuple[float, float, dict[str, list[float]]] | None = None
+        for alpha in OVERLAPS:
+            r = _ratios(mine, overhead, alpha, extra)
+            eff = {f"{fam}.{k}": _clip(statistics.median(v)) for k, v in r.items() if v}
+            err = sum(math.log(predict(s, eff, alpha, overhead + extra.get(s.case, 0.0)) / s.measured_s) ** 2
+                      for s in mine)
+            if best is None or err < best[0] - 1e-9 * max(1.0, best[0]):
+                best = (err, alpha, r)
+        _, alpha, r = best
+        for kind, vals in r.items():
+            if vals:
+                out[f"{fam}.{kind}"] = _clip(statistics.median(vals))
+                ratios[kind] += vals
+        if alpha > 0:
+            out[f"{fam}.overlap"] = alpha
+    if transcendental:
+        out["transcendental.compute"] = statistics.median(transcendental)
+        out["transcendental.overlap"] = 0.0
+    out["default.compute"] = _clip(statistics.median(ratios["compute"])) if ratios["compute"] else 1.0
+    out["default.memory"] = _clip(statistics.median(ratios["memory"])) if ratios["memory"] else 1.0
+    return out
+
+
+def _ratios(samples: list[Sample], overhead: float, alpha: float,
+            extra: dict[str, float] | None = None) -> dict[str, list[float]]:
+    """Attained share of the roof per sample, by the kind of its bound, at overlap α."""
+    out: dict[str, list[float]] = {"compute": [], "memory": []}
+    for s in samples:
+        o = overhead + (extra or {}).get(s.case, 0.0)
+        t = max(s.measured_s - o, s.measured_s * 0.1)
+        term, lesser = (s.compute_s, s.memory_s) if s.compute_bound else (s.memory_s, s.compute_s)
+        t = max(t - alpha * lesser, t * 0.1)
+        out["compute" if s.compute_bound else "memory"].append(term / t)
+    return out
+
+
+def predict(s: Sample, eff: dict[str, float], alpha: float, overhead: float) -> float:
+    """A sample's time under fitted efficiencies: max(c', m') + α·min(c', m') + o (as the roofline)."""
+    c = s.compute_s / eff.get(f"{s.family}.compute", eff.get("default.compute", 1.0))
+    m = s.memory_s / eff.get(f"{s.family}.memory", eff.get("default.memory", 1.0))
+    if compute_fitted(s.family):
+        return max(c, m) + overhead
+    # the lesser term at its family's efficiency when fitted, else at the roof (as in _ratios)
+    return max(c, m) + alpha * min(c, m) + overhead
+
+
+def calibrated(spec, efficiency: dict[str, float]):
+    """A copy of ``spec`` carrying the fitted efficiencies, its id suffixed ``-calibrated``."""
+    return replace(spec, id=f"{spec.id}-calibrated" if not spec.id.endswith("-calibrated") else spec.id,
+                   efficiency=dict(efficiency), efficiency_sources={})
+
+
+def uncalibrated(spec):
+    """``spec`` without its efficiency table: the plain roofline that predictions are compared
+    against (``spec`` itself when it carries none)."""
+    return replace(spec, efficiency={}, efficiency_sources={}) if getattr(spec, "efficiency", None) else spec

@@ -1,0 +1,455 @@
+"""The timeline: the predicted per-node schedule (and, with a validation, the measured one beside it)
+as Chrome trace-event JSON, the format that ui.perfetto.dev and chrome://tracing open.
+
+Pure functions: :func:`build_trace` makes a plain dict from a :class:`~onnxperf.analysis.summary.Summary` (and a
+validation result), :func:`render_trace` its JSON text; the CLI writes it with :func:`write_trace`.
+
+Layout (schema ``onnxperf.trace/1``, see docs/trace.md):
+
+- **Process 1, "predicted (<hardware>)"**: one complete event (``ph: "X"``) per main-graph node, in the
+  analysis's node order (the stable topological order every other output uses), laid end to end from
+  ts 0: the roofline runs nodes one after another, so node *i+1* starts where node *i* ends and the
+  last one ends at the predicted latency. A calibrated spec's per-run overhead (``overhead_run_s``)
+  is one more slice, ``(run overhead)``, after the nodes.
+- **An uncosted node** (no rule, unknown shape, a rule error) is there once, with ``dur`` 0 and
+  ``args.uncosted`` saying why: its time is unknown, not zero, and none is invented.
+- **Fusions** keep one slice per node, each with the time the roofline charged it, so the slices still
+  add up to the latency and every node is found once: a node that runs inside another's kernel (an
+  epilogue, a constant folded into a conv's weights, the Q/DQ nodes of a QLinearConv, a GPU kernel's
+  pointwise members) has ``args.fusion`` (what kind) and ``args.fused_into`` (the key of the node that
+  starts the kernel), and that node lists them in ``args.fused_members``. Members charged nothing
+  (absorbed, folded, inside) are zero-length; an epilogue keeps its arithmetic.
+- **Subgraphs** (If/Loop/Scan bodies) get no slices of their own: the roofline times a control-flow
+  node as a whole, its rule carrying its bodies' cost (a Loop's times its trip count), so its one slice
+  holds them, with ``args.subgraph_nodes`` (how many) and ``args.partial`` when some are uncosted.
+  Slicing a body would mean apportioning a time the model never gave per body node.
+- **Process 2, "measured (onnxruntime <version>, <provider>)"** (with a validation): the same nodes in
+  the same order. A group of nodes onnxruntime measured as one kernel (a fused Conv+Relu) is one slice,
+  at its first node, with the group's measured time and ``args.nodes`` naming its members; the other
+  members are zero-length slices with ``args.measured_in``. Nodes onnxruntime folded or removed when it
+  built the session are zero-length with ``args.folded``. Kernels mapped to no node, and the rest of the
+  measured latency, close the process as ``(unmapped kernels)`` and ``(outside kernels)``.
+
+Times are in microseconds (the format's unit) rounded to 6 decimals (picoseconds); other floats to 9
+significant digits. Names from the model are plain JSON strings (never markup), made valid UTF-8.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import PurePath
+from typing import Any
+
+from onnxperf import __version__
+from onnxperf.cost.walker import UNCOSTED
+from onnxperf.base.errors import OptionError
+
+SCHEMA = "onnxperf.trace/1"
+PREDICTED_PID = 1
+MEASURED_PID = 2
+TID = 1
+#: the slice after the nodes that holds a calibrated spec's per-run overhead
+RUN_OVERHEAD = "(run overhead)"
+UNMAPPED = "(unmapped kernels)"
+OUTSIDE = "(outside kernels)"
+#: ``bound`` of a node whose dispatch overhead is at least the rest of its time
+DISPATCH = "dispatch"
+UNKNOWN = "unknown"
+_US = 1e6
+#: decimals of a time in microseconds: picoseconds
+_TIME_DECIMALS = 6
+_SIGNIFICANT = 9
+
+
+def build_trace(summary, validation: Any = None) -> dict[str, Any]:
+    """The trace of ``summary`` (it needs a roofline: ``--hw``), with the measured process when a
+    ``validation`` is given (see :func:`with_measured`). Raises :class:`~onnxperf.base.errors.OptionError`
+    without a roofline."""
+    trace = predicted_trace(summary)
+    return trace if validation is None else with_measured(trace, validation)
+
+
+def predicted_trace(summary) -> dict[str, Any]:
+    """The predicted schedule of ``summary`` (module docstring: process 1)."""
+    rl = summary.roofline
+    if rl is None:
+        raise OptionError("--trace needs --hw: the timeline lays out the roofline's predicted time of each node")
+    a = summary.analysis
+    spec = summary.spec
+    rows = {r.key: r for r in rl.nodes}
+    dispatch = _dispatch_s(summary)
+    fusion = _fusion_args(summary)
+    below = _subgraph_counts(a.nodes)
+    hw_name = str(getattr(spec, "name", None) or getattr(spec, "id", None) or rl.spec_id)
+    events = _metadata(PREDICTED_PID, f"predicted ({hw_name})", "nodes in execution order (one after another)")
+    spans = []
+    for n in a.main_nodes:
+        r = rows[n.key]
+        args: dict[str, Any] = {
+            "key": n.key, "name": n.name, "op_type": n.op_type, "domain": n.domain, "family": n.family,
+            "status": n.status, "exact": n.exact,
+            # an uncosted node's cost is unknown, not 0
+            **{f: (None if n.status in UNCOSTED else getattr(n, f))
+               for f in ("macs", "flops", "int_ops", "bytes_read", "bytes_written")},
+        }
+        if n.note:
+            args["note"] = n.note
+        if r.time_s is None or n.status in UNCOSTED:
+            bound = UNKNOWN
+            args["uncosted"] = f"{n.status}: {n.note}" if n.note else n.status
+            args["predicted_s"] = None
+        else:
+            o = dispatch.get(n.key, 0.0)
+            bound = DISPATCH if o > 0 and o >= r.time_s - o else r.bound
+            args.update({
+                "dtype": r.dtype, "roofline_ops": r.ops, "roofline_bytes": r.bytes,
+                "intensity_ops_per_byte": _sig(r.intensity), "attainable_ops_per_s": _sig(r.attainable_ops_per_s),
+                "predicted_s": _sig(r.time_s), "share": _sig(r.share),
+            })
+            if dispatch:
+                args["dispatch_s"] = _sig(o)
+        args["bound"] = bound
+        sub = below.get(str(n.id))
+        if sub is not None:
+            args["subgraph_nodes"] = sub[0]
+            if sub[1] and bound != UNKNOWN:
+                args["partial"] = (f"{sub[1]} of {sub[0]} subgraph nodes not costed: "
+                                   "this node's time is a lower bound")
+        args.update(fusion.get(n.key, {}))
+        spans.append((n.op_type, f"{n.family},{bound}", r.time_s or 0.0, args))
+    if rl.run_overhead_s:
+        spans.append((RUN_OVERHEAD, "runtime", rl.run_overhead_s,
+                      {"what": "the runtime's own work around the nodes, once per run (the spec's overhead_run_s)",
+                       "predicted_s": _sig(rl.run_overhead_s)}))
+    events += _laid_out(PREDICTED_PID, spans)
+    m = a.model
+    other = {
+        "schema": SCHEMA, "onnxperf_version": __version__,
+        "model": PurePath(m.path).name if m.path else None, "graph_name": m.graph_name,
+        "dims": dict(a.dims), "hardware": getattr(spec, "id", rl.spec_id), "hardware_name": hw_name,
+        "precision": None if summary.precision is None else getattr(summary.precision, "name", str(summary.precision)),
+        "predicted_latency_s": _sig(rl.latency_s),
+        "latency_is_lower_bound": bool(rl.lower_bound or rl.side in ("lower", "unknown")),
+        "uncosted_nodes": rl.unknown_nodes, "complete": rl.complete, "bound": rl.side or "exact",
+        "run_overhead_s": _sig(rl.run_overhead_s),
+        "scope": "main-graph nodes; an If/Loop/Scan node's slice holds its bodies' time",
+    }
+    return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": other}
+
+
+def with_measured(trace: dict[str, Any], validation: Any) -> dict[str, Any]:
+    """``trace`` (from :func:`predicted_trace`) with the measured process added, laid out in the
+    order of its predicted nodes (module docstring: process 2). ``validation``: what
+    :func:`onnxperf.products.validate.compare.validate` returns, or the mapping ``onnxperf report --validate``
+    builds (``groups`` of ``keys`` and ``measured_s``, else ``node_times_s``; ``latency_s``,
+    ``provider``, ``device``)."""
+    nodes = [e["args"] for e in trace["traceEvents"]
+             if e.get("pid") == PREDICTED_PID and e.get("ph") == "X" and "key" in e.get("args", {})]
+    m = _measurement(validation)
+    known = {x["key"] for x in nodes}
+    stray = [k for g in m["groups"] for k in g["keys"] if k not in known]
+    if stray:
+        raise OptionError(f"--trace: the validation names node(s) {', '.join(stray[:3])} that the analysis does not "
+                          "have: it measured another model")
+    order = {x["key"]: i for i, x in enumerate(nodes)}
+    group_of: dict[str, dict[str, Any]] = {}
+    for g in m["groups"]:
+        g["keys"] = sorted(g["keys"], key=order.__getitem__)  # execution order
+        for k in g["keys"]:
+            group_of[k] = g
+    info = {x["key"]: x for x in nodes}
+    spans = []
+    kernels_s = 0.0
+    for x in nodes:
+        key = x["key"]
+        base = {"key": key, "name": x["name"], "op_type": x["op_type"]}
+        g = group_of.get(key)
+        if g is None:
+            spans.append((x["op_type"], "not measured", 0.0, base | {"not_measured": "no measured time for this node"}))
+        elif g["folded"]:
+            spans.append((x["op_type"], "folded", 0.0, base | {
+                "folded": "onnxruntime ran no kernel for it: folded or removed when it built the session",
+                "nodes": g["keys"]}))
+        elif g["keys"][0] != key:
+            spans.append((x["op_type"], "fused", 0.0, base | {
+                "measured_in": g["keys"][0],
+                "what": f"measured as one kernel with node {g['keys'][0]}: its time is on that slice"}))
+        else:
+            ops = [info[k]["op_type"] for k in g["keys"]]
+            name = "+".join(ops) if len(ops) <= 4 else "+".join(ops[:3]) + f"+{len(ops) - 3} more"
+            args = base | {"measured_s": _sig(g["measured_s"]), "nodes": g["keys"],
+                           "node_names": [info[k]["name"] for k in g["keys"]]}
+            if g["kernels"]:
+                args["measured_kernels"] = list(g["kernels"])
+                args["measured_op_types"] = list(g["kernel_ops"])
+            kernels_s += g["measured_s"]
+            spans.append((name, "kernel" if len(ops) == 1 else "kernel,fused", g["measured_s"], args))
+    if m["unmapped_s"] > 0:
+        kernels_s += m["unmapped_s"]
+        spans.append((UNMAPPED, "runtime", m["unmapped_s"], {
+            "what": "measured kernels mapped to no node (layout reorders, copies)",
+            "measured_s": _sig(m["unmapped_s"])}))
+    latency = m["latency_s"]
+    if latency is not None and latency > kernels_s:
+        spans.append((OUTSIDE, "runtime", latency - kernels_s, {
+            "what": "the measured latency less its kernels: the runtime's own work around them",
+            "measured_s": _sig(latency - kernels_s)}))
+    events = list(trace["traceEvents"]) + _metadata(MEASURED_PID, m["label"], "nodes in the predicted order")
+    events += _laid_out(MEASURED_PID, spans)
+    other = dict(trace.get("otherData", {}))
+    other.update({"measured_latency_s": _sig(latency), "measured_kernels_s": _sig(kernels_s),
+                  "onnxruntime_version": m["version"], "provider": m["provider"]})
+    return {**trace, "traceEvents": events, "otherData": other}
+
+
+def render_trace(trace: dict[str, Any]) -> str:
+    """``trace`` as JSON text: keys sorted, one event per line, non-ASCII kept (valid UTF-8: a lone
+    surrogate from a model's name becomes ``?``), a final newline. Same trace, same bytes."""
+    clean = _clean(trace)
+    parts = []
+    for k in sorted(clean):
+        v = clean[k]
+        if k == "traceEvents":
+            text = "[\n" + ",\n".join(_dumps(e) for e in v) + "\n]" if v else "[]"
+        else:
+            text = _dumps(v)
+        parts.append(f"{_dumps(k)}: {text}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+def write_trace(path: str | None, trace: dict[str, Any]) -> None:
+    """Write :func:`render_trace` of ``trace`` to ``path`` (atomically; never over an input of the run)."""
+    from onnxperf.ui.output import write_output
+
+    write_output(render_trace(trace), path, option="--trace")
+
+
+# -- predicted: what the roofline did to each node ---------------------------------------------------
+
+def _dispatch_s(summary) -> dict[str, float]:
+    """Node key -> the dispatch overhead in its predicted time (a calibrated spec's ``overhead_s``,
+    ``overhead_parallel_s``, a GPU kernel's launch), read off the spec and the fusions as the
+    roofline adds it (:func:`onnxperf.insights.bottlenecks.dispatch_seconds`). Empty for a spec without them."""
+    from onnxperf.insights.bottlenecks import _treatment, dispatch_seconds
+
+    return dispatch_seconds(summary, *_treatment(summary))
+
+
+def _fusion_args(summary) -> dict[str, dict[str, Any]]:
+    """Node key -> the ``args`` that say how the roofline fused it, as the spec's ``fusion.*`` keys
+    make :func:`onnxperf.predict.roofline.roofline` fuse (constant folding, onnxruntime's CPU fusions, the GPU
+    kernel model)."""
+    eff = getattr(summary.spec, "efficiency", None) or {}
+    a = summary.analysis
+    rl = summary.roofline  # what the prediction applied, when it kept it
+    out: dict[str, dict[str, Any]] = {}
+    into: dict[str, str] = {}
+    if float(eff.get("fusion.constant_folding", 0)) >= 1:
+        from onnxperf.predict.roofline import folded
+
+        for k in sorted(rl.folded_keys if rl.folded_keys is not None else folded(a)):
+            out[k] = {"fusion": "constant folding", "folded": "computed when the runtime loads the model"}
+    if float(eff.get("fusion.epilogue", 0)) >= 1:
+        from onnxperf.predict.roofline import fusions
+
+        _cpu_fusions(a, out, into, rl.fusion_model if rl.fusion_model is not None else fusions(a))
+    if float(eff.get("fusion.gpu", 0)) >= 1:
+        from onnxperf.predict.gpu_kernels import kernel_plan
+
+        plan = rl.plan if rl.plan is not None else kernel_plan(a)
+        for n in a.main_nodes:
+            if n.key in plan.free:
+                out[n.key] = {"fusion": "no kernel", "folded": "runs no kernel: a view, or computed when the "
+                                                               "engine is built"}
+            elif plan.kernel.get(n.key, n.key) != n.key:
+                out[n.key] = {"fusion": "gpu kernel"}
+                into[n.key] = plan.kernel[n.key]
+    position = {n.key: i for i, n in enumerate(a.main_nodes)}
+    members: dict[str, list[str]] = {}
+    for k in sorted(into, key=position.__getitem__):
+        root = _root(k, into)
+        if root is None:
+            continue
+        out[k]["fused_into"] = root
+        members.setdefault(root, []).append(k)
+    for root, ks in members.items():
+        out.setdefault(root, {})["fused_members"] = ks
+    return out
+
+
+def _cpu_fusions(a, out: dict[str, dict[str, Any]], into: dict[str, str], fu) -> None:
+    """onnxruntime's CPU fusions (:func:`onnxperf.predict.roofline.fusions`) as args, and each fused node's
+    kernel: an epilogue's is the latest producer of the tensors it gets for free, an absorbed node's
+    its producer (a zero Pad's: its consumer), a node inside a fused kernel the nearest node that
+    runs as that kernel."""
+    from onnxperf.predict.gpu_kernels import links
+
+    nodes = a.main_nodes
+    position = {n.key: i for i, n in enumerate(nodes)}
+    producer, users = links(nodes)
+
+    def latest(names: Iterable[str]):
+        ps = [producer[t] for t in names if t in producer and producer[t].op_type != "Constant"]
+        return max(ps, key=lambda p: position[p.key]) if ps else None
+
+    for n in nodes:
+        k = n.key
+        if k in fu.absorbed:
+            out[k] = {"fusion": "absorbed", "folded": "folded into a neighbour's weights or attributes at load"}
+            outs = [o for o in n.outputs if o is not None]
+            p = (users.get(outs[0].name, [None])[0] if outs else None) if n.op_type == "Pad" else \
+                latest(i.name for i in n.inputs if i is not None)
+        elif k in fu.epilogue:
+            out[k] = {"fusion": "epilogue"}
+            p = latest(fu.epilogue[k])
+        elif k in fu.inside:
+            out[k] = {"fusion": "inside a fused kernel"}
+            p = _nearest(n, fu.runs_as, fu.inside, producer, users)
+        elif k in fu.runs_as:
+            out[k] = {"fusion": "runs as", "runs_as": fu.runs_as[k][0]}
+            continue
+        else:
+            continue
+        if p is not None:
+            into[k] = p.key
+    for k in fu.inside:
+        if into.get(k) in fu.runs_as:
+            out[k]["fusion"] = f"inside {fu.runs_as[into[k]][0]}"
+
+
+def _nearest(n, runs_as, inside, producer, users):
+    """The node of ``runs_as`` nearest to ``n`` through nodes of ``inside`` (a breadth-first walk,
+    readers before producers), or None. Readers first: the Adds of a SkipLayerNormalization and the
+    DequantizeLinear nodes of a QLinearConv feed their kernel's node, while their other input may
+    come from the kernel before (a residual, the previous conv's QuantizeLinear)."""
+    seen = {n.key}
+    frontier = [n]
+    while frontier:
+        nxt = []
+        for x in frontier:
+            near = [u for o in x.outputs if o is not None for u in users.get(o.name, ())]
+            near += [producer[i.name] for i in x.inputs if i is not None and i.name in producer]
+            for y in near:
+                if y.key in runs_as:
+                    return y
+                if y.key in inside and y.key not in seen:
+                    seen.add(y.key)
+                    nxt.append(y)
+        frontier = nxt
+    return None
+
+
+def _root(key: str, into: dict[str, str]) -> str | None:
+    """Follow ``into`` from ``key`` to the node that starts the kernel (None on a cycle)."""
+    seen = {key}
+    k = into[key]
+    while k in into:
+        if k in seen:
+            return None
+        seen.add(k)
+        k = into[k]
+    return k
+
+
+def _subgraph_counts(nodes) -> dict[str, tuple[int, int]]:
+    """Main-graph node id -> (nodes in its subgraphs at any depth, how many of them are uncosted)."""
+    out: dict[str, list[int]] = {}
+    for n in nodes:
+        if n.scope:
+            v = out.setdefault(n.scope.split("/", 1)[0], [0, 0])
+            v[0] += 1
+            v[1] += n.status in UNCOSTED
+    return {k: (v[0], v[1]) for k, v in out.items()}
+
+
+# -- measured -----------------------------------------------------------------------------------------
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _measurement(v: Any) -> dict[str, Any]:
+    """The parts of a validation the measured process shows, whichever form it comes in."""
+    groups = []
+    for g in _get(v, "groups") or ():
+        if isinstance(g, (tuple, list)):
+            keys, ms, folded, kernels, kernel_ops = g[0], g[1], False, (), ()
+        else:
+            ids = _get(g, "original_node_ids")
+            keys = ids if ids is not None else _get(g, "keys", ())
+            ms, folded = _get(g, "measured_s"), bool(_get(g, "folded", False))
+            kernels, kernel_ops = _get(g, "measured_names", ()) or (), _get(g, "measured_op_types", ()) or ()
+        groups.append({"keys": [str(k) for k in keys], "measured_s": float(ms or 0.0), "folded": folded,
+                       "kernels": tuple(kernels), "kernel_ops": tuple(kernel_ops)})
+    if not groups:
+        groups = [{"keys": [str(k)], "measured_s": float(t), "folded": False, "kernels": (), "kernel_ops": ()}
+                  for k, t in (_get(v, "node_times_s") or {}).items() if t is not None]
+    stats = _get(v, "latency")
+    latency = _get(stats, "mean_s") if stats is not None else _get(v, "latency_s")
+    version = _get(v, "ort_version")
+    providers = _get(v, "providers") or ()
+    provider = providers[0] if providers and not isinstance(providers, str) else _get(v, "provider")
+    device = _get(v, "device")
+    runtime = f"onnxruntime {version}" if version else (str(device) if device else "onnxruntime")
+    label = f"measured ({runtime}, {provider})" if provider else f"measured ({runtime})"
+    return {"groups": groups, "latency_s": None if latency is None else float(latency),
+            "unmapped_s": float(_get(v, "unmapped_s") or 0.0), "label": label, "version": version,
+            "provider": provider}
+
+
+# -- events -------------------------------------------------------------------------------------------
+
+def _metadata(pid: int, process: str, thread: str) -> list[dict[str, Any]]:
+    """The ``M`` events that name a process and its one thread, and keep the processes in order."""
+    return [
+        {"ph": "M", "name": "process_name", "pid": pid, "tid": TID, "ts": 0, "args": {"name": process}},
+        {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": TID, "ts": 0, "args": {"sort_index": pid}},
+        {"ph": "M", "name": "thread_name", "pid": pid, "tid": TID, "ts": 0, "args": {"name": thread}},
+    ]
+
+
+def _laid_out(pid: int, spans: list[tuple[str, str, float, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Complete events end to end from ts 0: each start is the rounded running sum of the durations
+    before it, and each duration the difference of two rounded starts, so ``ts + dur`` is the next
+    ``ts`` and the durations add up to the running total (both within rounding)."""
+    out = []
+    total = 0.0
+    start = 0.0
+    for name, cat, seconds, args in spans:
+        total += seconds
+        end = round(total * _US, _TIME_DECIMALS)
+        out.append({"ph": "X", "name": name, "cat": cat, "ts": start,
+                    "dur": round(end - start, _TIME_DECIMALS), "pid": pid, "tid": TID, "args": args})
+        start = end
+    return out
+
+
+def _sig(x: float | None) -> float | None:
+    """``x`` to :data:`_SIGNIFICANT` significant digits (None stays None; a non-finite value is None)."""
+    if x is None or not math.isfinite(x):
+        return None
+    return float(f"{x:.{_SIGNIFICANT}g}")
+
+
+def _clean(x: Any) -> Any:
+    """Valid UTF-8 strings and finite floats all the way down (JSON has no NaN)."""
+    if isinstance(x, str):
+        return x.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, Mapping):
+        return {_clean(str(k)): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    return x
+
+
+def _dumps(x: Any) -> str:
+    return json.dumps(x, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+__all__ = ["SCHEMA", "build_trace", "predicted_trace", "with_measured", "render_trace", "write_trace"]
