@@ -111,21 +111,18 @@ class _FakeSpec:
 
 
 def build(model_path: Path, batch: int = 64) -> tuple[str, dict, float]:
-    from onnxperf.cost.analysis import analyze
-    from onnxperf.predict.memory import liveness
+    from onnxperf.analysis.compose import compose
+    from onnxperf.cost.request import Request
     from onnxperf.products.report import build_report
     from onnxperf.products.render.report import render_html
-    from onnxperf.predict.roofline import roofline
-    from onnxperf.analysis.summary import Summary, batch_of
 
     t0 = time.perf_counter()
-    a = analyze(model_path, dims={"batch": batch})
     try:
         from onnxperf.hardware import load_spec
         spec = load_spec("rtx3090")
     except Exception:  # noqa: BLE001 - presets not available: same figures by hand
         spec = _FakeSpec()
-    sm = Summary(a, liveness(a), spec, roofline(a, spec), None, batch_of(a))
+    sm = compose(Request(model_path, dims={"batch": batch}, hw=spec))
     t1 = time.perf_counter()
     model = build_report(sm, None, {"dims": {"batch": batch}, "hw": spec.id, "convention": "default"})
     html = render_html(model)

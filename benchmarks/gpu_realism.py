@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from onnxperf.predict import precision as P  # noqa: E402
-from onnxperf.cost.analysis import analyze  # noqa: E402
+from onnxperf.cost.analysis import cost_analysis as analyze  # noqa: E402
 from onnxperf.hardware.files import load_preset  # noqa: E402
 from onnxperf.predict.roofline import fill, roofline  # noqa: E402
 from onnxperf.predict.gpu_kernels import kernel_plan  # noqa: E402

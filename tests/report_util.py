@@ -7,10 +7,9 @@ from pathlib import Path
 import onnx
 from onnx import helper
 
-from onnxperf.cost.analysis import analyze
-from onnxperf.predict.memory import liveness
-from onnxperf.predict.roofline import roofline
-from onnxperf.analysis.summary import Summary, batch_of
+from onnxperf.analysis.compose import compose
+from onnxperf.cost.analysis import Analysis
+from onnxperf.cost.request import Request
 
 from .util import const, model, vi
 
@@ -47,10 +46,8 @@ def spec():
         return FakeSpec()
 
 
-def summary_of(m, dims=None, hw=None) -> Summary:
-    a = analyze(m, dims=dims)
-    rl = roofline(a, hw) if hw is not None else None
-    return Summary(a, liveness(a), hw, rl, None, batch_of(a))
+def summary_of(m, dims=None, hw=None) -> Analysis:
+    return compose(Request(m, dims=dict(dims or {}), hw=hw))
 
 
 def injection_model() -> onnx.ModelProto:

@@ -22,7 +22,7 @@ from onnxperf.products.compare import compare
 from onnxperf.products.compare.render import RENDERERS as COMPARE
 from onnxperf.products.render.report import render_html, render_json, render_md
 from onnxperf.products.report import build_report
-from onnxperf.analysis.summary import summarize
+from onnxperf.analysis.compose import summarize
 
 from .report_util import summary_of
 from .util import const, model, vi
@@ -379,7 +379,7 @@ def test_dispatch_seconds_agree_with_a_roofline_without_overheads(path, dims, hw
     eff = {k: v for k, v in sm.spec.efficiency.items() if k not in ("overhead_s", "overhead_parallel_s")}
     sources = {k: v for k, v in sm.spec.efficiency_sources.items() if k in eff}
     bare_spec = dataclasses.replace(sm.spec, efficiency=eff, efficiency_sources=sources)
-    bare = {r.key: r.time_s for r in roofline(sm.analysis, bare_spec, sm.precision).nodes}
+    bare = {r.key: r.time_s for r in roofline(sm, bare_spec, sm.precision).nodes}
     slow = {r.key: max(0.0, r.time_s - bare[r.key]) for r in sm.roofline.nodes
             if r.time_s is not None and bare.get(r.key) is not None}
     assert fast.keys() == slow.keys() and any(fast.values())

@@ -18,7 +18,7 @@ from onnxperf.products.check.budget import Budget, budget_from_mapping, discover
 from onnxperf.products.check.lints import LINTS, lint
 from onnxperf.products.check.runner import FAIL, PASS, UNKNOWN, check_model, check_models
 from onnxperf.base.errors import DimBindingError, OptionError
-from onnxperf.analysis.summary import summarize
+from onnxperf.analysis.compose import summarize
 
 from .util import F32, const, model, vi
 

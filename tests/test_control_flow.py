@@ -348,14 +348,14 @@ def _nonzero_model():
 
 def test_a_body_left_out_makes_the_roofline_memory_and_latency_partial():
     from onnxperf.predict.memory import liveness
-    from onnxperf.analysis.summary import summarize
+    from onnxperf.analysis.compose import summarize
 
     sm = summarize(_loop_with_uncosted_body(), hw="t4")
-    t = sm.analysis.totals
+    t = sm.totals
     assert not t.complete and t.bound == "lower" and dict(t.uncosted) == {"custom.ops::Bar": 1}
     r = sm.roofline
     assert r.unknown_nodes == 0 and not r.complete and r.side == "lower"  # every main node has a time
-    mem = liveness(sm.analysis)
+    mem = liveness(sm)
     assert mem.unknown_tensors >= 1 and mem.side == "lower"  # the body's Bar output has no size
     from onnxperf.products.render.summary import render_text
 

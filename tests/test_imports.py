@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "models" / "resnet50_torch.onnx"
 
 #: never needed by ``summary --format json``: other commands' packages and the heavy optional libraries
-NOT_FOR_SUMMARY = ("jinja2", "onnxruntime", "numba", "onnxperf.products.compare", "onnxperf.products.check", "onnxperf.products.validate",
-                   "onnxperf.hardware.probe", "onnxperf.products.report", "onnxperf.products.sweep", "onnxperf.predict.roofline",
-                   "onnx.reference")
+NOT_FOR_SUMMARY = ("jinja2", "onnxruntime", "numba", "onnxperf.products.compare", "onnxperf.products.check",
+                   "onnxperf.products.validate", "onnxperf.hardware.probe", "onnxperf.products.report",
+                   "onnxperf.products.sweep", "onnx.reference")
 
 CHILD = r"""
 import contextlib, io, json, sys

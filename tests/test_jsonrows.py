@@ -14,7 +14,7 @@ from onnxperf.cost.analysis import _node_dict, to_dict
 from onnxperf.cost.walker import NodeCost, TensorRef
 from onnxperf.ui.jsonrows import _ROW, dumps, iter_dumps, node_rows
 from onnxperf.products.render.summary import RENDERERS
-from onnxperf.analysis.summary import summarize
+from onnxperf.analysis.compose import summarize
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 
@@ -66,7 +66,7 @@ def test_node_rows_are_the_encoders_text_of_the_node_records(nodes):
 
 @pytest.mark.parametrize("name", ["corpus/swin_t_torch", "corpus/gru_greedy_loop_legacy", "bert_encoder_torch"])
 def test_summary_json_is_the_same_with_and_without_the_fast_rows(name):
-    a = summarize(MODELS / f"{name}.onnx", dims={"batch": 1} if "swin" in name else None).analysis
+    a = summarize(MODELS / f"{name}.onnx", dims={"batch": 1} if "swin" in name else None)
     text = dumps(to_dict(a))
     assert dumps(to_dict(a, encoded_rows=True)) == text
     # written in pieces (as summary -o writes it): the same text, whatever the batch of rows

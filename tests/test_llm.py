@@ -410,7 +410,7 @@ def test_report_llm_section_and_chart_data(tmp_path):
     from onnxperf.insights.llm.section import LLMOptions
     from onnxperf.products.render.report import RENDERERS
     from onnxperf.products.report import build_report
-    from onnxperf.analysis.summary import summarize
+    from onnxperf.analysis.compose import summarize
 
     sm = summarize(str(CORPUS / "gpt2_decode_legacy.onnx"), dims={"batch": 2}, hw="a100-80gb",
                    llm=LLMOptions(full=True, context=512, prompt=16, curve=True), memory_budget=256 << 20)
@@ -431,7 +431,7 @@ def test_report_escapes_cache_names(tmp_path):
     from onnxperf.insights.llm.section import LLMOptions
     from onnxperf.products.render.report import RENDERERS
     from onnxperf.products.report import build_report
-    from onnxperf.analysis.summary import summarize
+    from onnxperf.analysis.compose import summarize
 
     evil = "<script>alert(1)</script>.key"
     p = _toy_decoder(tmp_path / "x.onnx", cache_names=(evil, "past.0.value"))
@@ -447,7 +447,7 @@ def test_validate_measures_the_decode_step_at_each_context(capsys):
     """onnxruntime runs the decode step (random weights) at each context beside the predictions;
     the predictions are those of the step analyzed at that context: the plain roofline, and the
     preset's GPU kernel model beside it."""
-    from onnxperf.cost.analysis import analyze
+    from onnxperf.cost.analysis import cost_analysis as analyze
     from onnxperf.products.calibration.fit import uncalibrated
     from onnxperf.predict.roofline import roofline
 
@@ -762,7 +762,7 @@ def test_every_decode_step_against_the_config_fixture():
     decode steps; its weight bytes are the fixture's parameter bytes as stored plus the float buffers
     the fixture does not call parameters (rotary inv_freq, genai's cos/sin caches), which onnxperf's
     convention counts (docs/conventions.md: float tensors of more than one element)."""
-    from onnxperf.cost.analysis import analyze
+    from onnxperf.cost.analysis import cost_analysis as analyze
 
     fixture = json.loads((ROOT / "tests" / "fixtures" / "llm_truth.json").read_text())["models"]
     assert len(fixture) == 13

@@ -23,7 +23,7 @@ from onnxperf.base.errors import OptionError
 from onnxperf.hardware import load_spec, to_toml
 from onnxperf.ui.numbers import binary_bytes, lower_bound, si
 from onnxperf.predict.roofline import roofline
-from onnxperf.analysis.summary import summarize
+from onnxperf.analysis.compose import summarize
 
 from .report_util import FLAG_IMG, FLAG_SCRIPT, FLAG_SVG, IMG_NAME, SCRIPT_NAME, injection_model
 from .util import const, model, vi
@@ -59,11 +59,14 @@ def partial_model():
 
 # ------------------------------------------------------------------------------------ analyze(hw=)
 
-def test_plain_analyze_carries_nothing_more():
+def test_plain_analyze_carries_its_memory_and_nothing_more():
+    """One result, one schema: a plain analysis is what `onnxperf summary` prints (costs and activation
+    memory); the roofline, the largest fit and the precision only when asked for."""
     a = onnxperf.analyze(conv_model(), dims={"batch": 2})
-    assert (a.memory, a.spec, a.roofline, a.largest, a.precision, a.options) == (None, None, None, None, None, ())
+    assert a.memory is not None and a.memory.complete
+    assert (a.spec, a.roofline, a.largest, a.precision, a.bottlenecks) == (None, None, None, None, None)
     assert a.totals.macs == conv_macs(2)
-    assert a.to_dict() == analysis_dict(a)  # the analysis/1 contract, no section added
+    assert a.to_dict() == {**analysis_dict(a), "memory": a.memory.to_dict()}  # the analysis/1 contract
     assert a.batch == 2
     with pytest.raises(dataclasses.FrozenInstanceError):
         a.roofline = None  # type: ignore[misc]
@@ -121,7 +124,7 @@ def test_precision_is_the_what_if_of_the_summary():
     a = onnxperf.analyze(m, dims={"batch": 2}, precision="fp16", hw="t4")
     sm = summarize(m, dims={"batch": 2}, precision="fp16", hw="t4")
     assert a.precision.name == "fp16"
-    assert a.totals == sm.analysis.totals and a.roofline == sm.roofline and a.memory == sm.memory
+    assert a.totals == sm.totals and a.roofline == sm.roofline and a.memory == sm.memory
     assert a.totals.param_bytes == (COUT * CIN * K * K + COUT) * 2
 
 

@@ -89,7 +89,7 @@ def _validation(tiny: Path, warnings: tuple[str, ...], e2e_scale: float):
                                measured_op_types=(n.op_type,), measured_s=r.time_s * e2e_scale,
                                predicted_s=r.time_s, predicted_calibrated_s=None, folded=False, flops=n.flops,
                                bytes=n.bytes_read + n.bytes_written)
-                   for n, r in zip(sm.analysis.main_nodes, sm.roofline.nodes))
+                   for n, r in zip(sm.main_nodes, sm.roofline.nodes))
     figs = ErrorFigures(n=2, predicted_total_s=pred, measured_total_s=lat.mean_s,
                         end_to_end_error=(pred - lat.mean_s) / lat.mean_s, median_ape=0.8, within_10=0.0,
                         within_25=0.0, spearman=1.0)
@@ -196,7 +196,7 @@ def _validated_model():
 
 def _llm_model():
     from onnxperf.insights.llm.section import LLMOptions
-    from onnxperf.analysis.summary import summarize
+    from onnxperf.analysis.compose import summarize
 
     sm = summarize(str(CORPUS / "gpt2_decode_legacy.onnx"), dims={"batch": 2}, hw="a100-80gb",
                    llm=LLMOptions(full=True, context=512, prompt=16, curve=True), memory_budget=256 << 20)

@@ -22,7 +22,7 @@ from onnxperf.ui.numbers import lower_bound, upper_bound
 from onnxperf.products.render.summary import RENDERERS
 from onnxperf.products.report import build_report
 from onnxperf.products.render.report import render_html, render_md
-from onnxperf.analysis.summary import summarize
+from onnxperf.analysis.compose import summarize
 
 from .util import const, model, vi
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from onnxperf.cost.analysis import analyze
+from onnxperf.cost.analysis import cost_analysis as analyze
 from onnxperf.cli import main
 from onnxperf.hardware import load_spec
 from onnxperf.predict.memory import liveness

@@ -47,7 +47,7 @@ def _col(m, name):
 
 def test_model_is_plain_json_with_the_summary_figures(resnet):
     sm = summary_of(RESNET, {"batch": 1}, spec())
-    a, t = sm.analysis, sm.analysis.totals
+    a, t = sm, sm.totals
     assert resnet["schema"] == SCHEMA == "onnxperf.report/1"
     assert json.loads(json.dumps(resnet, allow_nan=False)) == resnet  # plain types only
     tot = resnet["totals"]
@@ -66,7 +66,7 @@ def test_node_rows_are_compact_and_complete(resnet):
     rows, cols = resnet["nodes"]["rows"], resnet["nodes"]["columns"]
     sm = summary_of(RESNET, {"batch": 1}, spec())
     assert cols == list(NODE_COLUMNS)
-    assert len(rows) == len(sm.analysis.nodes) == 122
+    assert len(rows) == len(sm.nodes) == 122
     assert all(len(r) == len(cols) for r in rows)
     assert sum(r[_col(resnet, "flops")] for r in rows) == resnet["totals"]["flops"]
     assert sum(r[_col(resnet, "macs")] for r in rows) == resnet["totals"]["macs"]
@@ -126,7 +126,7 @@ def test_unbound_dims_are_warned_with_the_flags_to_pass():
 
 def test_measured_section_is_filled_from_a_validation_result():
     sm = summary_of(RESNET, {"batch": 1}, spec())
-    keys = [n.key for n in sm.analysis.main_nodes]
+    keys = [n.key for n in sm.main_nodes]
     pred = {n.key: n.time_s for n in sm.roofline.nodes}
     times = {k: 1.5 * pred[k] for k in keys if pred[k]}
     m = build_report(sm, FakeValidation(times, latency_s=1.5 * sm.roofline.latency_s), {})

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from onnxperf.cost.analysis import _node_dict, analyze
+from onnxperf.cost.analysis import _node_dict
+from onnxperf.cost.analysis import cost_analysis as analyze
 from onnxperf.base.errors import GraphError
 from onnxperf.base.frozen import getter, record
 from onnxperf.graph.loader import load

@@ -19,7 +19,7 @@ from onnxperf.products import trace as tr
 from onnxperf.base.errors import OptionError
 from onnxperf.hardware import load_spec
 from onnxperf.predict.roofline import roofline
-from onnxperf.analysis.summary import summarize
+from onnxperf.analysis.compose import summarize
 
 from .report_util import RESNET, FakeSpec, FakeValidation, injection_model, summary_of
 from .util import const, model, vi
@@ -76,8 +76,8 @@ def _check_predicted(sm, t: dict) -> None:
     _check_format(t)
     _check_layout(t, tr.PREDICTED_PID)
     nodes = _nodes(t, tr.PREDICTED_PID)
-    assert [e["args"]["key"] for e in nodes] == [n.key for n in sm.analysis.main_nodes]
-    assert [e["name"] for e in nodes] == [n.op_type for n in sm.analysis.main_nodes]
+    assert [e["args"]["key"] for e in nodes] == [n.key for n in sm.main_nodes]
+    assert [e["name"] for e in nodes] == [n.op_type for n in sm.main_nodes]
     total = sum(e["dur"] for e in _slices(t, tr.PREDICTED_PID))
     assert total == pytest.approx(sm.roofline.latency_s * 1e6, rel=1e-9, abs=1e-5)
     for e, r in zip(nodes, sm.roofline.nodes):
@@ -135,7 +135,7 @@ def test_resnet50_on_a100_gpu_kernels_and_byte_identical_json():
     t = _load(tr.build_trace(sm))
     _check_predicted(sm, t)
     nodes = _nodes(t, tr.PREDICTED_PID)
-    assert len(nodes) == len(sm.analysis.main_nodes) == 122
+    assert len(nodes) == len(sm.main_nodes) == 122
     by_key = {e["args"]["key"]: e for e in nodes}
     order = {k: i for i, k in enumerate(by_key)}
     members = [e for e in nodes if "fused_into" in e["args"]]
@@ -162,7 +162,7 @@ def _cpu_spec(**eff):
 
 def _with_spec(sm, spec):
     """``sm`` with the roofline of ``spec`` (a spec made in the test, not a file ``--hw`` names)."""
-    return dataclasses.replace(sm, spec=spec, roofline=roofline(sm.analysis, spec))
+    return dataclasses.replace(sm, spec=spec, roofline=roofline(sm, spec))
 
 
 def _pad_conv_mul_relu() -> onnx.ModelProto:
@@ -214,8 +214,8 @@ def test_qdq_and_skip_layer_norm_members_point_at_their_own_kernel():
         sm = _with_spec(summarize(RESNET.parent / path.split("/", 1)[1], dims=dims, hw=None), spec)
         t = _load(tr.build_trace(sm))
         _check_predicted(sm, t)
-        producer, users = links(sm.analysis.main_nodes)
-        by_key = {n.key: n for n in sm.analysis.main_nodes}
+        producer, users = links(sm.main_nodes)
+        by_key = {n.key: n for n in sm.main_nodes}
         inside = [e for e in _nodes(t, tr.PREDICTED_PID) if e["args"].get("fusion") == f"inside {op}"]
         assert inside
         for e in inside:
@@ -248,7 +248,7 @@ def test_if_node_holds_its_branches_in_one_slice():
     _check_predicted(sm, t)
     pre, branch = _nodes(t, tr.PREDICTED_PID)
     assert branch["name"] == "If" and branch["args"]["subgraph_nodes"] == 3 and "partial" not in branch["args"]
-    assert len(sm.analysis.nodes) == 5  # the three body nodes are analyzed, and timed within the If
+    assert len(sm.nodes) == 5  # the three body nodes are analyzed, and timed within the If
 
 
 def test_names_from_the_model_stay_plain_strings_and_valid_utf8():
@@ -269,7 +269,7 @@ def test_names_from_the_model_stay_plain_strings_and_valid_utf8():
 
 def test_fake_validation_per_node_times_and_the_rest_of_the_latency():
     sm = summary_of(_three_nodes("Softsign2"), hw=FakeSpec())
-    keys = [n.key for n in sm.analysis.main_nodes]
+    keys = [n.key for n in sm.main_nodes]
     times = {keys[0]: 4e-6, keys[1]: 1e-6, keys[3]: 2e-6}  # no time for the third node
     t = _load(tr.build_trace(sm, FakeValidation(times, latency_s=10e-6)))
     _check_format(t)
@@ -288,7 +288,7 @@ def test_fake_validation_per_node_times_and_the_rest_of_the_latency():
 
 def test_report_mapping_groups_one_slice_naming_their_nodes():
     sm = summary_of(_three_nodes("Softsign2"), hw=FakeSpec())
-    k = [n.key for n in sm.analysis.main_nodes]
+    k = [n.key for n in sm.main_nodes]
     v = {"latency_s": 9e-6, "provider": "CPUExecutionProvider", "device": "onnxruntime 1.32.0, opt=all",
          "groups": [{"keys": [k[1], k[0]], "measured_s": 5e-6}, {"keys": [k[2], k[3]], "measured_s": 3e-6}]}
     t = _load(tr.build_trace(sm, v))
@@ -336,7 +336,7 @@ def test_real_validation_groups_fusions_and_folded_nodes(tmp_path):
     _check_predicted(sm, t)
     _check_layout(t, tr.MEASURED_PID)
     nodes = _nodes(t, tr.MEASURED_PID)
-    assert [e["args"]["key"] for e in nodes] == [n.key for n in sm.analysis.main_nodes]
+    assert [e["args"]["key"] for e in nodes] == [n.key for n in sm.main_nodes]
     by_key = {e["args"]["key"]: e for e in nodes}
     for g in v.groups:
         first, *rest = [str(i) for i in g.original_node_ids]

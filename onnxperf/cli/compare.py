@@ -54,7 +54,7 @@ def measure(args: argparse.Namespace, sides: list[Any]) -> list[float | None] | 
     spec = load_spec(args.hw)
     out: list[float | None] = []
     for path, side in zip(args.models, sides):
-        v = validate(path, spec, dims=dict(side.dims_applied), input_shapes=dict(side.summary.analysis.input_shapes),
+        v = validate(path, spec, dims=dict(side.dims_applied), input_shapes=dict(side.analysis.input_shapes),
                      runs=args.runs, warmup=args.warmup, threads=args.threads, opt=args.opt, seed=args.seed,
                      random_weights=args.random_weights, timeout_s=args.timeout, provider=args.provider, progress=False,
                      max_memory_bytes=parse_bytes(args.memory or DEFAULT_RUN_MEMORY))
@@ -88,5 +88,5 @@ def run(args: argparse.Namespace) -> int:
     write_output(text, args.output, text_format=fmt == "text")
     from onnxperf.insights.partial import reasons
 
-    why = [f"{s.label}: " + "; ".join(reasons(s.summary)) for s in sides if reasons(s.summary)]
+    why = [f"{s.label}: " + "; ".join(reasons(s.analysis)) for s in sides if reasons(s.analysis)]
     return strict_exit(args.strict, why)

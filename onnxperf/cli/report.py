@@ -13,7 +13,7 @@ from onnxperf.ui.output import write_output
 from onnxperf.ui.progress import Progress
 from onnxperf.products.report import build_report
 from onnxperf.products.render.report import RENDERERS, render_netron
-from onnxperf.analysis.summary import summarize
+from onnxperf.analysis.compose import summarize
 from onnxperf.ui.units import parse_bytes
 from onnxperf.cli.common import add_bindings, add_hw, add_llm, add_memory, add_model, add_output, add_precision, add_progress, add_strict, add_trace, announce_bindings, llm_options, output_format, parse_dims, parse_input_shapes, progress, strict_exit
 
@@ -72,7 +72,7 @@ def run_validation(args: argparse.Namespace, sm: Any) -> tuple[Any, Any]:
     from onnxperf.cli.validate import validation_from_args
 
     v = validation_from_args(args, sm.spec)
-    plain = roofline(sm.analysis, uncalibrated(sm.spec))
+    plain = roofline(sm, uncalibrated(sm.spec))
     figures = v.calibrated_figures or v.plain
     return {
         # the mean, as `onnxperf validate` uses for the end-to-end error
@@ -96,7 +96,7 @@ def options_of(args: argparse.Namespace, sm: Any = None) -> dict[str, Any]:
     those applied (``sm``): a dim the model lacks left out, a batch set to 1 by default kept, so
     the options rebuild the same report."""
     opts: dict[str, Any] = {
-        "dims": dict(sm.analysis.dims) if sm is not None else parse_dims(args.dim), "input_shapes": {k: list(v) for k, v in parse_input_shapes(args.input_shape).items()},
+        "dims": dict(sm.dims) if sm is not None else parse_dims(args.dim), "input_shapes": {k: list(v) for k, v in parse_input_shapes(args.input_shape).items()},
         "convention": args.convention, "hw": args.hw, "memory": args.memory,
         "memory_dim": args.memory_dim if args.memory else None,
     }
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         sm = summarize(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
                        convention=args.convention, hw=args.hw, memory_budget=budget, memory_dim=args.memory_dim,
                        llm=replace(llm_options(args), curve=True), precision=args.precision, default_batch=True)
-        announce_bindings(sm.analysis.notes)
+        announce_bindings(sm.notes)
         validation = None
         raw = None
         if "measuring" in stages:

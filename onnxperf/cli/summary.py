@@ -6,7 +6,7 @@ import argparse
 
 from onnxperf.ui.output import write_output
 from onnxperf.products.render.summary import RENDERERS, STREAMS
-from onnxperf.analysis.summary import summarize
+from onnxperf.analysis.compose import summarize
 from onnxperf.ui.units import parse_bytes
 from onnxperf.cli.common import add_bindings, add_hw, add_llm, add_memory, add_model, add_output, add_precision, add_progress, add_strict, add_trace, announce_bindings, llm_options, output_format, parse_dims, parse_input_shapes, progress, strict_exit
 
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         sm = summarize(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
                        convention=args.convention, hw=args.hw, memory_budget=budget, memory_dim=args.memory_dim,
                        llm=llm_options(args), precision=args.precision, default_batch=True)
-        announce_bindings(sm.analysis.notes)
+        announce_bindings(sm.notes)
         p.stage("writing")
         if args.trace:
             write_trace(sm, args.trace)

@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         write_output(RENDERERS[fmt](v, names), args.output, text_format=fmt == "text")
         sm = None
         if args.trace or args.strict:  # the static side, as summary --hw gives it
-            from onnxperf.analysis.summary import summarize
+            from onnxperf.analysis.compose import summarize
 
             sm = summarize(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
                            hw=spec, default_batch=True)

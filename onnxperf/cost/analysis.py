@@ -1,7 +1,11 @@
-"""``analyze()``: the Python API. Returns a typed, JSON-serializable :class:`Analysis`.
+"""The one result, :class:`Analysis`, and :func:`cost_analysis`, which makes its costs.
 
-The CLI is a thin layer over this. The result holds no reference into the graph's
-attributes: a loaded model can be analyzed many times with different bindings.
+An :class:`Analysis` is what ``onnxperf.analyze`` returns and every output reads: the model's facts,
+shapes, per-node costs, totals and coverage (made here, from the shapes and the cost rules), and the
+deployment figures the request asked for (memory, the roofline on a spec, the largest fit, the
+precision what-if, the LLM section, the bottleneck groups), which the layers above fill in
+(:mod:`onnxperf.analysis`). Frozen: one loaded model can be analyzed many times with other bindings;
+nothing is written onto the graph.
 """
 
 from __future__ import annotations
@@ -27,12 +31,18 @@ from onnxperf.graph.loader import GraphIR, LoadedModel, load
 from onnxperf.cost.ops import REGISTRY
 from onnxperf.shapes.sequences import SequenceInfo
 from onnxperf.shapes.infer import ShapeResult, TensorInfo, infer, input_dim_names
+from onnxperf.ui.jsonrows import dumps, node_rows
 
 if TYPE_CHECKING:
     from onnxperf.hardware import HardwareSpec
     from onnxperf.predict.memory import LargestFit, MemoryResult
     from onnxperf.predict.precision import Precision
     from onnxperf.predict.roofline import RooflineResult
+
+#: how the layers above show an analysis: ``"html"`` (a notebook's fragment), ``"line"`` (IPython's one
+#: line), ``"dataframe"`` (pandas). Registered by :mod:`onnxperf.api` (the products make them), so this
+#: result type, which every layer reads, imports none of them
+VIEWS: dict[str, Any] = {}
 
 SCHEMA = "onnxperf.analysis/1"
 
@@ -178,8 +188,8 @@ class Analysis:
     sequences: dict[str, SequenceInfo] | None = field(default=None, compare=False, repr=False)
     #: the branch each If takes where its cond is known (``then_branch``/``else_branch``), by node key
     branches: dict[str, str] | None = field(default=None, compare=False, repr=False)
-    #: what ``analyze(..., hw=, memory=, precision=)`` adds (:mod:`onnxperf.analysis.deployment`), else None:
-    #: activation memory over the execution order, set with any of the three
+    #: what the request adds (:mod:`onnxperf.analysis.compose`), else None: activation memory over the
+    #: execution order
     memory: MemoryResult | None = field(default=None, hash=False, repr=False)
     #: with ``hw``: the hardware spec and the roofline prediction on it
     spec: HardwareSpec | None = field(default=None, hash=False, repr=False)
@@ -190,6 +200,11 @@ class Analysis:
     precision: Precision | None = field(default=None, hash=False, repr=False)
     #: ``hw``, ``memory``, ``memory_dim`` and ``precision`` as given (the report's header shows them)
     options: tuple[tuple[str, Any], ...] = field(default=(), hash=False, repr=False)
+    #: a decode step with a KV cache: the cache recognized, and with ``--llm`` the deployment figures
+    #: (:class:`onnxperf.insights.llm.section.LLMSection`)
+    llm: Any = field(default=None, hash=False, repr=False)
+    #: with ``hw``: the time grouped the way an engineer acts on it (:mod:`onnxperf.insights.bottlenecks`)
+    bottlenecks: Any = field(default=None, hash=False, repr=False)
 
     @property
     def main_nodes(self) -> tuple[NodeCost, ...]:
@@ -197,55 +212,58 @@ class Analysis:
 
     @property
     def batch(self) -> int:
-        """Items per inference, for throughput: the value of a bound dim named like a batch, else the
-        first input's leading dim when known, else 1 (as ``onnxperf summary``)."""
-        from onnxperf.analysis.summary import batch_of
-
-        return batch_of(self)
+        """Items per inference, for throughput: the value bound to a dim named like a batch, else the
+        first input's leading dim when it is known, else 1."""
+        for name, value in self.dims:
+            if "batch" in name.lower():
+                return max(int(value), 1)
+        if self.model.inputs and self.model.inputs[0].shape and isinstance(self.model.inputs[0].shape[0], int):
+            return max(int(self.model.inputs[0].shape[0]), 1)
+        return 1
 
     def to_dataframe(self, kind: str = "nodes"):
         """The nodes (``kind="nodes"``, subgraph nodes included) or the op types (``"op_types"``) as a
         pandas DataFrame with nullable dtypes: a cost that is not known is NA, never 0; with ``hw``,
         the predicted times too. pandas is an optional extra: ``pip install "onnxperf[notebook]"``."""
-        from onnxperf.products.frames import to_dataframe
+        return VIEWS["dataframe"](self, kind)
 
-        return to_dataframe(self, kind)
-
-    def _repr_html_(self) -> str:
+    def _repr_html_(self) -> str | None:
         """Shown by Jupyter: cards, the cost by op type, the top nodes, warnings (:mod:`onnxperf.products.notebook`)."""
-        from onnxperf.products.notebook import repr_html
-
-        return repr_html(self)
+        view = VIEWS.get("html")
+        return None if view is None else view(self)
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         """IPython's text for the analysis: one line, not every node."""
-        from onnxperf.products.notebook import text_line
-
-        p.text(text_line(self))
+        view = VIEWS.get("line")
+        p.text(repr(self) if view is None else view(self))
 
     def top_nodes(self, k: int = 10, key: str = "flops") -> list[NodeCost]:
         """The k main-graph nodes with the largest ``key``, ties broken by file order."""
         nodes = [n for n in self.main_nodes if getattr(n, key) > 0]
         return sorted(nodes, key=lambda n: (-getattr(n, key), n.id))[:k]
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON contract (schema ``onnxperf.analysis/1``); with ``hw``, ``memory`` or ``precision``
-        its ``memory``, ``roofline``, ``largest_fit`` and ``precision`` sections too."""
+    def to_dict(self, encoded_rows: bool = False) -> dict[str, Any]:
+        """The JSON contract (schema ``onnxperf.analysis/1``): the costs, and the sections of what the
+        request asked for: ``memory``, ``roofline`` and ``bottlenecks`` (with ``hw``), ``largest_fit``,
+        ``llm``, ``precision``. ``encoded_rows``: the node records as JSON text already (for writing)."""
+        d = to_dict(self, encoded_rows)
         if self.memory is not None:
-            from onnxperf.analysis.deployment import summary_of
-
-            return summary_of(self).to_dict()
-        return to_dict(self)
+            d["memory"] = self.memory.to_dict()
+        if self.roofline is not None:
+            d["roofline"] = self.roofline.to_dict(self.batch, self.spec.id if self.spec is not None else None)
+        if self.bottlenecks is not None:
+            d["bottlenecks"] = self.bottlenecks.to_dict()  # what the text's Bottlenecks block says
+        if self.largest is not None:
+            d["largest_fit"] = self.largest.to_dict()
+        if self.llm is not None:
+            d["llm"] = self.llm.to_dict()
+        if self.precision is not None:
+            d["precision"] = self.precision.to_dict()
+        return d
 
     def to_json(self) -> str:
         """The JSON contract as text: indented, one node per line (as ``summary --format json``)."""
-        from onnxperf.ui.jsonrows import dumps
-
-        if self.memory is not None:
-            from onnxperf.analysis.deployment import summary_of
-
-            return dumps(summary_of(self).to_dict(encoded_rows=True))
-        return dumps(to_dict(self, encoded_rows=True))
+        return dumps(self.to_dict(encoded_rows=True))
 
 
 def _tref(t: TensorRef | None) -> dict[str, Any] | None:
@@ -284,8 +302,6 @@ def _shared_tref():
 
 
 def _encoded_nodes(nodes):
-    from onnxperf.ui.jsonrows import node_rows
-
     tref = _shared_tref()
     return node_rows(nodes, lambda n: _node_dict(n, tref))
 
@@ -551,34 +567,21 @@ def parse_shape(text: str) -> tuple[int | str, ...]:
     return tuple(dims)
 
 
-def analyze(model: str | os.PathLike | onnx.ModelProto | LoadedModel, dims: dict[str, int] | None = None,
-            input_shapes: dict[str, tuple[int, ...] | str] | None = None,
-            convention: str = "default", default_batch: bool = False, *,
-            hw: str | os.PathLike | HardwareSpec | None = None, memory: int | str | None = None,
-            memory_dim: str = "batch", precision: str | None = None) -> Analysis:
-    """Analyze a model: shapes, per-node MACs/FLOPs/bytes/params, totals and coverage.
+def cost_analysis(model: str | os.PathLike | onnx.ModelProto | LoadedModel, dims: dict[str, int] | None = None,
+                  input_shapes: dict[str, tuple[int, ...] | str] | None = None,
+                  convention: str = "default", default_batch: bool = False) -> Analysis:
+    """The costs of a model: shapes, per-node MACs/FLOPs/bytes/params, totals and coverage (the
+    deployment fields of the result left empty: :func:`onnxperf.analysis.compose` fills them).
 
     ``dims`` binds symbolic input dims by name (``{"batch": 8}``); ``input_shapes`` replaces
     whole input shapes (``{"input": (1, 3, 224, 224)}`` or ``"1x3x224x224"``; a dim may be a name
     that ``dims`` binds). A dim a model's inputs lack is left out with a note; ``default_batch``
-    binds an unbound batch dim to 1 with a note (:func:`onnxperf.shapes.infer.binding_notes`).
-
-    With ``hw`` (a preset id such as ``"rtx3090"``, a spec file path or a loaded
-    :class:`~onnxperf.hardware.HardwareSpec`), ``memory`` (a budget, in bytes or as ``"8GiB"``) or
-    ``precision`` (``"fp16"``, ``"int8"``...), the result carries what ``onnxperf summary`` adds for
-    them (:mod:`onnxperf.analysis.deployment`): ``memory`` (activation memory), ``spec`` and ``roofline``
-    (with ``hw``), ``largest`` (the largest ``memory_dim`` within the budget) and ``precision`` (every
-    figure is then the what-if's). Without them those are None and nothing more is computed.
-    """
+    binds an unbound batch dim to 1 with a note (:func:`onnxperf.shapes.infer.binding_notes`)."""
     if convention not in CONVENTIONS:
         raise OptionError(f"unknown convention {convention!r} (choose from {', '.join(CONVENTIONS)})")
     for name, value in (dims or {}).items():
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
             raise OptionError(f"dim {name}={value!r}: a dim must be bound to a positive integer")
-    if hw is not None or memory is not None or precision is not None:
-        from onnxperf.analysis.deployment import deploy
-
-        return deploy(model, dims, input_shapes, convention, hw, memory, memory_dim, precision, default_batch)
     with _gc_paused():
         return _analyze(model, dims, input_shapes, convention, default_batch)
 
@@ -717,4 +720,4 @@ def _model_info(loaded: LoadedModel, sr: ShapeResult) -> ModelInfo:
     )
 
 
-__all__ = ["Analysis", "analyze", "input_dim_names", "parse_shape", "SCHEMA"]
+__all__ = ["Analysis", "VIEWS", "cost_analysis", "input_dim_names", "parse_shape", "SCHEMA"]

@@ -2,7 +2,7 @@
 opportunity, each with its share of the predicted time and bytes and a one-line action.
 
 Every figure comes from the roofline's per-node results (:class:`onnxperf.predict.roofline.RooflineResult`)
-of a :class:`~onnxperf.analysis.summary.Summary` made with ``--hw``; nothing is predicted again. For a set S
+of a :class:`~onnxperf.cost.analysis.Analysis` made with ``--hw``; nothing is predicted again. For a set S
 of main-graph nodes:
 
     time(S)  = Σ t_n over n in S with a predicted time t_n
@@ -215,7 +215,7 @@ def bottlenecks(sm) -> Bottlenecks | None:
     rl = sm.roofline
     if rl is None:
         return None
-    nodes = sm.analysis.main_nodes
+    nodes = sm.main_nodes
     treatment, plan = _treatment(sm)
     ctx = _Context(sm, nodes, treatment, dispatch_seconds(sm, treatment, plan))
     notes = []
@@ -288,7 +288,7 @@ def _treatment(sm):
     (no work: folded at load, absorbed into weights, a view) or :data:`OWN`, as
     :func:`onnxperf.predict.roofline.roofline` applies the spec's ``fusion.*`` keys; the GPU kernel plan, or
     None for a spec without ``fusion.gpu``)."""
-    a = sm.analysis
+    a = sm
     eff = getattr(sm.spec, "efficiency", None) or {}
     out = {n.key: OWN for n in a.main_nodes}
     rl = sm.roofline  # what the prediction applied, when it kept it
@@ -328,7 +328,7 @@ def dispatch_seconds(sm, treatment: dict[str, str], plan=None) -> dict[str, floa
 
     rows = {r.key: r for r in sm.roofline.nodes}
     out = {}
-    for n in sm.analysis.main_nodes:
+    for n in sm.main_nodes:
         k = n.key
         r = rows[k]
         if r.time_s is None:
@@ -527,7 +527,7 @@ def _structure_groups(ctx: _Context) -> list[tuple[str, list[int]]]:
     from onnxperf.predict.gpu_kernels import links
 
     producer = links(ctx.nodes)[0]
-    graph_inputs = {t.name for t in ctx.sm.analysis.model.inputs}
+    graph_inputs = {t.name for t in ctx.sm.model.inputs}
     out: list[list[int]] = [[]]
     merged = False
     for i, n in enumerate(ctx.nodes):
@@ -629,7 +629,7 @@ class _Graph:
         self.ctx = ctx
         self.side = Side(0, "", ctx.sm)
         self.producer, self.users = links(ctx.nodes)
-        self.outputs = {o.name for o in ctx.sm.analysis.model.outputs}
+        self.outputs = {o.name for o in ctx.sm.model.outputs}
         self.by_id = {n.id: n for n in ctx.nodes}
 
     def const(self, t) -> bool:
@@ -772,7 +772,7 @@ def _layout(g: _Graph) -> _Found:
     from onnxperf.patterns.matchers import layout_transposes
 
     perms = {nid for nid, _ in layout_transposes(g.side)}
-    graph_inputs = {i.name for i in g.ctx.sm.analysis.model.inputs}  # once, not per Transpose
+    graph_inputs = {i.name for i in g.ctx.sm.model.inputs}  # once, not per Transpose
     has_conv = any(n.family == "conv" for n in g.ctx.nodes)
     out = []
     for n in g.ctx.nodes:
@@ -829,7 +829,7 @@ _DETECTORS = (
 
 
 def _opportunities(ctx: _Context, notes: list[str]) -> tuple[Opportunity, ...]:
-    if ctx.sm.analysis.loaded is None:
+    if ctx.sm.loaded is None:
         notes.append("fusion opportunities need the model's graph, which this analysis does not carry")
         return ()
     g = _Graph(ctx)

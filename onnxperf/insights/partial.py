@@ -144,9 +144,9 @@ def warnings(a: Analysis) -> list[dict[str, Any]]:
 
 
 def reasons(sm: Any) -> list[str]:
-    """Why the figures of a :class:`~onnxperf.analysis.summary.Summary` are partial (empty: none is)."""
+    """Why the figures of a :class:`~onnxperf.cost.analysis.Analysis` are partial (empty: none is)."""
     out = []
-    t = sm.analysis.totals
+    t = sm.totals
     if not t.complete:
         out.append("not costed: " + uncosted_text(t))
     if not sm.memory.complete:

@@ -1,4 +1,4 @@
-"""One model of a comparison: its summary plus read-only lookups over its main graph (producers,
+"""One model of a comparison: its analysis plus read-only lookups over its main graph (producers,
 consumers, constants, attributes) that the aligner and the explanation detectors share.
 
 Nothing is written onto the graph: a :class:`Side` only indexes what the loader and the analysis
@@ -16,7 +16,7 @@ import onnx
 
 from onnxperf.cost.walker import NodeCost
 from onnxperf.graph.loader import GraphIR, Initializer
-from onnxperf.analysis.summary import Summary
+from onnxperf.cost.analysis import Analysis
 
 
 @dataclass(frozen=True)
@@ -44,15 +44,11 @@ class Side:
 
     index: int
     label: str
-    summary: Summary
+    analysis: Analysis
     dims_applied: tuple[tuple[str, int], ...] = ()
     dims_ignored: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------------------------- basics
-    @property
-    def analysis(self):
-        return self.summary.analysis
-
     @property
     def graph(self) -> GraphIR:
         return self.analysis.loaded.graph

@@ -70,6 +70,17 @@ class MemoryResult:
         lower = self.unknown_tensors > 0
         return "unknown" if lower and self.upper else "lower" if lower else "upper" if self.upper else ""
 
+    def to_dict(self) -> dict[str, Any]:
+        """The ``memory`` section of the JSON contract."""
+        return {
+            "weight_bytes": self.weight_bytes, "weight_bytes_if_fp16": self.weight_bytes_fp16,
+            "weight_bytes_if_int8": self.weight_bytes_int8, "activation_preallocated_bytes": self.preallocated_bytes,
+            "activation_peak_bytes": self.peak_bytes, "peak_step": self.peak_step, "peak_node_key": self.peak_node_key,
+            "peak_node_name": self.peak_node_name, "total_bytes": self.total_bytes,
+            "unknown_tensors": self.unknown_tensors, "complete": self.complete, "bound": self.side or "exact",
+            "timeline_bytes": list(self.timeline),
+        }
+
 
 def _weights_as(a: Analysis, bits: int) -> int:
     """Parameter bytes if the floating-point weights were stored with ``bits`` bits."""
@@ -332,7 +343,7 @@ def largest_fitting(model, budget_bytes: int, dim: str = "batch", dims: dict[str
     answer is then confirmed by analyzing at it and one above it. Where a step is not polynomial
     in ``dim``, a bisection over analyses is used instead (slower, same answer).
     """
-    from onnxperf.cost.analysis import analyze
+    from onnxperf.cost.analysis import cost_analysis as analyze
     from onnxperf.base.errors import OptionError
     from onnxperf.base.formula import fit_many, largest_int
     from onnxperf.graph.loader import LoadedModel, load

@@ -194,6 +194,31 @@ class RooflineResult:
     def throughput_per_s(self, batch: int = 1) -> float | None:
         return None if self.latency_s <= 0 else batch / self.latency_s
 
+    def to_dict(self, batch: int = 1, hardware: str | None = None) -> dict[str, Any]:
+        """The ``roofline`` section of the JSON contract, for ``batch`` items a run on ``hardware``
+        (the spec's id as given; the prediction's own by default)."""
+        return {
+            "hardware": hardware or self.spec_id,
+            "ridge_fp32_flops_per_byte": self.ridge_fp32,
+            "latency_s": self.latency_s, "latency_is_lower_bound": self.lower_bound, "batch": batch,
+            "throughput_items_per_s": self.throughput_per_s(batch),
+            "unknown_nodes": self.unknown_nodes, "complete": self.complete, "bound": self.side or "exact",
+            "compute_bound_time_s": self.compute_bound_time_s, "memory_bound_time_s": self.memory_bound_time_s,
+            "run_overhead_s": self.run_overhead_s,
+            "bytes_by_level": [{"level": k, "bytes": v} for k, v in self.bytes_by_level] or None,
+            "gpu_kernel_model": None if self.kernels is None else {
+                "kernels": self.kernels, "assumed": [{"what": w, "nodes": n} for w, n in self.assumed],
+                "not_assumed": ["fused attention", "transpose elimination", "horizontal GEMM fusion"]},
+            "by_op_type": [{"op_type": o.op_type, "count": o.count, "ops": o.ops, "bytes": o.bytes,
+                            "intensity": o.intensity, "time_s": o.time_s, "share": o.share,
+                            "ops_per_s": o.ops_per_s, "bound": o.bound,
+                            "compute_bound_time_s": o.compute_bound_time_s,
+                            "memory_bound_time_s": o.memory_bound_time_s} for o in self.by_op_type],
+            "nodes": [{"key": n.key, "dtype": n.dtype, "ops": n.ops, "bytes": n.bytes, "intensity": n.intensity,
+                       "peak_ops_per_s": n.peak_ops_per_s, "attainable_ops_per_s": n.attainable_ops_per_s,
+                       "bound": n.bound, "time_s": n.time_s, "share": n.share} for n in self.nodes],
+        }
+
 
 #: elementwise functions a CPU evaluates by a polynomial or a series per element (erf, exp, tanh,
 #: the exponentials of a sigmoid or a softmax): their kernels are bound by that arithmetic, which the

@@ -35,7 +35,7 @@ from onnxperf import __version__
 from onnxperf.cost.walker import COUNTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO
 from onnxperf.insights.partial import uncosted_text, upper_text, warnings as partial_warnings
 from onnxperf.products.render.summary import kernel_model_note
-from onnxperf.analysis.summary import Summary
+from onnxperf.cost.analysis import Analysis
 
 SCHEMA = "onnxperf.report/1"
 
@@ -241,7 +241,7 @@ def _from_validation(v: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _hardware(sm: Summary, dtypes_used: list[str]) -> dict[str, Any] | None:
+def _hardware(sm: Analysis, dtypes_used: list[str]) -> dict[str, Any] | None:
     spec = sm.spec
     if spec is None:
         return None
@@ -307,7 +307,7 @@ def _gc_paused():
             gc.enable()
 
 
-def build_report(summary: Summary, validation: Any = None, options: dict[str, Any] | None = None) -> dict[str, Any]:
+def build_report(summary: Analysis, validation: Any = None, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """The report model of ``summary`` (and of ``validation``, when given) as plain JSON types.
 
     ``options`` are the options the user gave (shown in the header and kept in the JSON); any
@@ -317,13 +317,12 @@ def build_report(summary: Summary, validation: Any = None, options: dict[str, An
         return _build(summary, validation, options)
 
 
-def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict[str, Any]:
-    a = sm.analysis
-    # the summary's JSON contract, for its exact figures; per-node lists are left out of it (the
+def _build(sm: Analysis, validation: Any, options: dict[str, Any] | None) -> dict[str, Any]:
+    a = sm
+    # the analysis's JSON contract, for its exact figures; per-node lists are left out of it (the
     # report has its own compact rows), which keeps a 100k-node report fast to build
-    d = Summary(replace(a, nodes=()), sm.memory, sm.spec,
-                replace(sm.roofline, nodes=()) if sm.roofline is not None else None,
-                sm.largest, sm.batch).to_dict()  # the llm section is added below, once
+    d = replace(a, nodes=(), roofline=replace(a.roofline, nodes=()) if a.roofline is not None else None,
+                bottlenecks=None, llm=None, precision=None).to_dict()  # the llm section is added below, once
     m, t = a.model, a.totals
     rl = sm.roofline
     rl_nodes = {n.key: n for n in rl.nodes} if rl is not None else {}
@@ -486,14 +485,10 @@ def _build(sm: Summary, validation: Any, options: dict[str, Any] | None) -> dict
     }
 
 
-def bottleneck_groups(sm: Summary) -> dict[str, Any] | None:
+def bottleneck_groups(sm: Analysis) -> dict[str, Any] | None:
     """The ``bottleneck_groups`` section: :func:`onnxperf.insights.bottlenecks.bottlenecks` as plain JSON types
     (by op type, by block and block kind, fusion opportunities, uncosted nodes), None without ``--hw``."""
-    if sm.roofline is None:
-        return None
-    from onnxperf.insights.bottlenecks import bottlenecks
-
-    return bottlenecks(sm).to_dict(TOP_BLOCKS, OPPORTUNITY_KEYS)
+    return None if sm.bottlenecks is None else sm.bottlenecks.to_dict(TOP_BLOCKS, OPPORTUNITY_KEYS)
 
 
 def _eff(spec, family: str) -> float:
@@ -522,11 +517,11 @@ def _n(k: int, noun: str) -> str:
 LARGE_ERROR = 0.25
 
 
-def _warnings(sm: Summary, meas: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def _warnings(sm: Analysis, meas: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """What makes figures partial, each with a code and what to do; with a measurement, every
     warning ``onnxperf validate`` prints for it (a spec of another machine, a noisy measurement)
     and a prediction far off the measured latency."""
-    out = partial_warnings(sm.analysis)
+    out = partial_warnings(sm)
     if sm.memory.unknown_tensors:
         out.append({"code": "memory_partial", "level": "warning",
                     "message": f"Activation memory is partial: {_n(sm.memory.unknown_tensors, 'tensor')} of "
@@ -538,14 +533,14 @@ def _warnings(sm: Summary, meas: dict[str, Any] | None = None) -> list[dict[str,
     elif rl is not None and not rl.complete:
         out.append({"code": "latency_partial", "level": "warning",
                     "message": "Predicted latency is partial: the costs it rests on leave something out ("
-                               + uncosted_text(sm.analysis.totals) + ")."})
+                               + uncosted_text(sm.totals) + ")."})
     if meas:
         out += [{"code": "validation", "level": "warning", "message": w} for w in meas.get("warnings", [])]
         out += _error_warning(sm, meas)
     return out
 
 
-def _error_warning(sm: Summary, meas: dict[str, Any]) -> list[dict[str, Any]]:
+def _error_warning(sm: Analysis, meas: dict[str, Any]) -> list[dict[str, Any]]:
     """A warning when the predicted end-to-end latency is more than :data:`LARGE_ERROR` off the
     measured one, with what to try (the same line ``onnxperf validate`` prints)."""
     errs = meas.get("errors") or {}
@@ -572,8 +567,8 @@ def large_error_warning(e: float | None, pred: float | None, real: float | None,
             f"latency{figures}, more than ±{LARGE_ERROR:.0%}: {hint}.")
 
 
-def _conventions(sm: Summary) -> list[str]:
-    a = sm.analysis
+def _conventions(sm: Analysis) -> list[str]:
+    a = sm
     out = [CONVENTIONS_TEXT.get(a.convention, f"convention: {a.convention}"),
            "Bytes read and written: each node reads every input (feature maps and weights) and writes every "
            "output once, with no cache reuse between nodes; intensity = operations / bytes moved.",
@@ -602,10 +597,23 @@ def html(analysis: Any) -> str:
     gives the page of ``onnxperf report m --dim batch=1 --hw rtx3090 --memory 8GiB``, byte for byte.
     Nothing is analyzed again (memory is computed here when ``analyze`` was given no ``hw``,
     ``memory`` or ``precision``)."""
-    from onnxperf.analysis.deployment import report_options, summary_of
     from onnxperf.products.render.report import render_html
 
-    return render_html(build_report(summary_of(analysis, llm=True), None, report_options(analysis)))
+    return render_html(build_report(analysis, None, report_options(analysis)))
+
+
+def report_options(a: Analysis) -> dict[str, Any]:
+    """The options of ``a`` as ``onnxperf report`` records them in the report (its header and JSON)."""
+    given = dict(a.options)
+    memory = given.get("memory")
+    opts: dict[str, Any] = {
+        "dims": dict(a.dims), "input_shapes": {k: list(v) for k, v in a.input_shapes},
+        "convention": a.convention, "hw": given.get("hw"), "memory": memory,
+        "memory_dim": given.get("memory_dim", "batch") if memory is not None else None,
+    }
+    if given.get("precision"):
+        opts["precision"] = given["precision"]
+    return opts
 
 
 __all__ += ["html"]

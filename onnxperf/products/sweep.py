@@ -12,7 +12,8 @@ from onnxperf.base.formula import NotPolynomialError, Polynomial, fit_many
 from onnxperf.graph.loader import load
 from onnxperf.predict.memory import LargestFit, largest_fitting
 from onnxperf.shapes.infer import is_binding_note
-from onnxperf.analysis.summary import Summary, summarize
+from onnxperf.analysis.compose import summarize
+from onnxperf.cost.analysis import Analysis
 
 #: the knee: the smallest batch that no larger batch beats in throughput by more than this fraction
 KNEE_GAIN = 0.10
@@ -114,8 +115,8 @@ def knee_index(throughputs: list[float], gain: float = KNEE_GAIN) -> int:
     return len(throughputs) - 1
 
 
-def _row(sm: Summary, values: tuple[tuple[str, int], ...], budget: int | None = None) -> SweepRow:
-    t = sm.analysis.totals
+def _row(sm: Analysis, values: tuple[tuple[str, int], ...], budget: int | None = None) -> SweepRow:
+    t = sm.totals
     r = sm.roofline
     lat = r.latency_s if r else None
     items = dict(values).get("batch", sm.batch) if any("batch" in k for k, _ in values) else sm.batch
@@ -128,7 +129,7 @@ def _row(sm: Summary, values: tuple[tuple[str, int], ...], budget: int | None = 
         else None,
         complete=t.complete and sm.memory.complete and (r is None or r.complete),
         uncosted=t.uncosted, unknown_size_tensors=sm.memory.unknown_tensors,
-        lost_at=sm.analysis.coverage.first_lost_at,
+        lost_at=sm.coverage.first_lost_at,
         fits_memory=(sm.memory.total_bytes <= budget if sm.memory.complete else None) if budget is not None else None,
         cost_side=r.side if r is not None else t.side, memory_side=sm.memory.side, upper=t.upper_bounded,
     )
@@ -139,8 +140,8 @@ def _row_figures(r: SweepRow) -> list[int]:
     return [r.macs, r.flops, r.bytes, r.activation_peak_bytes, r.total_memory_bytes]
 
 
-def _figures(sm: Summary) -> list[int]:
-    t = sm.analysis.totals
+def _figures(sm: Analysis) -> list[int]:
+    t = sm.totals
     return [t.macs, t.flops, t.bytes_total, sm.memory.peak_bytes, sm.memory.total_bytes]
 
 
@@ -174,7 +175,7 @@ def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None
                        precision=precision, default_batch=default_batch)
         rows.append(_row(sm, values, memory_budget))
         lower = lower or bool(sm.roofline is not None and sm.roofline.lower_bound)
-        for n in sm.analysis.notes:  # one note per dim, not one per swept value
+        for n in sm.notes:  # one note per dim, not one per swept value
             if is_binding_note(n) and not any(m.split("=")[0] == n.split("=")[0] for m in notes):
                 notes.append(n)
     advance(len(combos), len(combos), "rows")
@@ -183,7 +184,7 @@ def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None
         def evaluate(b: dict[str, int]) -> list[int]:
             sm = summarize(loaded, dims={**fixed, **b}, input_shapes=shapes, convention=convention,
                            precision=precision, default_batch=default_batch)
-            if not (sm.analysis.totals.complete and sm.memory.complete):
+            if not (sm.totals.complete and sm.memory.complete):
                 raise NotPolynomialError("some nodes stay without cost at the fit points; bind every dim")
             return _figures(sm)
 

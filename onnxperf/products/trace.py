@@ -1,7 +1,7 @@
 """The timeline: the predicted per-node schedule (and, with a validation, the measured one beside it)
 as Chrome trace-event JSON, the format that ui.perfetto.dev and chrome://tracing open.
 
-Pure functions: :func:`build_trace` makes a plain dict from a :class:`~onnxperf.analysis.summary.Summary` (and a
+Pure functions: :func:`build_trace` makes a plain dict from a :class:`~onnxperf.cost.analysis.Analysis` (and a
 validation result), :func:`render_trace` its JSON text; the CLI writes it with :func:`write_trace`.
 
 Layout (schema ``onnxperf.trace/1``, see docs/trace.md):
@@ -76,7 +76,7 @@ def predicted_trace(summary) -> dict[str, Any]:
     rl = summary.roofline
     if rl is None:
         raise OptionError("--trace needs --hw: the timeline lays out the roofline's predicted time of each node")
-    a = summary.analysis
+    a = summary
     spec = summary.spec
     rows = {r.key: r for r in rl.nodes}
     dispatch = _dispatch_s(summary)
@@ -242,7 +242,7 @@ def _fusion_args(summary) -> dict[str, dict[str, Any]]:
     make :func:`onnxperf.predict.roofline.roofline` fuse (constant folding, onnxruntime's CPU fusions, the GPU
     kernel model)."""
     eff = getattr(summary.spec, "efficiency", None) or {}
-    a = summary.analysis
+    a = summary
     rl = summary.roofline  # what the prediction applied, when it kept it
     out: dict[str, dict[str, Any]] = {}
     into: dict[str, str] = {}

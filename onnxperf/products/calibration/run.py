@@ -11,7 +11,7 @@ from pathlib import Path
 
 import onnx
 
-from onnxperf.cost.analysis import analyze
+from onnxperf.cost.analysis import cost_analysis as analyze
 from onnxperf.products.validate.inputs import make_inputs
 from onnxperf.products.validate.runner import run_session
 from onnxperf.products.calibration.fit import Sample, calibrated, fit_efficiency

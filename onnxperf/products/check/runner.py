@@ -22,7 +22,8 @@ from onnxperf.graph.loader import load
 from onnxperf.predict.memory import MemoryResult
 from onnxperf.insights.partial import op_counts
 from onnxperf.shapes.infer import input_dim_names
-from onnxperf.analysis.summary import Summary, summarize
+from onnxperf.analysis.compose import summarize
+from onnxperf.cost.analysis import Analysis
 from onnxperf.products.check.budget import Budget
 from onnxperf.products.check.lints import Finding, LintContext, NodeRef, node_ref, run_lints
 
@@ -115,8 +116,8 @@ def model_size_bytes(a: Analysis, precision=None) -> int:
     return total
 
 
-def figures(sm: Summary) -> dict[str, Any]:
-    a, mem = sm.analysis, sm.memory
+def figures(sm: Analysis) -> dict[str, Any]:
+    a, mem = sm, sm.memory
     r = sm.roofline
     uncosted = a.coverage.unsupported + a.coverage.unknown_shape + a.coverage.rule_errors
     return {
@@ -136,7 +137,7 @@ def figures(sm: Summary) -> dict[str, Any]:
     }
 
 
-def _llm_figures(sm: Summary) -> dict[str, Any]:
+def _llm_figures(sm: Analysis) -> dict[str, Any]:
     sec = getattr(sm, "llm", None)
     f = sec.figures if sec is not None else None
     if f is None:
@@ -190,7 +191,7 @@ def _uncosted(a: Analysis) -> str | None:
     return ", ".join(parts)
 
 
-def _strict(sm: Summary) -> list[BudgetResult]:
+def _strict(sm: Analysis) -> list[BudgetResult]:
     """--strict (``strict = true``): a model with any partial figure fails, whatever its limits."""
     from onnxperf.insights.partial import reasons
 
@@ -206,11 +207,11 @@ def _memory_partial(mem: MemoryResult) -> str | None:
     return ", ".join(parts) or None
 
 
-def evaluate(sm: Summary, budget: Budget) -> list[BudgetResult]:
+def evaluate(sm: Analysis, budget: Budget) -> list[BudgetResult]:
     """Every limit the budget sets, in the order of the budget keys."""
     from onnxperf.ui.numbers import binary_bytes, seconds, si
 
-    a, mem, b = sm.analysis, sm.memory, budget
+    a, mem, b = sm, sm.memory, budget
     out: list[BudgetResult] = []
 
     def count(x):
@@ -278,7 +279,7 @@ def _at(r: BudgetResult, where: str) -> BudgetResult:
     return replace(r, message=f"{r.message} ({where})")
 
 
-def _llm_limits(sm: Summary, b: Budget) -> list[BudgetResult]:
+def _llm_limits(sm: Analysis, b: Budget) -> list[BudgetResult]:
     """The decoder-LLM limits, at the bound batch and the budget's context (skipped for a model
     that is not a decoder step with a KV cache: they do not apply to it)."""
     from onnxperf.ui.numbers import binary_bytes, seconds, si
@@ -345,8 +346,8 @@ def _llm_limits(sm: Summary, b: Budget) -> list[BudgetResult]:
     return out
 
 
-def _structural(sm: Summary, b: Budget) -> list[BudgetResult]:
-    a = sm.analysis
+def _structural(sm: Analysis, b: Budget) -> list[BudgetResult]:
+    a = sm
     out: list[BudgetResult] = []
     opset = dict(a.model.opsets).get("")
     if b.min_opset is not None or b.max_opset is not None:
@@ -477,11 +478,11 @@ def _check(path: str, budget: Budget, input_shapes, convention: str) -> Verdict:
     results = evaluate(sm, budget)
     if budget.strict:
         results += _strict(sm)
-    findings = run_lints(LintContext(sm.analysis, sm.memory, budget.lints))
+    findings = run_lints(LintContext(sm, sm.memory, budget.lints))
     failed = any(r.status in (FAIL, UNKNOWN) for r in results) or any(f.severity == "error" for f in findings)
     return Verdict(path, FAIL if failed else PASS, None, tuple(results), tuple(findings),
-                   tuple(figures(sm).items()), tuple(sorted(dict(sm.analysis.dims).items())), ignored,
-                   tuple(n for n in sm.analysis.notes if n.startswith("unbound batch dim ")))
+                   tuple(figures(sm).items()), tuple(sorted(dict(sm.dims).items())), ignored,
+                   tuple(n for n in sm.notes if n.startswith("unbound batch dim ")))
 
 
 def _context():

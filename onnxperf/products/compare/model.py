@@ -27,7 +27,7 @@ from onnxperf import __version__
 from onnxperf.graph.loader import LoadedModel, load
 from onnxperf.insights.partial import warnings as partial_warnings
 from onnxperf.shapes.infer import input_dim_names
-from onnxperf.analysis.summary import summarize
+from onnxperf.analysis.compose import summarize
 from onnxperf.products.compare.align import KINDS, Alignment, align
 from onnxperf.products.compare.explain import Context, Explanation, explain
 from onnxperf.patterns.matchers import bn_after
@@ -103,7 +103,7 @@ def load_sides(models: list, dims: dict[str, int] | None = None, hw: str | None 
             sorted(f"input {k}" for k in shapes if k not in real))
         sm = summarize(loaded, dims=applied, input_shapes=mine, convention=convention, hw=hw, precision=precision,
                        default_batch=default_batch)
-        out.append(Side(i, label, sm, tuple(sorted(sm.analysis.dims)), ignored))
+        out.append(Side(i, label, sm, tuple(sorted(sm.dims)), ignored))
     advance(len(models), len(models), "models")
     return out
 
@@ -114,7 +114,7 @@ def _model_name(side: Side) -> str:
 
 
 def _totals(side: Side, heavy: int, measured: float | None) -> dict[str, Any]:
-    a, sm = side.analysis, side.summary
+    a, sm = side.analysis, side.analysis
     t = a.totals
     return {
         "params": t.params, "param_bytes": t.param_bytes, "file_size_bytes": a.model.file_size_bytes,
@@ -302,7 +302,7 @@ def _accounting(total_delta: int | float, explanations: list[Explanation], metri
 
 def node_times(side: Side) -> dict[int, float | None] | None:
     """Main-graph node id -> its predicted time (None: not costed), or None without ``--hw``."""
-    rl = side.summary.roofline
+    rl = side.analysis.roofline
     if rl is None:
         return None
     return {int(r.key): r.time_s for r in rl.nodes}
@@ -457,7 +457,7 @@ def build(sides: list[Side], measured: list[float | None] | None = None,
             "params_breakdown": params,
             "closing": _closing(models[0], m, ex, params, predicted),
         })
-    hw = sides[0].summary.spec
+    hw = sides[0].analysis.spec
     return {
         "schema": SCHEMA,
         "generator": {"name": "onnxperf", "version": __version__},

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 
 from onnxperf.cost.analysis import Analysis
 from onnxperf.cost.walker import COUNTED, ZERO
-from onnxperf.analysis.summary import Summary
+from onnxperf.cost.analysis import Analysis
 from onnxperf.insights.partial import op_counts, totals_side_text, uncosted_text, upper_text
 from onnxperf.insights.partial import warnings as partial_warnings
 from onnxperf.ui.numbers import binary_bytes, clean, lower_bound, pct, shape, si, seconds, upper_bound
@@ -57,8 +57,8 @@ def _opsets(opsets) -> str:
     return ", ".join(f"{clean(d or 'ai.onnx', 60)} {v}" for d, v in opsets)
 
 
-def render_text(sm: Summary) -> str:
-    a = sm.analysis
+def render_text(sm: Analysis) -> str:
+    a = sm
     m, t = a.model, a.totals
     lines: list[str] = []
     opsets = _opsets(m.opsets)
@@ -139,7 +139,7 @@ def render_text(sm: Summary) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _memory_text(sm: Summary) -> list[str]:
+def _memory_text(sm: Analysis) -> list[str]:
     mem = sm.memory
     out = ["", "Memory"]
     out.append(f"  {'Weights':<22}{binary_bytes(mem.weight_bytes):<12}(fp16 {binary_bytes(mem.weight_bytes_fp16)}, "
@@ -192,7 +192,7 @@ def kernel_model_lines(r, indent: str = "") -> list[str]:
     return out
 
 
-def _roofline_text(sm: Summary) -> list[str]:
+def _roofline_text(sm: Analysis) -> list[str]:
     r = sm.roofline
     if r is None:
         return []
@@ -226,7 +226,7 @@ def _roofline_text(sm: Summary) -> list[str]:
         out.append(f"  … {len(r.by_op_type) - TOP_K} more op types (--format json has them all)")
     out.append("  Top nodes by predicted time")
     ranked = sorted((n for n in r.nodes if n.time_s), key=lambda n: (-n.time_s, int(n.key) if n.key.isdigit() else 0))[:TOP_NODES]
-    names = {n.key: n.name for n in sm.analysis.main_nodes}
+    names = {n.key: n.name for n in sm.main_nodes}
     for n in ranked:
         i = "-" if n.intensity is None else f"{n.intensity:.3g}"
         out.append(f"  #{n.key:<5} {clean(n.op_type, 18):<18} {clean(names.get(n.key, ''), 34):<34} {seconds(n.time_s):>10} "
@@ -325,14 +325,14 @@ def bottleneck_lines(b: dict) -> list[str]:
     return out
 
 
-def render_json(sm: Summary) -> str:
+def render_json(sm: Analysis) -> str:
     """Schema ``onnxperf.analysis/1``: indented, one node (or op type, tensor) per line."""
     from onnxperf.ui.jsonrows import dumps
 
     return dumps(sm.to_dict(encoded_rows=True))
 
 
-def stream_json(sm: Summary) -> Iterator[str]:
+def stream_json(sm: Analysis) -> Iterator[str]:
     """:func:`render_json`'s text in pieces, made while it is written (no whole copy in memory)."""
     from onnxperf.ui.jsonrows import iter_dumps
 
@@ -343,9 +343,9 @@ CSV_COLUMNS = ("key", "id", "scope", "name", "op_type", "domain", "family", "sta
                "int_ops", "bytes_read", "bytes_written", "params", "intensity_flops_per_byte", "inputs", "outputs", "note")
 
 
-def render_csv(sm: Summary) -> str:
+def render_csv(sm: Analysis) -> str:
     """One row per node (subgraph nodes included, with their scope); roofline columns with --hw."""
-    a = sm.analysis
+    a = sm
     rl = {n.key: n for n in sm.roofline.nodes} if sm.roofline else {}
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -370,8 +370,8 @@ def _md_cell(text: str, limit: int = 80) -> str:
     return clean(text, limit).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def render_md(sm: Summary) -> str:
-    a = sm.analysis
+def render_md(sm: Analysis) -> str:
+    a = sm
     m, t = a.model, a.totals
     part, mem = t.side, sm.memory
     mpart = mem.side
@@ -424,8 +424,8 @@ def _llm_md(section) -> list[str]:
     return md_rows(section, _md_cell)
 
 
-RENDERERS: dict[str, Callable[[Summary], str]] = {
+RENDERERS: dict[str, Callable[[Analysis], str]] = {
     "text": render_text, "json": render_json, "csv": render_csv, "md": render_md,
 }
 #: formats written in pieces as they are made (see :func:`stream_json`)
-STREAMS: dict[str, Callable[[Summary], Iterator[str]]] = {"json": stream_json}
+STREAMS: dict[str, Callable[[Analysis], Iterator[str]]] = {"json": stream_json}

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from onnxperf.products.accuracy import ErrorFigures, error_figures
-from onnxperf.cost.analysis import Analysis, analyze
+from onnxperf.cost.analysis import Analysis
+from onnxperf.cost.analysis import cost_analysis as analyze
 from onnxperf.products.calibration.fit import uncalibrated
 from onnxperf.base.errors import OptionError
 from onnxperf.predict.memory import liveness
@@ -354,9 +355,7 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
                                                                                                providers))
         notes += list(rr.notes)
         mapping = map_groups(a.loaded, rr.optimized_model, rr.node_timings)
-        from onnxperf.analysis.summary import batch_of
-
-        batch = batch_of(a)
+        batch = a.batch
         stats = latency_stats(rr.latencies_s, batch=batch)
         from onnxperf.products.validate.machine import mismatch
 

@@ -285,7 +285,7 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
     if not model.is_file():
         raise OptionError(f"{model}: no such model file")
     if inputs is None:
-        from onnxperf.cost.analysis import analyze
+        from onnxperf.cost.analysis import cost_analysis as analyze
         from onnxperf.products.validate.inputs import make_inputs
         inputs = make_inputs(analyze(model), seed=seed)
     show = sys.stderr.isatty() if progress is None else progress
