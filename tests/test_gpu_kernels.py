@@ -11,7 +11,8 @@ from onnx import TensorProto, helper
 
 import onnxperf
 from onnxperf import cli
-from onnxperf.predict.gpu_kernels import kernel_plan, tensor_bytes
+from onnxperf.predict.gpu_kernels import kernel_plan
+from onnxperf.predict.tensors import tensor_bytes
 from onnxperf.hardware import load_spec
 from onnxperf.hardware.files import list_presets, load_preset, read_spec_file, to_toml
 from onnxperf.predict.roofline import GEMV_ROWS, fill, roofline

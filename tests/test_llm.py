@@ -448,7 +448,7 @@ def test_validate_measures_the_decode_step_at_each_context(capsys):
     the predictions are those of the step analyzed at that context: the plain roofline, and the
     preset's GPU kernel model beside it."""
     from onnxperf.cost.analysis import cost_analysis as analyze
-    from onnxperf.products.calibration.fit import uncalibrated
+    from onnxperf.hardware.spec import uncalibrated
     from onnxperf.predict.roofline import roofline
 
     model = CORPUS / "qwen2_decode_dynamo18.onnx"

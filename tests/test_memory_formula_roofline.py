@@ -267,7 +267,7 @@ def test_constant_folding_in_a_calibrated_spec():
              onnx.numpy_helper.from_array(np.array([0], np.int64), "ax"),
              onnx.numpy_helper.from_array(np.array([-1], np.int64), "m1")]
     m = model(nodes, [vi("x", [4, 8])], [vi("y", None)], inits)
-    from onnxperf.predict.roofline import folded
+    from onnxperf.predict.folding import folded
     assert folded(onnxperf.analyze(m)) == {"0", "1", "2", "3", "4"}
     # a symbolic dim in the file keeps Shape (and what depends on it) at run time, bound or not:
     # the runtime sees the file; the constant-only Mul still folds

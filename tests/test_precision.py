@@ -68,7 +68,7 @@ def test_integer_tensors_keep_their_type():
 def test_compute_at_the_precision_peak(name):
     """A conv's predicted time is max(FLOPs at the precision's peak, its bytes at the new width over
     the bandwidth) (tf32: tensor cores on float32 data; int8: the integer rate): the plain roofline."""
-    from onnxperf.products.calibration.fit import uncalibrated
+    from onnxperf.hardware.spec import uncalibrated
 
     spec = uncalibrated(load_spec("a100-80gb"))
     a = analyze(ROOT / "models" / "resnet50_torch.onnx", dims={"batch": 32})

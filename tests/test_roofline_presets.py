@@ -7,7 +7,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import onnxperf
-from onnxperf.products.calibration.fit import uncalibrated
+from onnxperf.hardware.spec import uncalibrated
 from onnxperf import cli
 from onnxperf.hardware import load_spec
 from onnxperf.predict.roofline import COMPUTE, MEMORY, ridge_point, roofline

@@ -10,6 +10,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import onnxperf
+from onnxperf.shapes import own
 from onnxperf.shapes import rules as shape_rules
 from onnxperf.cost.ops import REGISTRY
 from onnxperf.shapes.forward import eval_dim
@@ -191,7 +192,7 @@ def test_every_contrib_and_ml_cost_rule_has_a_shape_function():
             continue
         if (dom, e.op_type) in shape_rules.NON_TENSOR:
             continue
-        if shape_rules.rule_for(dom, e.op_type) is None:
+        if own.rule_for(dom, e.op_type) is None:
             missing.append((dom, e.op_type))
     assert not missing, missing
 
@@ -206,7 +207,7 @@ def test_every_default_domain_cost_rule_is_shaped_by_onnx_or_by_us():
             ok = schema.has_type_and_shape_inference_function
         except onnx.defs.SchemaError:
             ok = False
-        if not ok and shape_rules.rule_for("", e.op_type) is None:
+        if not ok and own.rule_for("", e.op_type) is None:
             missing.append(e.op_type)
     assert not missing, missing
 
@@ -225,7 +226,7 @@ def _ms(op, ins, n_out=1, **attrs):
     shapes = tuple(None if s is None else s[0] for s in ins)
     types = tuple(0 if s is None else s[1] for s in ins)
     values = tuple(None if s is None or len(s) < 3 else np.asarray(s[2]) for s in ins)
-    return shape_rules.infer(shape_rules.ShapeCtx(node, shapes, types, values, shape_rules.attributes(node)))
+    return own.infer(shape_rules.ShapeCtx(node, shapes, types, values, shape_rules.attributes(node)))
 
 
 def test_ms_attention_shapes():

@@ -205,7 +205,7 @@ def test_cpu_fusions_named_in_args_and_run_overhead_closes_the_schedule(tmp_path
 def test_qdq_and_skip_layer_norm_members_point_at_their_own_kernel():
     """A DequantizeLinear feeding a QLinearConv may read the previous conv's QuantizeLinear, and a
     SkipLayerNormalization's Add the previous one's output: each belongs to the kernel it feeds."""
-    from onnxperf.predict.gpu_kernels import links
+    from onnxperf.predict.tensors import links
 
     spec = _cpu_spec(**{"fusion.epilogue": 1.0})
     for path, dims, op in (("models/corpus/resnet18_qdq.onnx", None, "QLinearConv"),

@@ -67,7 +67,7 @@ def run_validation(args: argparse.Namespace, sm: Any) -> tuple[Any, Any]:
         raise OptionError("--validate needs --hw: the spec of this machine (`onnxperf hw probe -o local.toml`, "
                           "or `onnxperf hw calibrate -o local.toml`)")
     from onnxperf.predict.roofline import roofline
-    from onnxperf.products.calibration.fit import uncalibrated
+    from onnxperf.hardware.spec import uncalibrated
     from onnxperf.shapes.infer import is_binding_note
     from onnxperf.cli.validate import validation_from_args
 

@@ -30,7 +30,8 @@ from onnxperf.base.errors import OptionError
 from onnxperf.graph.loader import GraphIR, LoadedModel, load
 from onnxperf.cost.ops import REGISTRY
 from onnxperf.shapes.sequences import SequenceInfo
-from onnxperf.shapes.infer import ShapeResult, TensorInfo, infer, input_dim_names
+from onnxperf.shapes.infer import ShapeResult, infer, input_dim_names
+from onnxperf.shapes.tensor import TensorInfo
 from onnxperf.ui.jsonrows import dumps, node_rows
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from onnxperf.base.errors import RuleError
 from onnxperf.shapes.loops import LoopTrips
 from onnxperf.cost.ops.registry import EITHER, LOWER, UPPER, BadNode, NodeView, OpCost, RuleEntry, SubgraphCost, TensorView, combine_bounds
 from onnxperf.ui.progress import advance
-from onnxperf.shapes.infer import Dim, TensorInfo
+from onnxperf.shapes.tensor import Dim, TensorInfo
 
 #: a main graph of at least this many nodes reports its cost walk to the progress, a chunk at a time
 PROGRESS_CHUNK = 20_000

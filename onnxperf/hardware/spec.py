@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import replace, dataclass, field
 from decimal import Decimal
 from types import MappingProxyType
 
@@ -274,3 +274,9 @@ def cpu_from_parts(cores: int, clock_ghz: float, simd_fp32_lanes: int, fma_units
     return HardwareSpec(id=id, name=name or id, kind="cpu", peak_flops_per_s={"fp32": peak},
                         memory_bandwidth_bytes_per_s=float(memory_bandwidth_bytes_per_s),
                         memory_capacity_bytes=memory_capacity_bytes, sources=sources, notes=notes)
+
+
+def uncalibrated(spec):
+    """``spec`` without its efficiency table: the plain roofline that predictions are compared
+    against (``spec`` itself when it carries none)."""
+    return replace(spec, efficiency={}, efficiency_sources={}) if getattr(spec, "efficiency", None) else spec

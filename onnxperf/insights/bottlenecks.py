@@ -41,7 +41,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from onnxperf.predict.gpu_kernels import _numel
+from onnxperf.predict.tensors import _numel
 from onnxperf.ui.numbers import pct, seconds
 
 COMPUTE, MEMORY, DISPATCH, NONE = "compute", "memory", "dispatch", "none"
@@ -524,7 +524,7 @@ def _structure_groups(ctx: _Context) -> list[tuple[str, list[int]]]:
     """Blocks from the graph: a block ends at a residual merge (an Add/Sum of two computed tensors of
     the same size: outputs of nodes other than Constant, or graph inputs) and keeps the ops after it
     up to the next Conv/MatMul/attention/RNN node."""
-    from onnxperf.predict.gpu_kernels import links
+    from onnxperf.predict.tensors import links
 
     producer = links(ctx.nodes)[0]
     graph_inputs = {t.name for t in ctx.sm.model.inputs}
@@ -624,7 +624,7 @@ class _Graph:
 
     def __init__(self, ctx: _Context):
         from onnxperf.patterns.side import Side
-        from onnxperf.predict.gpu_kernels import links
+        from onnxperf.predict.tensors import links
 
         self.ctx = ctx
         self.side = Side(0, "", ctx.sm)

@@ -34,9 +34,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from onnxperf.base import dtypes
 from onnxperf.cost.analysis import Analysis
 from onnxperf.cost.walker import COUNTED, ZERO
+from onnxperf.predict.folding import folded as folded_nodes
+from onnxperf.predict.tensors import _numel, links, tensor_bytes
 
 #: roots whose epilogue takes pointwise ops (float and quantized GEMM-like kernels)
 GEMM_ROOTS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm", "FusedMatMul", "FusedConv", "FusedGemm",
@@ -100,45 +101,10 @@ class KernelPlan:
         return len(self.launches)
 
 
-def links(nodes) -> tuple[dict[str, object], dict[str, list]]:
-    """(tensor name -> the node that writes it, tensor name -> the nodes that read it, in order)."""
-    producer: dict[str, object] = {}
-    users: dict[str, list] = {}
-    for n in nodes:
-        for o in n.outputs:
-            if o is not None:
-                producer[o.name] = n
-        for i in n.inputs:
-            if i is not None:
-                users.setdefault(i.name, []).append(n)
-    return producer, users
-
-
-def tensor_bytes(t) -> int:
-    """Bytes of a tensor with a fully known shape, else 0."""
-    if t is None or t.shape is None or not all(isinstance(d, int) for d in t.shape):
-        return 0
-    numel = 1
-    for d in t.shape:
-        numel *= d
-    return dtypes.nbytes(dtypes.elem_type(t.dtype), numel)
-
-
-def _numel(t) -> int | None:
-    if t is None or t.shape is None or not all(isinstance(d, int) for d in t.shape):
-        return None
-    k = 1
-    for d in t.shape:
-        k *= d
-    return k
-
-
 def kernel_plan(a: Analysis) -> KernelPlan:
     """Group the main graph's nodes into the kernels a GPU runtime runs (see the module text)."""
     nodes = a.main_nodes
     graph_outputs = {o.name for o in a.model.outputs}
-    from onnxperf.predict.roofline import folded as folded_nodes
-
     producer = links(nodes)[0]
     folded = folded_nodes(a, bound_shapes=True)
     free: set[str] = set()

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from onnxperf.cost.analysis import Analysis
 from onnxperf.cost.walker import COUNTED, ZERO
+from onnxperf.predict.tensors import tensor_bytes
 
 
 class _Fenwick:
@@ -63,8 +64,6 @@ def _split(size: int, distance: int, capacities: tuple[int, ...]) -> list[int]:
 def level_bytes(a: Analysis, capacities: tuple[int, ...]) -> dict[str, tuple[float, ...]]:
     """Per costed main-graph node: its bytes (read + written) at each level, innermost first, main
     memory last (``len(capacities) + 1`` entries). Uncosted nodes are left out."""
-    from onnxperf.predict.gpu_kernels import tensor_bytes
-
     nodes = [n for n in a.main_nodes if n.status in (COUNTED, ZERO)]
     alias: dict[str, str] = {}
     views = set()

@@ -41,6 +41,10 @@ from onnxperf.cost.analysis import Analysis
 from onnxperf.predict.bodies import BodyIndex, is_control
 from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.graph.folding import foldable_nodes
+from onnxperf.predict.folding import folded
+from onnxperf.predict.gpu_kernels import kernel_plan
+from onnxperf.predict.reuse import level_bytes
+from onnxperf.predict.tensors import links, tensor_bytes
 
 COMPUTE = "compute"
 MEMORY = "memory"
@@ -400,8 +404,6 @@ def fusions(a: Analysis) -> Fusions:
     still accepts. GELU written out (x/√2 -> Erf -> +1 -> ·x -> ·0.5, and the bias Add before it)
     runs as one kernel (GeluFusion, BiasGeluFusion): its first node keeps its traffic, the others
     cost their arithmetic."""
-    from onnxperf.predict.gpu_kernels import links, tensor_bytes
-
     nodes = a.main_nodes
     producer, users = links(nodes)
     graph_outputs = {o.name for o in a.model.outputs}
@@ -478,8 +480,6 @@ def _qdq_convs(nodes, producer, users, consts, graph_outputs):
     block's input, read by its first conv and its Add) keeps the conv in float: on a QDQ ResNet-18,
     onnxruntime 1.32 made QLinearConv of the 9 convs with their own DequantizeLinear and left the 8
     whose input is shared (tests/test_fusions_ort.py)."""
-    from onnxperf.predict.gpu_kernels import tensor_bytes
-
     def sole_dq(t, const: bool):
         if t is None or t.name in graph_outputs or len(users.get(t.name, ())) != 1:
             return None
@@ -704,31 +704,6 @@ def _constant_names(a: Analysis) -> set[str]:
     return ({k for k in g.initializers if k not in set(g.inputs)} | set(g.constants))
 
 
-def folded(a: Analysis, bound_shapes: bool = False) -> set[str]:
-    """Keys of the main-graph nodes that a runtime folds at load time (:mod:`onnxperf.graph.folding`).
-
-    ``Shape``/``Size`` fold only when every graph input of the model *file* has fixed dims: the
-    runtime sees the file, not the dims bound here, so with a symbolic batch or sequence the shape
-    arithmetic runs at every inference (onnxruntime's profiler shows it does). ``bound_shapes``: fold
-    ``Shape`` of every tensor whose shape the bound dims fix, as an engine built for those shapes does
-    (a GPU runtime's; :mod:`onnxperf.predict.gpu_kernels`)."""
-    if a.loaded is None:
-        return set()
-    g = a.loaded.graph
-    static_file = bound_shapes or all(
-        vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")
-        and all(d.HasField("dim_value") for d in vi.type.tensor_type.shape.dim)
-        for vi in a.loaded.proto.graph.input if vi.name not in g.initializers)
-    if not static_file:
-        return {str(i) for i in foldable_nodes(g)}
-    shapes = {t.name: t.shape for n in a.main_nodes for t in (*n.inputs, *n.outputs) if t is not None}
-
-    def static(name: str) -> bool:
-        shape = shapes.get(name)
-        return shape is not None and all(isinstance(d, int) for d in shape)
-    return {str(i) for i in foldable_nodes(g, static)}
-
-
 def _as_fused_kernel(r: NodeRoofline, n, op: str, nbytes: int, ops: int, int_dtype: str | None,
                      spec: Spec) -> NodeRoofline:
     """The roofline of the fused kernel ``op`` that runs ``n`` and the nodes inside it: its
@@ -889,8 +864,6 @@ def _as_folded(r: NodeRoofline) -> NodeRoofline:
 
 def _input_bytes(n) -> list[tuple[str, int]]:
     """(name, bytes) of each input whose size is known."""
-    from onnxperf.predict.gpu_kernels import tensor_bytes
-
     return [(i.name, tensor_bytes(i)) for i in n.inputs
             if i is not None and i.shape is not None and all(isinstance(d, int) for d in i.shape)]
 
@@ -946,8 +919,6 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
     levels = tuple(getattr(spec, "memory_levels", ()) or ())
     by_level: tuple[tuple[str, float], ...] = ()
     if levels:
-        from onnxperf.predict.reuse import level_bytes
-
         lb = level_bytes(a, tuple(lv.capacity_bytes for lv in levels))
         bws = tuple(lv.bandwidth_bytes_per_s for lv in levels) + (spec.memory_bandwidth_bytes_per_s,)
         raw = [_at_levels(r, n, lb.get(n.key), bws, spec, ops.get(n.key)) for r, n in zip(raw, a.main_nodes)]
@@ -966,8 +937,6 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
                for r, n in zip(raw, a.main_nodes)]
     plan = None
     if float(eff.get("fusion.gpu", 0)) >= 1:
-        from onnxperf.predict.gpu_kernels import kernel_plan
-
         plan = kernel_plan(a)
         raw = _as_kernels(raw, a.main_nodes, plan, spec)
     body_kernels = 0
@@ -1064,8 +1033,6 @@ def _as_kernels(raw: list[NodeRoofline], nodes, plan, spec: Spec) -> list[NodeRo
         t = max(c, m) + α·min(c, m) + o·[starts a kernel],   m = (read' + written') / (e_m·β)
 
     with c its arithmetic at the family's attainable compute (as :func:`node_roofline`)."""
-    from onnxperf.predict.gpu_kernels import tensor_bytes
-
     seen: dict[str, set[str]] = {}  # kernel -> tensors its members have read
     out = []
     for r, n in zip(raw, nodes):

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from onnxperf.ui.numbers import seconds
+
 #: tolerance on the ±10%/±25% bands, so 2.2 vs 2.0 counts as within 10%
 _EPS = 1e-9
 
@@ -81,3 +83,21 @@ def error_figures(predicted: Sequence[float], measured: Sequence[float]) -> Erro
         within_25_time=(sum(m for (p, m), e in zip(pairs, ape) if e <= 0.25 + _EPS) / sum(m for _, m in pairs))
         if ape else None,
     )
+
+
+#: an end-to-end error beyond this (either way) is a warning: the band the predicted-vs-measured chart draws
+LARGE_ERROR = 0.25
+
+
+def large_error_warning(e: float | None, pred: float | None, real: float | None, calibrated: bool) -> str | None:
+    """The warning for an end-to-end error ``e`` beyond ±:data:`LARGE_ERROR` (None within it)."""
+    if e is None or abs(e) <= LARGE_ERROR:
+        return None
+    figures = f" (predicted {seconds(pred)}, measured {seconds(real)})" if pred and real else ""
+    if e < 0 and not calibrated:
+        hint = ("a plain roofline is a lower bound on time; `onnxperf hw calibrate -o local.toml`, then "
+                "--hw local.toml, fits this machine's efficiencies")
+    else:
+        hint = "check that --hw describes this machine (`onnxperf hw calibrate -o local.toml` measures it)"
+    return (f"The prediction is {abs(e):.0%} {'below' if e < 0 else 'above'} the measured end-to-end "
+            f"latency{figures}, more than ±{LARGE_ERROR:.0%}: {hint}.")

@@ -34,6 +34,7 @@ from typing import Any
 from onnxperf import __version__
 from onnxperf.cost.walker import COUNTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO
 from onnxperf.insights.partial import uncosted_text, upper_text, warnings as partial_warnings
+from onnxperf.products.accuracy import LARGE_ERROR, large_error_warning
 from onnxperf.products.render.summary import kernel_model_note
 from onnxperf.cost.analysis import Analysis
 
@@ -513,10 +514,6 @@ def _n(k: int, noun: str) -> str:
     return f"{k:,} {noun}" + ("" if k == 1 else "s")
 
 
-#: an end-to-end error beyond this (either way) is a warning: the band the predicted-vs-measured chart draws
-LARGE_ERROR = 0.25
-
-
 def _warnings(sm: Analysis, meas: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """What makes figures partial, each with a code and what to do; with a measurement, every
     warning ``onnxperf validate`` prints for it (a spec of another machine, a noisy measurement)
@@ -549,22 +546,6 @@ def _error_warning(sm: Analysis, meas: dict[str, Any]) -> list[dict[str, Any]]:
                                bool(getattr(sm.spec, "efficiency", None)) if meas.get("calibrated") is None
                                else meas["calibrated"])
     return [] if text is None else [{"code": "prediction_error", "level": "warning", "message": text}]
-
-
-def large_error_warning(e: float | None, pred: float | None, real: float | None, calibrated: bool) -> str | None:
-    """The warning for an end-to-end error ``e`` beyond ±:data:`LARGE_ERROR` (None within it)."""
-    if e is None or abs(e) <= LARGE_ERROR:
-        return None
-    from onnxperf.ui.numbers import seconds
-
-    figures = f" (predicted {seconds(pred)}, measured {seconds(real)})" if pred and real else ""
-    if e < 0 and not calibrated:
-        hint = ("a plain roofline is a lower bound on time; `onnxperf hw calibrate -o local.toml`, then "
-                "--hw local.toml, fits this machine's efficiencies")
-    else:
-        hint = "check that --hw describes this machine (`onnxperf hw calibrate -o local.toml` measures it)"
-    return (f"The prediction is {abs(e):.0%} {'below' if e < 0 else 'above'} the measured end-to-end "
-            f"latency{figures}, more than ±{LARGE_ERROR:.0%}: {hint}.")
 
 
 def _conventions(sm: Analysis) -> list[str]:

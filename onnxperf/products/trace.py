@@ -247,7 +247,7 @@ def _fusion_args(summary) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     into: dict[str, str] = {}
     if float(eff.get("fusion.constant_folding", 0)) >= 1:
-        from onnxperf.predict.roofline import folded
+        from onnxperf.predict.folding import folded
 
         for k in sorted(rl.folded_keys if rl.folded_keys is not None else folded(a)):
             out[k] = {"fusion": "constant folding", "folded": "computed when the runtime loads the model"}
@@ -284,7 +284,7 @@ def _cpu_fusions(a, out: dict[str, dict[str, Any]], into: dict[str, str], fu) ->
     kernel: an epilogue's is the latest producer of the tensors it gets for free, an absorbed node's
     its producer (a zero Pad's: its consumer), a node inside a fused kernel the nearest node that
     runs as that kernel."""
-    from onnxperf.predict.gpu_kernels import links
+    from onnxperf.predict.tensors import links
 
     nodes = a.main_nodes
     position = {n.key: i for i, n in enumerate(nodes)}

@@ -39,12 +39,14 @@ from collections.abc import Mapping
 import numpy as np
 import onnx
 
+from onnxperf.shapes import own
 from onnxperf.shapes import rules as shape_rules
 from onnxperf.shapes import static as shape_static
 from onnxperf.graph.loader import GraphIR, LoadedModel
 from onnxperf.shapes import sequences
 from onnxperf.shapes.loops import EXACT, UNKNOWN, UPPER, LoopTrips, run_loop
 from onnxperf.shapes.sequences import SEQUENCE_OPS, SequenceInfo
+from onnxperf.shapes.tensor import TensorInfo, _knownness, _type_of
 from onnxperf.shapes.values import CONST_TYPES, EVALUATORS, MAX_ELEMENTS, evaluate
 
 #: element types of the values the reference evaluator computes: shape arithmetic is integer
@@ -246,8 +248,6 @@ class Forward:
 
     def __init__(self, loaded: LoadedModel, tensors: dict, free: set[str], bound: Mapping[str, int],
                  values: dict[str, np.ndarray], fast_static: bool = True, static_only: bool = False):
-        from onnxperf.shapes.infer import TensorInfo, _knownness  # shapes imports this module lazily: no cycle at import
-
         self.TensorInfo = TensorInfo
         self._knownness = _knownness
         self.loaded = loaded
@@ -952,8 +952,6 @@ class Forward:
             except Exception:  # ONNX refused the node (a type mismatch, a bad attribute): step 3 may tell
                 result = {}
             by_pos = self._node_memo[key] = [result.get(o) if o else None for o in node.output]
-        from onnxperf.shapes.infer import _type_of
-
         parsed_cache = self._parsed
         for name, tb in zip(node.output, by_pos):
             if not name or tb is None:
@@ -966,7 +964,7 @@ class Forward:
 
     def _own(self, g: GraphIR, node: onnx.NodeProto, in_names, out_names, rule=None) -> bool:
         """Step 3: :mod:`onnxperf.shapes.rules` (or ``rule``); True when it gained anything."""
-        rule = rule or shape_rules.rule_for(node.domain, node.op_type)
+        rule = rule or own.rule_for(node.domain, node.op_type)
         if rule is None:
             return False
         shapes, types, values = [], [], []

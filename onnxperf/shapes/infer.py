@@ -27,88 +27,18 @@ from __future__ import annotations
 
 import contextlib
 import io
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
 
-from onnxperf.base import dtypes
 from onnxperf.base.errors import DimBindingError
-from onnxperf.base.frozen import getter
 from onnxperf.shapes.loops import LoopTrips
 from onnxperf.shapes.sequences import SequenceInfo
 from onnxperf.shapes.values import EVALUATORS, evaluate
 from onnxperf.graph.loader import GraphIR, LoadedModel
-
-Dim = int | str | None
-
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/-]*")
-
-
-class TensorInfo(tuple):
-    """A tensor's element type and shape. ``shape`` is None when even the rank is unknown.
-
-    An immutable record (a tuple subclass: one per tensor of the graph, so it is kept small and
-    quick to build, see :func:`onnxperf.base.frozen.record`), with :attr:`is_static` computed once."""
-
-    __slots__ = ()
-    _fields = ("name", "elem_type", "shape", "is_static")
-
-    def __new__(cls, name: str, elem_type: int, shape: tuple[Dim, ...] | None) -> TensorInfo:
-        return tuple.__new__(cls, (name, elem_type, shape,
-                                   shape is not None and all(isinstance(d, int) for d in shape)))
-
-    name = getter(0)
-    elem_type = getter(1)
-    shape = getter(2)
-    is_static = getter(3, "Every dim a known integer.")
-
-    @classmethod
-    def of(cls, name: str, elem_type: int, shape: tuple[Dim, ...] | None, static: bool) -> TensorInfo:
-        """A TensorInfo whose :attr:`is_static` the caller already knows: shapes read from a type
-        cache or from initializer dims skip the per-tensor check."""
-        return tuple.__new__(cls, (name, elem_type, shape, static))
-
-    def __repr__(self) -> str:
-        return f"TensorInfo(name={self[0]!r}, elem_type={self[1]!r}, shape={self[2]!r})"
-
-    def __eq__(self, other) -> bool:
-        return type(other) is type(self) and tuple.__eq__(self, other)
-
-    def __ne__(self, other) -> bool:
-        return not self.__eq__(other)
-
-    __hash__ = tuple.__hash__
-
-    def __getnewargs__(self):
-        return tuple(self)[:3]
-
-    @property
-    def numel(self) -> int:
-        """Element count; only valid for static shapes (exact Python int, never overflows)."""
-        n = 1
-        for d in self.shape or ():
-            n *= d  # type: ignore[operator]
-        return n
-
-    @property
-    def nbytes(self) -> int:
-        return dtypes.nbytes(self.elem_type, self.numel)
-
-    def symbols(self) -> set[str]:
-        """Names of the symbols this shape still depends on (``?`` for an unknown dim or rank)."""
-        if self.shape is None:
-            return {"?"}
-        out: set[str] = set()
-        for d in self.shape:
-            if d is None:
-                out.add("?")
-            elif isinstance(d, str):
-                names = [m for m in _IDENT.findall(d) if not m.isdigit()]
-                out.update(names or ["?"])
-        return out
-
+from onnxperf.shapes.forward import Forward, Unshaped, forward
+from onnxperf.shapes.tensor import Dim, TensorInfo, _knownness, _type_of, info_of
 
 @dataclass
 class ShapeResult:
@@ -134,60 +64,6 @@ class ShapeResult:
     sequences: dict[str, SequenceInfo] = field(default_factory=dict)
     #: the branch each If takes where its cond is known (``then_branch``/``else_branch``), by node key
     branches: dict[str, str] = field(default_factory=dict)
-
-
-_KNOWN_TYPES = frozenset(onnx.TensorProto.DataType.values())
-
-
-def info_of(vi: onnx.ValueInfoProto, cache: dict[bytes, tuple[int, tuple[Dim, ...] | None, bool] | None] | None = None
-             ) -> TensorInfo | None:
-    """What a ValueInfoProto says of its tensor (None for non-tensor types). ``cache`` maps a
-    serialized TypeProto to its (element type, shape): the tensors of a network share a few
-    types, and one serialization costs a tenth of reading the type field by field."""
-    t = vi.type
-    if cache is not None:
-        key = t.SerializeToString()
-        hit = cache.get(key, False)
-        if hit is False:
-            hit = cache[key] = _type_of(t)
-    else:
-        hit = _type_of(t)
-    return None if hit is None else TensorInfo.of(vi.name, *hit)
-
-
-def _type_of(t: onnx.TypeProto) -> tuple[int, tuple[Dim, ...] | None, bool] | None:
-    """(element type, shape, whether the shape is static) of a tensor type; None otherwise."""
-    if not t.HasField("tensor_type"):
-        if t.HasField("sparse_tensor_type"):
-            tt = t.sparse_tensor_type
-        else:
-            return None
-    else:
-        tt = t.tensor_type
-    if tt.HasField("shape"):
-        shape = []
-        for d in tt.shape.dim:
-            kind = d.WhichOneof("value")
-            if kind == "dim_value":
-                # a negative declared dim (some converters write -1 for "dynamic") is not a size
-                shape.append(int(d.dim_value) if d.dim_value >= 0 else None)
-            else:
-                shape.append(d.dim_param if kind == "dim_param" and d.dim_param else None)
-        shape_t: tuple[Dim, ...] | None = tuple(shape)
-    else:
-        shape_t = None
-    et = tt.elem_type
-    static = shape_t is not None and all(isinstance(d, int) for d in shape_t)
-    return int(et) if et in _KNOWN_TYPES else 0, shape_t, static  # not an ONNX type: undefined
-
-
-def _knownness(ti: TensorInfo | None) -> tuple[int, int, int]:
-    if ti is None:
-        return (-1, 0, 0)
-    if ti.shape is None:
-        return (0, 0, int(ti.elem_type != 0))
-    return (1, sum(isinstance(d, int) for d in ti.shape) - sum(d is None for d in ti.shape),
-            int(ti.elem_type != 0))
 
 
 def input_dim_names(loaded: LoadedModel) -> list[str]:
@@ -701,8 +577,6 @@ def _static_first(loaded: LoadedModel, g: onnx.GraphProto, bound: dict[str, int]
     the pass below would shape most nodes one by one anyway. Returns the forward state, or None
     at the first node that needs ONNX (an op without a fast function, a symbolic dim), and
     :func:`infer` goes the usual way."""
-    from onnxperf.shapes.forward import Forward, Unshaped
-
     tensors: dict[str, TensorInfo] = {}
     cache: dict = {}
     inits = loaded.graph.initializers
@@ -764,8 +638,6 @@ def _forward(loaded: LoadedModel, tensors: dict[str, TensorInfo], free: set[str]
     ``bounded``, ``trips`` and ``sources`` (the bound sources) gain what it computed."""
     if not loaded.graph.subgraphs and _all_known(loaded.graph, tensors, free):
         return False  # nothing to fill (most CNN exports): the walk would only confirm it
-    from onnxperf.shapes.forward import forward
-
     fw = forward(loaded, tensors, free, bound, values, bounded)
     values.update(fw.values)
     bounded.update(fw.bounded)

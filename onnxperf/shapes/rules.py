@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import onnx
 
+from onnxperf.shapes.einsum import einsum_labels, einsum_output_shape
+
 Dim = int | str | None
 Shape = tuple  # of Dim
 Out = tuple[int, Shape | None] | None
@@ -270,9 +272,8 @@ def _batch_norm(c: ShapeCtx) -> list[Out]:
 def _einsum(c: ShapeCtx) -> list[Out]:
     """Einsum where ONNX's inference refuses: ellipses standing for different numbers of dims
     (``...ij,...jk`` on [3, 4] and [2, 4, 5] -> [2, 3, 5]), broadcast right-aligned as numpy does
-    (:func:`onnxperf.cost.ops.matmul.einsum_output_shape`). Static shapes only; a label or ellipsis
+    (:func:`onnxperf.shapes.einsum.einsum_output_shape`). Static shapes only; a label or ellipsis
     dim that does not broadcast (sizes other than equal or 1) gives nothing."""
-    from onnxperf.cost.ops.matmul import einsum_labels, einsum_output_shape
 
     eq = c.attr("equation")
     eq = eq.decode() if isinstance(eq, bytes) else eq
@@ -320,25 +321,3 @@ RULES: dict[tuple[str, str], Rule] = {
 NON_TENSOR = frozenset({(ML, "ZipMap"), (ML, "DictVectorizer"), (ML, "CastMap")})
 
 
-def _all_rules() -> dict[tuple[str, str], Rule]:
-    from onnxperf.shapes.rules_ms import RULES as MS_RULES
-
-    return {**RULES, **MS_RULES}
-
-
-_ALL: dict[tuple[str, str], Rule] | None = None
-
-
-def rule_for(domain: str, op_type: str) -> Rule | None:
-    global _ALL
-    if _ALL is None:
-        _ALL = _all_rules()
-    return _ALL.get(("" if domain == "ai.onnx" else domain, op_type))
-
-
-def infer(ctx: ShapeCtx) -> list[Out] | None:
-    """Output (element type, shape) pairs by our own rule, or None when there is no rule."""
-    rule = rule_for(ctx.node.domain, ctx.node.op_type)
-    if rule is None:
-        return None
-    return rule(ctx)

@@ -10,6 +10,7 @@ import numpy as np
 
 from onnxperf.base import dtypes
 from onnxperf.cost.ops.quant import REQUANT_OPS
+from onnxperf.shapes.einsum import einsum_labels, einsum_output_shape
 from onnxperf.cost.ops.registry import NodeView, OpCost, arith, prod, rule
 
 
@@ -68,55 +69,6 @@ def qlinear_matmul(n: NodeView) -> OpCost:
     a, b, y = n.inp(0), n.inp(3), n.out(0)
     macs = matmul_macs(a.shape, b.shape)
     return OpCost(macs=macs, int_ops=2 * macs + a.numel + b.numel, flops=REQUANT_OPS * y.numel)
-
-
-def einsum_labels(equation: str, shapes: list[tuple[int, ...]]
-                  ) -> tuple[list[list[str]], set[str], dict[str, int]]:
-    """(labels of each operand, output labels, size of each label). Ellipsis dims are named
-    by position and broadcast; implicit mode (no ``->``) keeps the labels that appear once."""
-    eq = equation.replace(" ", "")
-    lhs, arrow, rhs = eq.partition("->")
-    terms = lhs.split(",")
-    sizes: dict[str, int] = {}
-    labelled: list[list[str]] = []
-    for term, shape in zip(terms, shapes):
-        if "..." in term:
-            pre, post = term.split("...")
-            n_ell = len(shape) - len(pre) - len(post)
-            labels = list(pre) + [f"…{n_ell - i}" for i in range(n_ell)] + list(post)
-        else:
-            labels = list(term)
-        for lab, dim in zip(labels, shape):
-            sizes[lab] = max(sizes.get(lab, 1), int(dim))
-        labelled.append(labels)
-    ellipsis = {lab for labels in labelled for lab in labels if lab.startswith("…")}
-    if not arrow:
-        counts: dict[str, int] = {}
-        for labels in labelled:
-            for lab in labels:
-                counts[lab] = counts.get(lab, 0) + 1
-        out_labels = {lab for lab, c in counts.items() if c == 1} | ellipsis
-    else:
-        out_labels = set(rhs.replace("...", "")) | ellipsis
-    return labelled, out_labels, sizes
-
-
-#: the old private name, still imported by shape_rules.py (owned elsewhere); goes once it imports einsum_labels
-
-
-def einsum_output_shape(equation: str, shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
-    """The output shape of an einsum: explicit mode follows the right-hand side; implicit mode
-    (no ``->``) puts the broadcast ellipsis dims first, then the labels that appear once, in
-    alphabetical order (the ONNX spec, as numpy)."""
-    labelled, out_labels, sizes = einsum_labels(equation, shapes)
-    n_ell = max((sum(lab.startswith("…") for lab in labels) for labels in labelled), default=0)
-    ell = [sizes[f"…{n_ell - i}"] for i in range(n_ell)]
-    eq = equation.replace(" ", "")
-    lhs, arrow, rhs = eq.partition("->")
-    if arrow:
-        pre, _, post = rhs.partition("...") if "..." in rhs else (rhs, "", "")
-        return (*(sizes[c] for c in pre), *(ell if "..." in rhs else ()), *(sizes[c] for c in post))
-    return (*ell, *(sizes[c] for c in sorted(lab for lab in out_labels if not lab.startswith("…"))))
 
 
 def einsum_cost(equation: str, shapes: list[tuple[int, ...]]) -> tuple[int, int]:

@@ -31,7 +31,7 @@ import onnx
 from onnxperf.base import dtypes
 from onnxperf.base.errors import OptionError
 from onnxperf.graph.loader import LoadedModel
-from onnxperf.shapes.infer import _type_of
+from onnxperf.shapes.tensor import _type_of
 
 Dim = int | str | None
 

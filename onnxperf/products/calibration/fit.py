@@ -192,9 +192,3 @@ def calibrated(spec, efficiency: dict[str, float]):
     """A copy of ``spec`` carrying the fitted efficiencies, its id suffixed ``-calibrated``."""
     return replace(spec, id=f"{spec.id}-calibrated" if not spec.id.endswith("-calibrated") else spec.id,
                    efficiency=dict(efficiency), efficiency_sources={})
-
-
-def uncalibrated(spec):
-    """``spec`` without its efficiency table: the plain roofline that predictions are compared
-    against (``spec`` itself when it carries none)."""
-    return replace(spec, efficiency={}, efficiency_sources={}) if getattr(spec, "efficiency", None) else spec

@@ -404,7 +404,7 @@ def _list_result(key: str, limit: list, offenders: list[str], bad_nodes, what: s
 def _static_shapes(a: Analysis) -> BudgetResult:
     """Graph inputs and outputs must declare fixed shapes in the file (bindings do not count:
     the file is what gets deployed)."""
-    from onnxperf.shapes.infer import info_of
+    from onnxperf.shapes.tensor import info_of
 
     bad: list[NodeRef] = []
     loaded = a.loaded

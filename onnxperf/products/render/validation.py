@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from onnxperf.products.accuracy import large_error_warning
 from onnxperf.products.validate.compare import KNEE_GAIN, Validation
 from onnxperf.ui.numbers import binary_bytes, clean, pct, seconds, si
 
@@ -87,7 +88,6 @@ def render_text(v: Validation, names: dict[int, str] | None = None) -> str:
                          + f"{'-' if d.error is None else f'{d.error:+.1%}':>9}")
     for w in v.warnings:
         lines.append("Warning    " + clean(w, 400))
-    from onnxperf.products.report import large_error_warning
 
     f = v.calibrated_figures or v.plain  # the figures the end-to-end error above is read from
     big = large_error_warning(f.end_to_end_error, f.predicted_total_s, f.measured_total_s, v.calibrated)

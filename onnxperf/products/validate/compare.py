@@ -30,7 +30,7 @@ from typing import Any
 from onnxperf.products.accuracy import ErrorFigures, error_figures
 from onnxperf.cost.analysis import Analysis
 from onnxperf.cost.analysis import cost_analysis as analyze
-from onnxperf.products.calibration.fit import uncalibrated
+from onnxperf.hardware.spec import uncalibrated
 from onnxperf.base.errors import OptionError
 from onnxperf.predict.memory import liveness
 from onnxperf.ui.numbers import binary_bytes
