@@ -22,6 +22,7 @@ from onnxperf.products.compare.align import CHANGED, FUSED, INSERTED, REMOVED, S
 from onnxperf.products.compare.explain import Context, detector, explain
 from onnxperf.products.compare.model import param_roles
 from onnxperf.products.compare.render import RENDERERS
+from onnxperf.cost.request import Request
 
 from .util import const, model, vi
 
@@ -75,7 +76,7 @@ def conv_macs(c_in: int, c_out: int, k: int, ho: int, wo: int, group: int = 1) -
 
 
 def sides(*models, dims=None):
-    return load_sides(list(models), dims=dims)
+    return load_sides(Request(None, dims=dict(dims or {})), list(models))
 
 
 def pair(ma, mb):
@@ -658,8 +659,9 @@ def test_cli_validate_measures_every_model_under_the_same_conditions(tmp_path, c
 
     calls = []
 
-    def fake_validate(path, spec, **kwargs):
-        calls.append((path, spec.id, kwargs))
+    def fake_validate(request, spec, **kwargs):
+        calls.append((request.model, spec.id, {"dims": dict(request.dims), "input_shapes": dict(request.input_shapes),
+                                               **kwargs}))
         return SimpleNamespace(latency=SimpleNamespace(p50_s=0.001 * len(calls)))
 
     monkeypatch.setattr(validate_module, "validate", fake_validate)

@@ -10,6 +10,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import onnxperf
+from onnxperf.cost.request import Request
 
 from .util import const, model, vi
 
@@ -411,9 +412,10 @@ def test_check_passes_an_upper_bound_within_a_limit_and_cannot_verify_one_over_i
 def test_sweep_rows_say_partial_and_upper_bound():
     from onnxperf.products.sweep import sweep
 
-    s = sweep(_while_rnn(data_cond="only"), {"sequence": [4, 8]}, fixed={"batch": 1}, formulas=False)
+    s = sweep(Request(_while_rnn(data_cond="only"), dims={"batch": 1}, default_batch=True), {"sequence": [4, 8]}, formulas=False)
     assert all(not r.complete and r.cost_side == "lower" for r in s.rows)
-    s = sweep(_while_rnn(m_input="M", data_cond=True), {"sequence": [4, 8]}, fixed={"batch": 1}, formulas=False)
+    s = sweep(Request(_while_rnn(m_input="M", data_cond=True), dims={"batch": 1}, default_batch=True), {"sequence": [4, 8]},
+              formulas=False)
     assert all(r.cost_side == "upper" and dict(r.upper) == {"Loop": 1} for r in s.rows)
 
 

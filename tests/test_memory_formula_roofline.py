@@ -13,6 +13,7 @@ import onnxperf
 from onnxperf.base.formula import NotPolynomialError, fit, fit_many, largest_int
 from onnxperf.predict.memory import largest_fitting, liveness
 from onnxperf.predict.roofline import COMPUTE, MEMORY, attainable, bound, node_time, ridge_point, roofline
+from onnxperf.cost.request import Request
 
 from .util import const, model, vi
 
@@ -160,7 +161,7 @@ def test_largest_batch_fits_budget_exactly():
     # peak: step 0 holds x (b·h) and y (b·f); step 1 holds y and z (2·b·f) -> per batch 2·f floats
     per_batch = 2 * f * F
     budget = weights + 37 * per_batch + 5
-    r = largest_fitting(m, budget, "batch")
+    r = largest_fitting(Request(m, memory_budget=budget))
     assert r.value == 37 and r.method == "polynomial"
     assert r.total_bytes == weights + 37 * per_batch <= budget < r.next_total_bytes
     assert dict(r.formula.terms) == {(1,): per_batch, (0,): weights}
@@ -170,7 +171,7 @@ def test_largest_batch_none_when_weights_do_not_fit():
     from onnxperf.predict.memory import largest_fitting
     m = model([helper.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", ["batch", 8])], [vi("y", None)],
               [const("w", [8, 8])])
-    assert largest_fitting(m, 100, "batch").value is None
+    assert largest_fitting(Request(m, memory_budget=100)).value is None
 
 
 def test_parse_bytes():
@@ -390,11 +391,11 @@ def test_largest_fit_in_another_dim_is_confirmed_by_analysis_and_capped_where_sh
     def total(seq):
         return liveness(onnxperf.analyze(m, dims={"batch": 1, "seq": seq})).total_bytes
 
-    f = largest_fitting(m, total(5), "seq", {"batch": 1})
+    f = largest_fitting(Request(m, dims={"batch": 1}, memory_budget=total(5), memory_dim="seq"))
     assert (f.value, f.total_bytes, f.next_total_bytes, f.note) == (5, total(5), total(6), "")
     assert total(5) > weights
     # a budget far beyond the table: the polynomial says millions, the model takes at most 8
-    f = largest_fitting(m, 1 << 30, "seq", {"batch": 1})
+    f = largest_fitting(Request(m, dims={"batch": 1}, memory_budget=1 << 30, memory_dim="seq"))
     assert f.value == table and f.next_total_bytes is None and f.method == "polynomial, capped by analysis"
     assert f"seq={table + 1}" in f.note and f"stop at seq={table}" in f.note
 

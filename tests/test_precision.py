@@ -12,6 +12,7 @@ from onnxperf.hardware import load_spec
 from onnxperf.predict.memory import liveness
 from onnxperf.predict.precision import PRECISIONS, get, what_if
 from onnxperf.predict.roofline import roofline
+from onnxperf.cost.request import Request
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "models" / "corpus"
@@ -197,8 +198,8 @@ def test_memory_budget_at_a_precision():
 
     model = ROOT / "models" / "resnet50_torch.onnx"
     budget = 512 * 2 ** 20
-    half = largest_fitting(model, budget, "batch", precision=get("fp16"))
-    full = largest_fitting(model, 2 * budget, "batch")
+    half = largest_fitting(Request(model, memory_budget=budget, precision="fp16"))
+    full = largest_fitting(Request(model, memory_budget=2 * budget))
     assert half.value is not None and abs(half.value - full.value) <= 1
     w = what_if(analyze(model, dims={"batch": half.value}), "fp16")
     assert liveness(w).total_bytes == half.total_bytes <= budget

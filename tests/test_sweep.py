@@ -8,6 +8,7 @@ from onnx import helper
 
 from onnxperf import cli
 from onnxperf.products.sweep import sweep
+from onnxperf.cost.request import Request
 
 from .util import const, model, vi
 
@@ -22,7 +23,7 @@ def _attention_like(h=8):
 
 def test_formulas_in_two_dims_are_exact():
     m, h = _attention_like()
-    r = sweep(m, {"batch": [1, 2], "seq": [4, 8]})
+    r = sweep(Request(m, default_batch=True), {"batch": [1, 2], "seq": [4, 8]})
     assert [dict(x.values) for x in r.rows] == [{"batch": 1, "seq": 4}, {"batch": 1, "seq": 8},
                                                 {"batch": 2, "seq": 4}, {"batch": 2, "seq": 8}]
     macs = {n: p for n, p, _ in r.formulas}["macs"]
@@ -36,7 +37,7 @@ def test_non_polynomial_dim_is_refused_with_a_message():
     # a strided conv's output size is floor((H - k)/s) + 1: not a polynomial in H
     nodes = [helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], strides=[2, 2])]
     m = model(nodes, [vi("x", [1, 1, "h", "h"])], [vi("y", None)], [const("w", [1, 1, 3, 3])])
-    r = sweep(m, {"h": [9, 17, 33]})
+    r = sweep(Request(m, default_batch=True), {"h": [9, 17, 33]})
     fits = {n: (p, why) for n, p, why in r.formulas}
     assert fits["macs"][0] is None and "not a polynomial" in fits["macs"][1]
     assert [row.macs for row in r.rows] == [((h - 3) // 2 + 1) ** 2 * 9 for h in (9, 17, 33)]
@@ -95,7 +96,7 @@ def test_sweep_with_hw_latency_throughput_and_knee_follow_the_roofline(tmp_path,
     m = model(nodes, [vi("x", ["batch", k])], [vi("y", None)], [const("w", [k, n])])
     batches = [1, 8, 64, 512, 4096]
     spec = load_spec("xeon-silver-4210x2")
-    r = sweep(m, {"batch": batches}, hw="xeon-silver-4210x2")
+    r = sweep(Request(m, hw="xeon-silver-4210x2", default_batch=True), {"batch": batches})
     lat = [roofline(onnxperf.analyze(m, dims={"batch": b}), spec).latency_s for b in batches]
     assert [row.latency_s for row in r.rows] == pytest.approx(lat)
     assert [row.throughput_per_s for row in r.rows] == pytest.approx([b / t for b, t in zip(batches, lat)])
@@ -126,7 +127,7 @@ def test_a_peak_that_changes_branch_is_not_published_as_a_formula():
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / "models" / "bert_encoder_torch.onnx"
-    res = sweep(str(path), {"sequence": [16, 128, 512]}, fixed={"batch": 1})
+    res = sweep(Request(str(path), dims={"batch": 1}, default_batch=True), {"sequence": [16, 128, 512]})
     fits = {name: (p, why) for name, p, why in res.formulas}
     assert fits["activation_peak_bytes"][0] is None and "piecewise" in fits["activation_peak_bytes"][1]
     assert fits["total_memory_bytes"][0] is None

@@ -20,6 +20,7 @@ from onnxperf.base.errors import OptionError
 from onnxperf.hardware import load_spec
 from onnxperf.predict.roofline import roofline
 from onnxperf.analysis.compose import summarize
+from onnxperf.cost.request import Request
 
 from .report_util import RESNET, FakeSpec, FakeValidation, injection_model, summary_of
 from .util import const, model, vi
@@ -330,7 +331,7 @@ def test_real_validation_groups_fusions_and_folded_nodes(tmp_path):
     p = tmp_path / "tiny.onnx"
     onnx.save(_tiny_runnable(), str(p))
     spec = _cpu_spec(**{"fusion.epilogue": 1.0, "fusion.constant_folding": 1.0, "overhead_s": 1e-6})
-    v = validate(p, spec, runs=2, warmup=0, progress=False)
+    v = validate(Request(p), spec, runs=2, warmup=0, progress=False)
     sm = _with_spec(summarize(p, hw=None), spec)
     t = _load(tr.build_trace(sm, v))
     _check_predicted(sm, t)

@@ -18,6 +18,7 @@ from onnxperf.predict.roofline import roofline
 from onnxperf.products.calibration.run import run_calibration
 from onnxperf.products.validate.compare import KNEE_GAIN, BatchPoint, batch_knees, knee, validate
 from onnxperf.products.validate.runner import DEFAULT_PROVIDERS, latency_stats
+from onnxperf.cost.request import Request
 
 from .util import const, model, vi
 
@@ -277,7 +278,7 @@ def test_accuracy_table_columns_come_from_the_validation(mlp):
     acc = _accuracy_script()
     spec = dataclasses.replace(load_spec(SPEC), id="cal",
                                efficiency={"matmul.compute": 0.5, "default.memory": 0.5, "overhead_s": 1e-6})
-    v = validate(mlp, spec, dims={"batch": 2}, runs=2, warmup=0, progress=False)
+    v = validate(Request(mlp, dims={"batch": 2}), spec, runs=2, warmup=0, progress=False)
     lines = acc.results_table([("mlp.onnx", v)], {"mlp.onnx": [v, v]})
     header = [c.strip() for c in lines[0].strip("|").split("|")]
     cells = dict(zip(header, (c.strip() for c in lines[2].strip("|").split("|"))))

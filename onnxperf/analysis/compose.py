@@ -12,43 +12,35 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from onnxperf.cost.analysis import Analysis, cost_analysis
+from onnxperf.cost.analysis import Analysis
 from onnxperf.cost.request import Request
 from onnxperf.graph.loader import LoadedModel, load
 from onnxperf.hardware import load_spec
 from onnxperf.insights.bottlenecks import bottlenecks
 from onnxperf.insights.llm.section import build, decode_bindings
 from onnxperf.predict.memory import largest_fitting, liveness
-from onnxperf.predict.precision import get, what_if
+from onnxperf.predict.precision import get, priced
 from onnxperf.predict.roofline import roofline
 
 
 def compose(request: Request) -> Analysis:
     """The analysis that answers ``request`` (see :class:`~onnxperf.cost.request.Request`)."""
-    model, dims, llm = request.model, dict(request.dims), request.llm
+    llm = request.llm
     if llm is not None and llm.full:
         # the figures are the decode step's at the context: bind the cache's past dim to it
-        model = model if isinstance(model, LoadedModel) else load(model)
-        dims = decode_bindings(model, dims, llm.context)
+        model = request.model if isinstance(request.model, LoadedModel) else load(request.model)
+        request = replace(request, model=model, dims=decode_bindings(model, dict(request.dims), llm.context))
+    a = priced(request)
+    request = replace(request, model=a.loaded)  # loaded once: every derived run reads this one
     prec = get(request.precision) if request.precision is not None else None
-    a = cost_analysis(model, dims=dims, input_shapes=dict(request.input_shapes), convention=request.convention,
-                      default_batch=request.default_batch)
-    applied = dict(a.dims)  # without the names the model lacks, with a defaulted batch
-    if prec is not None:
-        a = what_if(a, prec)
     spec = rl = None
     if request.hw:
         hw = request.hw
         spec = load_spec(hw) if isinstance(hw, (str, os.PathLike)) else hw  # an id, a file, or a loaded spec
         rl = roofline(a, spec, prec)
-    largest = None
-    if request.memory_budget is not None:
-        largest = largest_fitting(a.loaded, request.memory_budget, request.memory_dim, applied, precision=prec,
-                                  input_shapes=dict(request.input_shapes))
+    largest = largest_fitting(request) if request.memory_budget is not None else None
     a = replace(a, memory=liveness(a), spec=spec, roofline=rl, largest=largest, precision=prec)
-    section = None
-    if llm is not None and a.loaded is not None:
-        section = build(a, spec, request.memory_budget, llm, dims, request.convention, prec)
+    section = build(a, request, spec) if llm is not None and a.loaded is not None else None
     return replace(a, llm=section, bottlenecks=bottlenecks(a) if rl is not None else None)
 
 

@@ -11,7 +11,7 @@ from onnxperf.products.check.runner import check_models, exit_code
 from onnxperf.base.errors import OptionError
 from onnxperf.ui.output import write_output
 from onnxperf.ui.units import parse_bytes
-from onnxperf.cli.common import add_bindings, add_hw, add_memory, add_model, add_output, add_precision, add_progress, add_provider, output_format, parse_dims, parse_input_shapes, progress
+from onnxperf.cli.common import add_bindings, add_hw, add_memory, add_model, add_output, add_precision, add_progress, add_provider, output_format, parse_dims, progress, request_of
 
 FORMATS = ("text", "json", "junit", "sarif", "md")
 
@@ -60,12 +60,13 @@ def run(args: argparse.Namespace) -> int:
     budget = budget.with_overrides(hw=args.hw, dims=parse_dims(args.dim), execution_provider=args.provider,
                                    strict=args.strict, precision=args.precision,
                                    device_memory_bytes=parse_bytes(args.memory) if args.memory else None)
-    shapes = parse_input_shapes(args.input_shape)
+    # the budget holds the dims, hardware and precision (the options above override it); the request the rest
+    request = request_of(args, model=None, dims={}, hw=None, precision=None, memory_budget=None, llm=None)
     _validate_up_front(budget)
     fmt = output_format(args)
     with progress(args, ["checking"], threaded=False) as p:  # no thread: check forks its workers
         p.stage("checking")
-        verdicts = check_models(args.models, budget, shapes, args.convention, args.jobs)
+        verdicts = check_models(args.models, budget, request, args.jobs)
     write_output(RENDERERS[fmt](verdicts, budget), args.output, text_format=fmt == "text")
     return exit_code(verdicts)
 

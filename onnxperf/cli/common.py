@@ -7,6 +7,8 @@ import os
 import sys
 
 from onnxperf.cost.conventions import CONVENTIONS
+from onnxperf.cost.request import Request
+from onnxperf.ui.units import parse_bytes
 from onnxperf.base.errors import OptionError, one_line
 
 
@@ -239,3 +241,25 @@ def llm_options(args: argparse.Namespace):
     full = bool(args.llm or args.context or args.prompt)
     return LLMOptions(full=full, context=args.context, prompt=args.prompt,
                       overrides=Overrides.parse(args.kv_dim, args.kv_cache))
+
+
+def request_of(args: argparse.Namespace, **fields) -> Request:
+    """The one :class:`~onnxperf.cost.request.Request` of a command line: MODEL, ``--dim``, ``--input-shape``,
+    ``--convention``, ``--hw``, ``--memory`` / ``--memory-dim``, ``--precision`` and the LLM options, as
+    the command has them; an unbound batch dim binds to 1 (with a note). ``fields`` set the parts a
+    command reads its own way (sweep's fixed dims, validate's ``--memory`` that bounds a run instead)."""
+    memory = getattr(args, "memory", None)
+    made = {
+        "model": lambda: getattr(args, "model", None),
+        "dims": lambda: parse_dims(getattr(args, "dim", None) or []),
+        "input_shapes": lambda: parse_input_shapes(getattr(args, "input_shape", None) or []),
+        "default_batch": lambda: True, "convention": lambda: getattr(args, "convention", None) or "default",
+        "precision": lambda: getattr(args, "precision", None), "hw": lambda: getattr(args, "hw", None),
+        "memory_budget": lambda: parse_bytes(memory) if memory else None,
+        "memory_dim": lambda: getattr(args, "memory_dim", None) or "batch",
+        "llm": lambda: llm_options(args) if hasattr(args, "llm") else None,
+    }
+    made = {k: fields[k] if k in fields else v() for k, v in made.items()}
+    made.update((k, v) for k, v in fields.items() if k not in made)
+    return Request(**made)
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Any
 
 from onnxperf.products.compare.model import build, load_sides
@@ -12,7 +13,7 @@ from onnxperf.products.compare.render import FORMATS, RENDERERS
 from onnxperf.base.errors import OptionError
 from onnxperf.ui.output import write_output
 from onnxperf.ui.units import parse_bytes
-from onnxperf.cli.common import add_bindings, add_hw, add_model, add_output, add_precision, add_progress, add_strict, output_format, parse_dims, parse_input_shapes, progress, strict_exit
+from onnxperf.cli.common import add_bindings, add_hw, add_model, add_output, add_precision, add_progress, add_strict, output_format, progress, request_of, strict_exit
 from onnxperf.cli.validate import DEFAULT_RUN_MEMORY, RUN_MEMORY_HELP, add_run_options
 
 
@@ -54,7 +55,7 @@ def measure(args: argparse.Namespace, sides: list[Any]) -> list[float | None] | 
     spec = load_spec(args.hw)
     out: list[float | None] = []
     for path, side in zip(args.models, sides):
-        v = validate(path, spec, dims=dict(side.dims_applied), input_shapes=dict(side.analysis.input_shapes),
+        v = validate(replace(side.request, model=path, hw=None, precision=None), spec,
                      runs=args.runs, warmup=args.warmup, threads=args.threads, opt=args.opt, seed=args.seed,
                      random_weights=args.random_weights, timeout_s=args.timeout, provider=args.provider, progress=False,
                      max_memory_bytes=parse_bytes(args.memory or DEFAULT_RUN_MEMORY))
@@ -68,11 +69,11 @@ def run(args: argparse.Namespace) -> int:
     fmt = output_format(args)
     if fmt == "html" and args.output in (None, "-") and sys.stdout.isatty():
         raise OptionError("--format html writes a whole HTML file: give -o FILE (e.g. -o diff.html)")
-    dims = parse_dims(args.dim)
+    request = request_of(args, model=None, memory_budget=None)  # its --memory bounds --validate's runs
+    dims = dict(request.dims)
     with progress(args, ["analyzing", "measuring", "comparing"] if args.validate else ["analyzing", "comparing"]) as p:
         p.stage("analyzing")
-        sides = load_sides(args.models, dims, args.hw, args.convention, parse_input_shapes(args.input_shape),
-                           args.precision, default_batch=True)
+        sides = load_sides(request, args.models)
         measured = None
         if args.validate:
             p.stage("measuring")
@@ -80,8 +81,8 @@ def run(args: argparse.Namespace) -> int:
         p.stage("comparing")
         options = {"dims": dict(sorted(dims.items())), "hw": args.hw, "convention": args.convention,
                    "validate": bool(args.validate)}
-        if args.input_shape:
-            options["input_shapes"] = {k: list(v) for k, v in sorted(parse_input_shapes(args.input_shape).items())}
+        if request.input_shapes:
+            options["input_shapes"] = {k: list(v) for k, v in sorted(request.input_shapes.items())}
         if args.precision:
             options["precision"] = args.precision
         text = RENDERERS[fmt](build(sides, measured, options))

@@ -10,12 +10,10 @@ from typing import Any
 
 from onnxperf.base.errors import OptionError
 from onnxperf.ui.output import write_output
-from onnxperf.ui.progress import Progress
 from onnxperf.products.report import build_report
 from onnxperf.products.render.report import RENDERERS, render_netron
-from onnxperf.analysis.compose import summarize
-from onnxperf.ui.units import parse_bytes
-from onnxperf.cli.common import add_bindings, add_hw, add_llm, add_memory, add_model, add_output, add_precision, add_progress, add_strict, add_trace, announce_bindings, llm_options, output_format, parse_dims, parse_input_shapes, progress, strict_exit
+from onnxperf.analysis.compose import compose
+from onnxperf.cli.common import add_bindings, add_hw, add_llm, add_memory, add_model, add_output, add_precision, add_progress, add_strict, add_trace, announce_bindings, llm_options, output_format, parse_dims, parse_input_shapes, progress, request_of, strict_exit
 
 FORMATS = ("html", "json", "md")
 
@@ -120,15 +118,13 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError("--format html writes a whole HTML file: give -o FILE (e.g. -o report.html)")
     if args.trace and not args.hw:
         raise OptionError("--trace needs --hw: the schedule is the roofline's predicted time per node")
-    budget = parse_bytes(args.memory) if args.memory else None
     stages = ["analyzing", "measuring", "building the report", f"rendering {fmt}", "writing"]
     if not getattr(args, "validate", False):
         stages.remove("measuring")
     with progress(args, stages) as p:
         p.stage("analyzing")
-        sm = summarize(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
-                       convention=args.convention, hw=args.hw, memory_budget=budget, memory_dim=args.memory_dim,
-                       llm=replace(llm_options(args), curve=True), precision=args.precision, default_batch=True)
+        request = request_of(args)
+        sm = compose(replace(request, llm=replace(request.llm, curve=True)))
         announce_bindings(sm.notes)
         validation = None
         raw = None

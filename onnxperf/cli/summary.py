@@ -6,9 +6,8 @@ import argparse
 
 from onnxperf.ui.output import write_output
 from onnxperf.products.render.summary import RENDERERS, STREAMS
-from onnxperf.analysis.compose import summarize
-from onnxperf.ui.units import parse_bytes
-from onnxperf.cli.common import add_bindings, add_hw, add_llm, add_memory, add_model, add_output, add_precision, add_progress, add_strict, add_trace, announce_bindings, llm_options, output_format, parse_dims, parse_input_shapes, progress, strict_exit
+from onnxperf.analysis.compose import compose
+from onnxperf.cli.common import add_bindings, add_hw, add_llm, add_memory, add_model, add_output, add_precision, add_progress, add_strict, add_trace, announce_bindings, output_format, progress, request_of, strict_exit
 
 FORMATS = ("text", "json", "csv", "md")
 
@@ -35,12 +34,9 @@ def run(args: argparse.Namespace) -> int:
         from onnxperf.base.errors import OptionError
 
         raise OptionError("--trace needs --hw: the schedule is the roofline's predicted time per node")
-    budget = parse_bytes(args.memory) if args.memory else None
     with progress(args, ["analyzing", "writing"]) as p:
         p.stage("analyzing")
-        sm = summarize(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
-                       convention=args.convention, hw=args.hw, memory_budget=budget, memory_dim=args.memory_dim,
-                       llm=llm_options(args), precision=args.precision, default_batch=True)
+        sm = compose(request_of(args))
         announce_bindings(sm.notes)
         p.stage("writing")
         if args.trace:

@@ -9,8 +9,7 @@ from onnxperf.ui.output import write_output
 from onnxperf.ui.progress import say
 from onnxperf.products.render.sweep import RENDERERS
 from onnxperf.products.sweep import sweep
-from onnxperf.ui.units import parse_bytes
-from onnxperf.cli.common import add_bindings, add_hw, add_memory, add_model, add_output, add_precision, add_progress, add_strict, output_format, parse_input_shapes, progress, strict_exit
+from onnxperf.cli.common import add_bindings, add_hw, add_memory, add_model, add_output, add_precision, add_progress, add_strict, output_format, progress, request_of, strict_exit
 
 FORMATS = ("text", "json", "csv")
 
@@ -59,12 +58,9 @@ def parse_grid(items: list[str]) -> tuple[dict[str, list[int]], dict[str, int]]:
 def run(args: argparse.Namespace) -> int:
     fmt = output_format(args)
     grid, fixed = parse_grid(args.dim)
-    budget = parse_bytes(args.memory) if args.memory else None
     with progress(args, ["evaluating", "writing"]) as p:
         p.stage("evaluating")
-        result = sweep(args.model, grid, fixed, hw=args.hw, convention=args.convention, formulas=not args.no_formulas,
-                       precision=args.precision, input_shapes=parse_input_shapes(args.input_shape),
-                       memory_budget=budget, memory_dim=args.memory_dim)
+        result = sweep(request_of(args, dims=fixed), grid, formulas=not args.no_formulas)
         for note in result.notes:
             say(f"onnxperf: note: {one_line(note)}")
         p.stage("writing")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from onnxperf.analysis.compose import compose
 from onnxperf.base.errors import OptionError
 from onnxperf.hardware import load_spec
 from onnxperf.ui.output import write_output
@@ -12,7 +12,7 @@ from onnxperf.products.render.validation import RENDERERS
 from onnxperf.ui.units import parse_bytes
 from onnxperf.products.validate.compare import validate
 from onnxperf.products.validate.runner import DEFAULT_PROVIDERS
-from onnxperf.cli.common import add_bindings, add_hw, add_model, add_output, add_progress, add_provider, add_strict, add_trace, announce_bindings, output_format, parse_dims, parse_input_shapes, progress, strict_exit
+from onnxperf.cli.common import add_bindings, add_hw, add_model, add_output, add_progress, add_provider, add_strict, add_trace, announce_bindings, output_format, progress, request_of, strict_exit
 
 
 #: the memory budget of a validation run when --memory is not given
@@ -84,14 +84,12 @@ def parse_batches(text: str | None, option: str = "--batch") -> list[int] | None
 def validation_from_args(args: argparse.Namespace, spec):
     if args.runs < 1 or args.warmup < 0:
         raise OptionError("--runs must be at least 1 and --warmup at least 0")
-    return validate(args.model, spec, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
-                    runs=args.runs, warmup=args.warmup, threads=args.threads, opt=args.opt, seed=args.seed,
+    return validate(request_of(args, memory_budget=None, precision=None, llm=None, hw=None), spec, runs=args.runs, warmup=args.warmup, threads=args.threads, opt=args.opt, seed=args.seed,
                     random_weights=args.random_weights, timeout_s=args.timeout,
                     batches=parse_batches(args.batch), batch_dim=args.batch_dim,
                     max_memory_bytes=parse_bytes(args.memory or DEFAULT_RUN_MEMORY), progress=False,
                     provider=args.provider,
-                    decode_contexts=parse_batches(getattr(args, "decode_context", None), "--decode-context"),
-                    default_batch=True)
+                    decode_contexts=parse_batches(getattr(args, "decode_context", None), "--decode-context"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -108,10 +106,7 @@ def run(args: argparse.Namespace) -> int:
         write_output(RENDERERS[fmt](v, names), args.output, text_format=fmt == "text")
         sm = None
         if args.trace or args.strict:  # the static side, as summary --hw gives it
-            from onnxperf.analysis.compose import summarize
-
-            sm = summarize(args.model, dims=parse_dims(args.dim), input_shapes=parse_input_shapes(args.input_shape),
-                           hw=spec, default_batch=True)
+            sm = compose(request_of(args, memory_budget=None, hw=spec))
         if args.trace:
             from onnxperf.products.trace import build_trace, render_trace
 

@@ -25,6 +25,7 @@ import onnx
 from onnxperf import __version__
 from onnxperf.base import dtypes
 from onnxperf.cost.conventions import CONVENTIONS
+from onnxperf.cost.request import Request
 from onnxperf.cost.walker import _NON_PARAM_TYPES, BOUNDED_NOTE, COUNTED, RULE_ERROR, STATUSES, UNCOSTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO, CostWalker, NodeCost, TensorRef, is_param
 from onnxperf.base.errors import OptionError
 from onnxperf.graph.loader import GraphIR, LoadedModel, load
@@ -587,6 +588,21 @@ def cost_analysis(model: str | os.PathLike | onnx.ModelProto | LoadedModel, dims
         return _analyze(model, dims, input_shapes, convention, default_batch)
 
 
+def costs(request: Request, empty_dims: bool = False) -> Analysis:
+    """:func:`cost_analysis` of what ``request`` names (its model, dims, input shapes, convention and
+    default batch): the one way a derived run (a sweep point, a validated batch, a decode context, a
+    largest-fit probe) gets its costs, so none of the request is dropped on the way. ``empty_dims``:
+    a dim may be bound to 0 (a decode step's empty cache), which the public entry points refuse."""
+    if empty_dims:
+        if request.convention not in CONVENTIONS:
+            raise OptionError(f"unknown convention {request.convention!r} (choose from {', '.join(CONVENTIONS)})")
+        with _gc_paused():
+            return _analyze(request.model, dict(request.dims), dict(request.input_shapes), request.convention,
+                            request.default_batch)
+    return cost_analysis(request.model, dims=dict(request.dims), input_shapes=dict(request.input_shapes),
+                         convention=request.convention, default_batch=request.default_batch)
+
+
 @contextlib.contextmanager
 def _gc_paused():
     """Pause CPython's cyclic garbage collector while a model is analyzed.
@@ -721,4 +737,4 @@ def _model_info(loaded: LoadedModel, sr: ShapeResult) -> ModelInfo:
     )
 
 
-__all__ = ["Analysis", "VIEWS", "cost_analysis", "input_dim_names", "parse_shape", "SCHEMA"]
+__all__ = ["Analysis", "VIEWS", "cost_analysis", "costs", "input_dim_names", "parse_shape", "SCHEMA"]

@@ -47,6 +47,9 @@ class Side:
     analysis: Analysis
     dims_applied: tuple[tuple[str, int], ...] = ()
     dims_ignored: tuple[str, ...] = ()
+    #: the request this side answers (:class:`~onnxperf.cost.request.Request`): the comparison's, with the
+    #: dims and input shapes this model has; a measured run of the side derives from it
+    request: Any = None
 
     # ------------------------------------------------------------------------------------- basics
     @property

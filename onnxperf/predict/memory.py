@@ -22,13 +22,19 @@ Unknown tensor sizes are never taken as zero: they are counted, and the figures 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from array import array
 from itertools import accumulate, islice
 
 from onnxperf.base import dtypes
-from onnxperf.cost.analysis import Analysis
+from onnxperf.base.errors import OptionError
+from onnxperf.base.formula import NotPolynomialError, fit, fit_many, largest_int
+from onnxperf.cost.analysis import Analysis, parse_shape
+from onnxperf.cost.request import Request
+from onnxperf.graph.loader import LoadedModel, load
+from onnxperf.predict.precision import priced
+from onnxperf.shapes.infer import input_dim_names
 from onnxperf.predict.bodies import BodyIndex, is_control
 from onnxperf.cost.walker import COUNTED, ZERO
 
@@ -333,57 +339,44 @@ class LargestFit:
         }
 
 
-def largest_fitting(model, budget_bytes: int, dim: str = "batch", dims: dict[str, int] | None = None,
-                    limit: int = 1 << 40, precision=None, input_shapes=None) -> LargestFit:
-    """Largest ``dim`` such that weights + dynamic activation peak ≤ ``budget_bytes`` (``precision``:
-    with every floating-point tensor at that precision's width, :func:`onnxperf.predict.precision.what_if`).
+def largest_fitting(request: Request, limit: int = 1 << 40) -> LargestFit:
+    """Largest ``request.memory_dim`` such that weights + dynamic activation peak ≤ ``request.memory_budget``,
+    every other part of the request as asked (its dims, input shapes, convention, and its precision:
+    every floating-point tensor at that width, :func:`onnxperf.predict.precision.what_if`).
 
-    Every step's live bytes are fitted as exact polynomials in ``dim`` from a few analyses
+    Every step's live bytes are fitted as exact polynomials in the dim from a few analyses
     (:func:`onnxperf.base.formula.fit_many`), so the search runs on arithmetic, not on the model; the
     answer is then confirmed by analyzing at it and one above it. Where a step is not polynomial
-    in ``dim``, a bisection over analyses is used instead (slower, same answer).
+    in the dim, a bisection over analyses is used instead (slower, same answer).
     """
-    from onnxperf.cost.analysis import cost_analysis as analyze
-    from onnxperf.base.errors import OptionError
-    from onnxperf.base.formula import fit_many, largest_int
-    from onnxperf.graph.loader import LoadedModel, load
-
-    from onnxperf.shapes.infer import input_dim_names
-
-    loaded = model if isinstance(model, LoadedModel) else load(model)
-    shapes = dict(input_shapes or {})
+    dim, budget_bytes = request.memory_dim, request.memory_budget
+    loaded = request.model if isinstance(request.model, LoadedModel) else load(request.model)
+    shapes = dict(request.input_shapes)
     named = input_dim_names(loaded) + [d for v in shapes.values() if not isinstance(v, str) for d in v
                                        if isinstance(d, str)]
-    named += [d for v in shapes.values() if isinstance(v, str) for d in _shape_names(v)]
+    named += [d for v in shapes.values() if isinstance(v, str) for d in parse_shape(v) if isinstance(d, str)]
     if dim not in named:
         raise OptionError(f"--memory: the model's inputs have no dim named {dim!r} to grow (symbolic dims: "
                           f"{', '.join(named) or 'none'}); choose one with --memory-dim, or name one in an "
                           "input shape: --input-shape INPUT=batchx3x224x224")
-    base = dict(dims or {})
-    base.pop(dim, None)
-    plain = analyze
+    base = replace(request, model=loaded)
 
-    def analyze(m, dims):  # noqa: F811 - with the input shapes, at the precision asked for
-        a = plain(m, dims=dims, input_shapes=shapes)
-        if precision is not None:
-            from onnxperf.predict.precision import what_if
-
-            return what_if(a, precision)
-        return a
+    def analyze(d: dict[str, int]) -> Analysis:
+        return priced(base.at(**d))
 
     def complete_total(d: int) -> int | None:
-        mem = liveness(analyze(loaded, dims={**base, dim: d}))
+        mem = liveness(analyze({dim: d}))
         return mem.total_bytes if mem.complete else None
 
     def total_at(d: int) -> int:
-        mem = liveness(analyze(loaded, dims={**base, dim: d}))
+        mem = liveness(analyze({dim: d}))
         if not mem.complete:
             raise OptionError(f"--memory: {mem.unknown_tensors} tensor sizes stay unknown with {dim}={d}; "
                               "bind the other dims first")
         return mem.total_bytes
 
     def vector_at(d: dict[str, int]) -> list[int]:
-        mem = liveness(analyze(loaded, dims={**base, **d}))
+        mem = liveness(analyze(d))
         if not mem.complete:
             raise OptionError(f"--memory: {mem.unknown_tensors} tensor sizes stay unknown with {dim}={d[dim]}; "
                               "bind the other dims first")
@@ -412,8 +405,6 @@ def largest_fitting(model, budget_bytes: int, dim: str = "batch", dims: dict[str
         method = "search"
     formula = None
     try:
-        from onnxperf.base.formula import NotPolynomialError, fit
-
         formula = fit(lambda b: total_at(b[dim]), [dim], degree=3, what="total memory")
     except NotPolynomialError:  # the total is a max over steps: often, not always, one polynomial
         formula = None
@@ -427,8 +418,3 @@ def largest_fitting(model, budget_bytes: int, dim: str = "batch", dims: dict[str
                 f"the largest {dim} the model takes, not the budget, sets the answer")
     return LargestFit(dim, budget_bytes, value, at, nxt, formula, method, note)
 
-
-def _shape_names(text: str) -> list[str]:
-    from onnxperf.cost.analysis import parse_shape
-
-    return [d for d in parse_shape(text) if isinstance(d, str)]

@@ -28,7 +28,9 @@ from typing import Any
 import onnx
 
 from onnxperf.base import dtypes
-from onnxperf.cost.analysis import Analysis, _by_op_type
+from onnxperf.base.errors import OptionError
+from onnxperf.cost.analysis import Analysis, _by_op_type, costs
+from onnxperf.cost.request import Request
 
 _T = onnx.TensorProto
 #: the floating-point types a what-if re-types
@@ -62,8 +64,6 @@ PRECISIONS: dict[str, Precision] = {p.name: p for p in (
 
 
 def get(name: str) -> Precision:
-    from onnxperf.base.errors import OptionError
-
     p = PRECISIONS.get(str(name).lower())
     if p is None:
         raise OptionError(f"--precision {name!r}: choose one of {', '.join(PRECISIONS)}")
@@ -159,6 +159,13 @@ def what_if(a: Analysis, precision: Precision | str) -> Analysis:
         tensors = {k: (_Retyped(ti, p.elem_type) if ti.elem_type in FLOAT_TYPES else ti) for k, ti in a.tensors.items()}
     model = replace(a.model, inputs=retype(a.model.inputs), outputs=retype(a.model.outputs))
     return replace(a, model=model, nodes=nodes_t, totals=totals, by_op_type=_by_op_type(nodes_t), tensors=tensors)
+
+
+def priced(request: Request, empty_dims: bool = False) -> Analysis:
+    """The costs ``request`` names (:func:`onnxperf.cost.analysis.costs`), at its precision what-if when it
+    asks for one (:func:`what_if`)."""
+    a = costs(request, empty_dims)
+    return what_if(a, get(request.precision)) if request.precision is not None else a
 
 
 def _node(n, ins, outs, bytes_read: int, bytes_written: int):

@@ -4,16 +4,20 @@ exact polynomial of each figure in those dims where it is one."""
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 from typing import Any
 
+from onnxperf.analysis.compose import compose
 from onnxperf.base.errors import OptionError
 from onnxperf.base.formula import NotPolynomialError, Polynomial, fit_many
+from onnxperf.cost.analysis import Analysis
+from onnxperf.cost.request import Request
 from onnxperf.graph.loader import load
+from onnxperf.hardware import load_spec
 from onnxperf.predict.memory import LargestFit, largest_fitting
 from onnxperf.shapes.infer import is_binding_note
-from onnxperf.analysis.compose import summarize
-from onnxperf.cost.analysis import Analysis
+from onnxperf.ui.progress import advance
 
 #: the knee: the smallest batch that no larger batch beats in throughput by more than this fraction
 KNEE_GAIN = 0.10
@@ -145,24 +149,23 @@ def _figures(sm: Analysis) -> list[int]:
     return [t.macs, t.flops, t.bytes_total, sm.memory.peak_bytes, sm.memory.total_bytes]
 
 
-def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None, hw: str | None = None,
-          convention: str = "default", formulas: bool = True, precision: str | None = None,
-          input_shapes: dict[str, tuple[int | str, ...]] | None = None, memory_budget: int | None = None,
-          memory_dim: str = "batch", default_batch: bool = True) -> SweepResult:
-    """Evaluate every combination of ``grid`` values (with ``fixed`` dims bound) and fit formulas.
+def sweep(request: Request, grid: dict[str, list[int]], formulas: bool = True) -> SweepResult:
+    """Evaluate every combination of ``grid`` values and fit formulas: each row is ``request`` with
+    those values bound (``request.at(...)``), so its fixed dims, input shapes, convention, precision,
+    hardware and memory budget hold at every row.
 
-    ``input_shapes`` may name dims (``{"input": ("batch", 3, 224, 224)}``), which ``grid`` sweeps:
+    Input shapes may name dims (``{"input": ("batch", 3, 224, 224)}``), which ``grid`` sweeps:
     a static export swept by batch. A swept or fixed dim the model lacks is left out with a note;
-    ``default_batch``: an unbound batch dim that is not swept is bound to 1, with a note.
-    ``memory_budget``: each row says whether it fits, and the largest ``memory_dim`` that fits is
-    searched (:func:`onnxperf.predict.memory.largest_fitting`)."""
-    from onnxperf.ui.progress import advance
-
+    with ``request.default_batch``, an unbound batch dim that is not swept is bound to 1, with a note.
+    ``request.memory_budget``: each row says whether it fits, and the largest ``request.memory_dim``
+    value that fits is searched (:func:`onnxperf.predict.memory.largest_fitting`)."""
     if not grid:
         raise OptionError("sweep needs at least one --dim NAME=V1,V2,...")
+    model = request.model
     loaded = load(model) if not hasattr(model, "graph") else model
-    fixed = dict(fixed or {})
-    shapes = dict(input_shapes or {})
+    hw = request.hw
+    spec = load_spec(hw) if isinstance(hw, (str, os.PathLike)) else hw  # loaded once for every row
+    base = replace(request, model=loaded, hw=spec, llm=None)
     names = tuple(grid)
     rows = []
     lower = False
@@ -171,9 +174,8 @@ def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None
     for k, combo in enumerate(combos):
         advance(k, len(combos), "rows")
         values = tuple(zip(names, combo))
-        sm = summarize(loaded, dims={**fixed, **dict(values)}, input_shapes=shapes, convention=convention, hw=hw,
-                       precision=precision, default_batch=default_batch)
-        rows.append(_row(sm, values, memory_budget))
+        sm = compose(replace(base, memory_budget=None).at(**dict(values)))
+        rows.append(_row(sm, values, request.memory_budget))
         lower = lower or bool(sm.roofline is not None and sm.roofline.lower_bound)
         for n in sm.notes:  # one note per dim, not one per swept value
             if is_binding_note(n) and not any(m.split("=")[0] == n.split("=")[0] for m in notes):
@@ -182,8 +184,7 @@ def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None
     fits: list[tuple[str, Polynomial | None, str]] = []
     if formulas:
         def evaluate(b: dict[str, int]) -> list[int]:
-            sm = summarize(loaded, dims={**fixed, **b}, input_shapes=shapes, convention=convention,
-                           precision=precision, default_batch=default_batch)
+            sm = compose(replace(base, hw=None, memory_budget=None).at(**b))
             if not (sm.totals.complete and sm.memory.complete):
                 raise NotPolynomialError("some nodes stay without cost at the fit points; bind every dim")
             return _figures(sm)
@@ -207,14 +208,7 @@ def sweep(model, grid: dict[str, list[int]], fixed: dict[str, int] | None = None
             and all(r.costs_complete for r in rows):  # a partial row's throughput is only an upper bound
         at = knee_index([r.throughput_per_s for r in rows])
         knee = rows[at].values if at < len(rows) - 1 else None  # still rising at the last value: no knee seen
-    largest = None
-    if memory_budget is not None:
-        prec = None
-        if precision is not None:
-            from onnxperf.predict.precision import get
-
-            prec = get(precision)
-        applied = {k: v for k, v in fixed.items() if k != memory_dim}
-        largest = largest_fitting(loaded, memory_budget, memory_dim, applied, precision=prec, input_shapes=shapes)
-    return SweepResult(str(getattr(loaded, "path", model)), names, tuple(sorted(fixed.items())),
-                       hw, tuple(rows), tuple(fits), knee, precision, lower, tuple(notes), memory_budget, largest)
+    largest = largest_fitting(base) if request.memory_budget is not None else None
+    return SweepResult(str(getattr(loaded, "path", model)), names, tuple(sorted(request.dims.items())),
+                       hw if hw is None or isinstance(hw, str) else getattr(hw, "id", str(hw)), tuple(rows),
+                       tuple(fits), knee, request.precision, lower, tuple(notes), request.memory_budget, largest)

@@ -25,11 +25,15 @@ Definitions (also in docs/conventions.md, "Decoder LLMs"):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from onnxperf.cost.analysis import Analysis, _analyze, _gc_paused
+from onnxperf.base import dtypes
+from onnxperf.cost.analysis import Analysis
+from onnxperf.cost.request import Request
+from onnxperf.predict.precision import FLOAT_TYPES, get, priced
+from onnxperf.predict.roofline import roofline
 from onnxperf.base.formula import NotPolynomialError, Polynomial, fit_many, largest_int
 from onnxperf.graph.loader import LoadedModel
 from onnxperf.predict.memory import liveness
@@ -151,13 +155,16 @@ class LLMFigures:
 
 
 class _Evaluator:
-    """Analyses of one loaded decoder at (batch, past, new) points, cached."""
+    """Analyses of one loaded decoder at (batch, past, new) points, cached: each point is the request
+    with the step's dims bound (``request.at(...)``), its other dims, input shapes, convention and
+    precision kept."""
 
-    def __init__(self, loaded: LoadedModel, step: DecoderStep, convention: str, spec: Any | None,
-                 fixed: dict[str, int], precision: Any | None = None):
-        self.loaded, self.step, self.convention, self.spec = loaded, step, convention, spec
-        self.precision = precision
-        self.fixed = {k: v for k, v in fixed.items() if k not in (step.batch, step.past, step.new, step.total)}
+    def __init__(self, request: Request, step: DecoderStep, spec: Any | None):
+        self.loaded, self.step, self.spec = request.model, step, spec
+        self.precision = get(request.precision) if request.precision is not None else None
+        own = (step.batch, step.past, step.new, step.total)
+        self.request = replace(request, dims={k: v for k, v in request.dims.items() if k not in own},
+                               default_batch=False, hw=None, memory_budget=None, llm=None)
         self._cache: dict[tuple[int, int, int, bool], Step] = {}
         self._kv_names: frozenset[str] | None = None
         self.analyses = 0
@@ -165,15 +172,9 @@ class _Evaluator:
         self.param_bytes = 0
 
     def analysis(self, batch: int, past: int, new: int) -> Analysis:
-        dims = {**self.fixed, **self.step.bindings(batch, past, new)}
         self.analyses += 1
-        with _gc_paused():  # past may be 0 (an empty cache), which the public analyze() refuses
-            a = _analyze(self.loaded, dims, None, self.convention)
-        if self.precision is not None:
-            from onnxperf.predict.precision import what_if
-
-            a = what_if(a, self.precision)
-        return a
+        # past may be 0 (an empty cache), which the public entry points refuse
+        return priced(self.request.at(**self.step.bindings(batch, past, new)), empty_dims=True)
 
     def __call__(self, batch: int, past: int, new: int, timed: bool = False) -> Step:
         key = (batch, past, new, timed and self.spec is not None)
@@ -217,8 +218,6 @@ class _Evaluator:
         self.param_bytes = t.param_bytes
         lat = share = None
         if timed:
-            from onnxperf.predict.roofline import roofline
-
             r = roofline(a, self.spec, self.precision)
             if r.complete:
                 lat = r.latency_s
@@ -259,13 +258,23 @@ def _power_sum_closed(poly: Polynomial, var: str, upto: int, fixed: dict[str, in
     return p({"n": upto})
 
 
-def figures(loaded: LoadedModel, step: DecoderStep, batch: int = 1, context: int = 2048, prompt: int = 512,
+def figures(model: LoadedModel | Request, step: DecoderStep, batch: int = 1, context: int = 2048, prompt: int = 512,
             convention: str = "default", spec: Any | None = None, budget_bytes: int | None = None,
             fixed: dict[str, int] | None = None, with_formulas: bool = True, curve: bool = False,
             precision: Any | None = None) -> LLMFigures:
     """Every figure of :class:`LLMFigures` for ``batch`` sequences at ``context`` tokens with a
-    prompt of ``prompt`` tokens (see the module docstring for the definitions)."""
-    ev = _Evaluator(loaded, step, convention, spec, dict(fixed or {}), precision)
+    prompt of ``prompt`` tokens (see the module docstring for the definitions).
+
+    ``model``: the request every point derives from (its model loaded; its dims other than the step's
+    batch, past, new and total, its input shapes, convention and precision hold at every point), or
+    a loaded decoder with ``fixed`` dims, ``convention`` and ``precision`` making that request."""
+    if isinstance(model, Request):
+        request = model
+    else:
+        request = Request(model, dims=dict(fixed or {}), convention=convention,
+                          precision=None if precision is None else precision.name)
+    ev = _Evaluator(request, step, spec)
+    precision = ev.precision
     notes: list[str] = []
     new_fixed = step.new if isinstance(step.new, int) else 1
     if new_fixed != 1 and not step.prefill_capable:
@@ -352,11 +361,7 @@ def kv_per_token(step: DecoderStep, precision: Any | None = None, seen: int | No
         return seen  # the analysis' own shapes (already in the what-if's precision)
     if precision is None:
         return step.kv_bytes_per_token
-    from onnxperf.predict.precision import FLOAT_TYPES
-
     total = 0
-    from onnxperf.base import dtypes
-
     for c in caches:
         if c.bytes_per_token is None:
             return None

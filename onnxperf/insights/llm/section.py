@@ -6,12 +6,14 @@ Built here, formatted by the renderers: :meth:`LLMSection.to_dict` is the JSON c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from onnxperf.base.errors import OptionError
+from onnxperf.cost.request import Request
+from onnxperf.insights.llm.figures import Fit, LLMFigures, Step, figures
+from onnxperf.insights.llm.recognize import DecoderStep, NotRecognized, recognize
 from onnxperf.ui.numbers import binary_bytes, clean, lower_bound, pct, seconds, si
-from onnxperf.insights.llm.figures import Fit, LLMFigures, Step
-from onnxperf.insights.llm.recognize import DecoderStep
 
 #: contexts and prompts used when the user binds none (said in every output)
 DEFAULT_CONTEXT = 2048
@@ -200,14 +202,11 @@ def md_rows(sec: LLMSection, cell) -> list[str]:
     return rows
 
 
-def build(a, spec, budget_bytes: int | None, opts: LLMOptions, dims: dict[str, int] | None,
-          convention: str, precision: Any | None = None) -> LLMSection | None:
-    """The section for analysis ``a``: None when the graph is not a decoder step (an error when the
+def build(a, request: Request, spec=None) -> LLMSection | None:
+    """The section for analysis ``a`` of ``request`` (its ``llm`` options; its dims as bound for the
+    decode step, :func:`decode_bindings`): None when the graph is not a decoder step (an error when the
     user asked for the figures with ``--llm``)."""
-    from onnxperf.base.errors import OptionError
-    from onnxperf.insights.llm.figures import figures
-    from onnxperf.insights.llm.recognize import NotRecognized, recognize
-
+    opts: LLMOptions = request.llm
     try:
         step = recognize(a.loaded, opts.overrides)
     except NotRecognized as exc:
@@ -216,7 +215,7 @@ def build(a, spec, budget_bytes: int | None, opts: LLMOptions, dims: dict[str, i
         return None
     if not opts.full:
         return LLMSection(step, None)
-    dims = dict(dims or {})
+    dims = dict(request.dims)
     sources = []
     if opts.batch is not None:
         batch, src = opts.batch, "--batch"
@@ -242,9 +241,9 @@ def build(a, spec, budget_bytes: int | None, opts: LLMOptions, dims: dict[str, i
     sources.append(("prompt", src))
     fixed = {**{d: v for d, v, _ in step.inferred},
              **{k: v for k, v in dims.items() if k not in (step.batch, step.past, step.new, step.total)}}
-    fg = figures(a.loaded, step, batch=batch, context=context, prompt=prompt, convention=convention, spec=spec,
-                 budget_bytes=opts.memory_bytes if opts.memory_bytes is not None else budget_bytes, fixed=fixed,
-                 curve=opts.curve, precision=precision)
+    fg = figures(replace(request, model=a.loaded, dims=fixed), step, batch=batch, context=context, prompt=prompt,
+                 spec=spec, budget_bytes=opts.memory_bytes if opts.memory_bytes is not None else request.memory_budget,
+                 curve=opts.curve)
     return LLMSection(step, fg, tuple(sources))
 
 
@@ -252,8 +251,6 @@ def decode_bindings(loaded, dims: dict[str, int] | None, context: int | None) ->
     """For a decoder step, the context binds the past (and total) dims that ``dims`` leaves
     unbound (past = context − new tokens; default context :data:`DEFAULT_CONTEXT`), so that every
     figure of the summary is the decode step's at that context. Other graphs: ``dims`` unchanged."""
-    from onnxperf.insights.llm.recognize import NotRecognized, recognize
-
     dims = dict(dims or {})
     try:
         step = recognize(loaded)

@@ -53,8 +53,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import onnx
+
 from onnxperf.base import dtypes
 from onnxperf.base.errors import OptionError
+from onnxperf.predict.precision import PRECISIONS
 from onnxperf.ui.output import note_input
 from onnxperf.ui.units import parse_bytes
 from onnxperf.products.check.lints import LINT_LEVELS, LINTS, LintConfig
@@ -212,8 +215,6 @@ def _positive(value: object, key: str) -> int:
 
 
 def _precision(value: object, key: str) -> str:
-    from onnxperf.predict.precision import PRECISIONS
-
     if value not in PRECISIONS:
         raise OptionError(f"budget key {key!r}: expected one of {', '.join(PRECISIONS)}, got {value!r}")
     return str(value)
@@ -258,8 +259,6 @@ def _dtypes(value: object, key: str) -> tuple[str, ...]:
 
 
 def _all_types() -> list[int]:
-    import onnx
-
     return [v for v in onnx.TensorProto.DataType.values() if v != 0]
 
 

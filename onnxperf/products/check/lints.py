@@ -22,6 +22,7 @@ from onnxperf.cost.analysis import Analysis, newer_than_onnx_notes
 from onnxperf.cost.walker import RULE_ERROR, UNKNOWN_SHAPE, UNSUPPORTED, NodeCost
 from onnxperf.graph.folding import foldable_nodes
 from onnxperf.graph.loader import GraphIR
+from onnxperf.insights.partial import some, unresolved_cause
 from onnxperf.predict.memory import MemoryResult
 from onnxperf.ui.numbers import binary_bytes
 
@@ -179,8 +180,6 @@ def unbound_dims(ctx: LintContext) -> Iterator[Hit]:
         yield Hit(f"input dim {d!r} is unbound: {_plural(len(mine), 'node')} not costed (totals are partial)",
                   _refs(mine), f"bind it: --dim {d}=N, or dims = {{ {d} = N }} in the budget")
     if a.coverage.unresolved_symbols:
-        from onnxperf.insights.partial import some, unresolved_cause
-
         syms = a.coverage.unresolved_symbols
         mine = [n for n in blocked if set(n.blocking) & set(syms)]
         cause, fix = unresolved_cause(a)

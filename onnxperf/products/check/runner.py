@@ -13,17 +13,24 @@ import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from onnxperf.cost.analysis import Analysis
+from onnxperf.analysis.compose import compose
+from onnxperf.base import dtypes
 from onnxperf.base.errors import DimBindingError, OnnxPerfError
-from onnxperf.graph.loader import load
-from onnxperf.predict.memory import MemoryResult
-from onnxperf.insights.partial import op_counts
-from onnxperf.shapes.infer import input_dim_names
-from onnxperf.analysis.compose import summarize
 from onnxperf.cost.analysis import Analysis
+from onnxperf.cost.request import Request
+from onnxperf.graph.loader import load
+from onnxperf.insights.llm.section import LLMOptions
+from onnxperf.insights.partial import op_counts, reasons
+from onnxperf.predict.memory import MemoryResult
+from onnxperf.predict.precision import FLOAT_TYPES
+from onnxperf.shapes.infer import input_dim_names
+from onnxperf.shapes.tensor import info_of
+from onnxperf.ui.numbers import binary_bytes, seconds, si
+from onnxperf.ui.progress import advance
+from onnxperf.products.check.ep import unsupported_nodes
 from onnxperf.products.check.budget import Budget
 from onnxperf.products.check.lints import Finding, LintContext, NodeRef, node_ref, run_lints
 
@@ -99,12 +106,8 @@ def model_size_bytes(a: Analysis, precision=None) -> int:
     (a ``--precision`` what-if): floating-point constants at its width."""
     if a.loaded is None:
         return a.totals.param_bytes
-    from onnxperf.base import dtypes
-
     floats = new_et = None
     if precision is not None:
-        from onnxperf.predict.precision import FLOAT_TYPES
-
         floats, new_et = FLOAT_TYPES, precision.elem_type
     total = 0
     stack = [a.loaded.graph]
@@ -193,8 +196,6 @@ def _uncosted(a: Analysis) -> str | None:
 
 def _strict(sm: Analysis) -> list[BudgetResult]:
     """--strict (``strict = true``): a model with any partial figure fails, whatever its limits."""
-    from onnxperf.insights.partial import reasons
-
     why = reasons(sm)
     if not why:
         return []
@@ -209,8 +210,6 @@ def _memory_partial(mem: MemoryResult) -> str | None:
 
 def evaluate(sm: Analysis, budget: Budget) -> list[BudgetResult]:
     """Every limit the budget sets, in the order of the budget keys."""
-    from onnxperf.ui.numbers import binary_bytes, seconds, si
-
     a, mem, b = sm, sm.memory, budget
     out: list[BudgetResult] = []
 
@@ -282,8 +281,6 @@ def _at(r: BudgetResult, where: str) -> BudgetResult:
 def _llm_limits(sm: Analysis, b: Budget) -> list[BudgetResult]:
     """The decoder-LLM limits, at the bound batch and the budget's context (skipped for a model
     that is not a decoder step with a KV cache: they do not apply to it)."""
-    from onnxperf.ui.numbers import binary_bytes, seconds, si
-
     sec = getattr(sm, "llm", None)
     f = sec.figures if sec is not None else None
     if f is None:
@@ -379,8 +376,6 @@ def _structural(sm: Analysis, b: Budget) -> list[BudgetResult]:
     if b.allowed_dtypes is not None:
         out.append(_dtypes_result(a, b.allowed_dtypes))
     if b.execution_provider is not None:
-        from onnxperf.products.check.ep import unsupported_nodes
-
         bad_ep = unsupported_nodes(a, b.execution_provider)
         if bad_ep:
             reasons = sorted({why for _, why in bad_ep})
@@ -404,8 +399,6 @@ def _list_result(key: str, limit: list, offenders: list[str], bad_nodes, what: s
 def _static_shapes(a: Analysis) -> BudgetResult:
     """Graph inputs and outputs must declare fixed shapes in the file (bindings do not count:
     the file is what gets deployed)."""
-    from onnxperf.shapes.tensor import info_of
-
     bad: list[NodeRef] = []
     loaded = a.loaded
     assert loaded is not None
@@ -426,8 +419,6 @@ def _static_shapes(a: Analysis) -> BudgetResult:
 
 
 def _dtypes_result(a: Analysis, allowed: tuple[str, ...]) -> BudgetResult:
-    from onnxperf.base import dtypes
-
     seen: dict[str, list[str]] = {}
     for name, ti in sorted((a.tensors or {}).items()):
         if ti.elem_type == 0:
@@ -445,19 +436,21 @@ def _dtypes_result(a: Analysis, allowed: tuple[str, ...]) -> BudgetResult:
 
 # ---------------------------------------------------------------- one model, many models
 
-def check_model(path: str, budget: Budget, input_shapes: tuple[tuple[str, tuple[int, ...]], ...] = (),
-                convention: str = "default") -> Verdict:
-    """Check one model; a model that cannot be read gives an ``error`` verdict, not an exception."""
+def check_model(path: str, budget: Budget, request: Request | None = None) -> Verdict:
+    """Check one model against ``budget``: the model at ``request`` (its input shapes and convention;
+    the budget's dims, hardware, precision and LLM limits added, as this model has the dims). A model
+    that cannot be read gives an ``error`` verdict, not an exception."""
     try:
-        return _check(path, budget, input_shapes, convention)
+        return _check(path, budget, request if request is not None else Request(None, default_batch=True))
     except OnnxPerfError as exc:
         return Verdict(path, ERROR, error=str(exc))
     except MemoryError:
         return Verdict(path, ERROR, error=f"{path}: out of memory")
 
 
-def _check(path: str, budget: Budget, input_shapes, convention: str) -> Verdict:
+def _check(path: str, budget: Budget, request: Request) -> Verdict:
     loaded = load(path)
+    input_shapes = tuple(request.input_shapes.items())
     names = set(input_dim_names(loaded))
     dims = {k: v for k, v in budget.dims if k in names}
     ignored = tuple(k for k, _ in budget.dims if k not in names)
@@ -469,12 +462,10 @@ def _check(path: str, budget: Budget, input_shapes, convention: str) -> Verdict:
     ignored = tuple(k for k in ignored if k not in named)
     llm = None
     if any(getattr(budget, attr) is not None for attr in _LLM_ATTRS):
-        from onnxperf.insights.llm.section import LLMOptions
-
         llm = LLMOptions(full=True, context=budget.context, prompt=budget.prompt, required=False,
                          memory_bytes=budget.device_memory_bytes)
-    sm = summarize(loaded, dims=dims, input_shapes=shapes, convention=convention, hw=budget.hw, llm=llm,
-                   precision=budget.precision, default_batch=True)
+    sm = compose(replace(request, model=loaded, dims=dims, input_shapes=shapes, hw=budget.hw, llm=llm,
+                         precision=budget.precision))
     results = evaluate(sm, budget)
     if budget.strict:
         results += _strict(sm)
@@ -494,25 +485,25 @@ def _context():
     return multiprocessing.get_context("spawn")
 
 
-def check_models(paths: Sequence[str], budget: Budget,
-                 input_shapes: dict[str, tuple[int, ...]] | None = None, convention: str = "default",
+def check_models(paths: Sequence[str], budget: Budget, request: Request | None = None,
                  jobs: int | None = None) -> list[Verdict]:
-    """Verdicts for every model, in the order given. ``jobs`` worker processes (default: one per
-    CPU, at most one per model); with one job or one model everything runs in this process."""
-    shapes = tuple(sorted((input_shapes or {}).items()))
+    """Verdicts for every model, in the order given, each at ``request`` (:func:`check_model`). ``jobs``
+    worker processes (default: one per CPU, at most one per model); with one job or one model
+    everything runs in this process."""
+    request = request if request is not None else Request(None, default_batch=True)
+    shapes = tuple(sorted(request.input_shapes.items()))
     n = len(paths)
     workers = min(n, jobs if jobs else (os.cpu_count() or 1))
-    from onnxperf.ui.progress import advance
 
     if workers <= 1:
         verdicts = []
         for i, p in enumerate(paths):
             advance(i, n, "models")
-            verdicts.append(check_model(p, budget, shapes, convention))
+            verdicts.append(check_model(p, budget, request))
     else:
         verdicts = []
         with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
-            futures = [pool.submit(check_model, p, budget, shapes, convention) for p in paths]
+            futures = [pool.submit(check_model, p, budget, request) for p in paths]
             for i, (p, fut) in enumerate(zip(paths, futures)):
                 advance(i, n, "models")
                 try:

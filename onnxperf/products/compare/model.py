@@ -17,17 +17,22 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from pathlib import Path
 from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import onnx
 
 from onnxperf import __version__
+from onnxperf.analysis.compose import compose
+from onnxperf.base.errors import OptionError
+from onnxperf.cost.request import Request
 from onnxperf.graph.loader import LoadedModel, load
 from onnxperf.insights.partial import warnings as partial_warnings
 from onnxperf.shapes.infer import input_dim_names
-from onnxperf.analysis.compose import summarize
+from onnxperf.ui.numbers import seconds
+from onnxperf.ui.progress import advance
 from onnxperf.products.compare.align import KINDS, Alignment, align
 from onnxperf.products.compare.explain import Context, Explanation, explain
 from onnxperf.patterns.matchers import bn_after
@@ -79,17 +84,14 @@ def _labels(n: int) -> list[str]:
     return [chr(ord("A") + i) if i < 26 else f"M{i}" for i in range(n)]
 
 
-def load_sides(models: list, dims: dict[str, int] | None = None, hw: str | None = None,
-               convention: str = "default", input_shapes: dict[str, tuple] | None = None,
-               precision: str | None = None, default_batch: bool = False) -> list[Side]:
-    """Analyze every model with the same options. ``dims`` apply to every model; a dim a model
-    does not have is ignored for that model (and listed), not an error; so is an ``input_shapes``
-    entry naming an input the model lacks (``input`` in one export, ``input_1`` in another).
-    ``default_batch``: an unbound batch dim is bound to 1 in each model, with a note."""
-    from onnxperf.ui.progress import advance
-
-    dims = dict(dims or {})
-    shapes = dict(input_shapes or {})
+def load_sides(request: Request, models: list) -> list[Side]:
+    """Analyze every model with the same request (its ``model`` unused): each side is
+    ``replace(request, model=..., dims=..., input_shapes=...)`` with the dims and input shapes that model
+    has. A dim a model does not have is ignored for that model (and listed), not an error; so is an
+    input shape naming an input the model lacks (``input`` in one export, ``input_1`` in another).
+    With ``request.default_batch``, an unbound batch dim is bound to 1 in each model, with a note."""
+    dims = dict(request.dims)
+    shapes = dict(request.input_shapes)
     out = []
     for i, (m, label) in enumerate(zip(models, _labels(len(models)))):
         advance(i, len(models), "models")
@@ -101,9 +103,9 @@ def load_sides(models: list, dims: dict[str, int] | None = None, hw: str | None 
         applied = {k: v for k, v in sorted(dims.items()) if k in names}
         ignored = tuple(sorted(k for k in dims if k not in names)) + tuple(
             sorted(f"input {k}" for k in shapes if k not in real))
-        sm = summarize(loaded, dims=applied, input_shapes=mine, convention=convention, hw=hw, precision=precision,
-                       default_batch=default_batch)
-        out.append(Side(i, label, sm, tuple(sorted(sm.dims)), ignored))
+        side = replace(request, model=loaded, dims=applied, input_shapes=mine)
+        sm = compose(side)
+        out.append(Side(i, label, sm, tuple(sorted(sm.dims)), ignored, side))
     advance(len(models), len(models), "models")
     return out
 
@@ -405,8 +407,6 @@ def _closing_lines(ma: dict, mb: dict, c: dict) -> list[str]:
         lines.append(line + ".")
     lat = c.get("latency")
     if lat is not None:
-        from onnxperf.ui.numbers import seconds
-
         def sec(x: float) -> str:
             return "0" if not x else ("+" if x > 0 else "-") + seconds(abs(x))
         line = (f"Predicted latency: {A} {seconds(lat['a'])}, {B} {seconds(lat['b'])}, Δ {sec(lat['delta'])} "
@@ -476,11 +476,9 @@ def compare(models: list[str | os.PathLike | onnx.ModelProto | LoadedModel], dim
             hw: str | None = None, convention: str = "default",
             measured: list[float | None] | None = None) -> dict[str, Any]:
     """Compare ``models`` (at least two; the first is the baseline) and return the comparison model."""
-    from onnxperf.base.errors import OptionError
-
     if len(models) < 2:
         raise OptionError("compare needs at least two models (the first is the baseline)")
-    sides = load_sides(list(models), dims, hw, convention)
+    sides = load_sides(Request(None, dims=dict(dims or {}), hw=hw, convention=convention), list(models))
     options = {"dims": dict(sorted((dims or {}).items())), "hw": hw, "convention": convention,
                "validate": measured is not None}
     return build(sides, measured, options)

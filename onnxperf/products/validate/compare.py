@@ -23,13 +23,15 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from onnxperf.products.accuracy import ErrorFigures, error_figures
 from onnxperf.cost.analysis import Analysis
-from onnxperf.cost.analysis import cost_analysis as analyze
+from onnxperf.cost.analysis import costs
+from onnxperf.cost.request import Request
+from onnxperf.shapes.infer import is_binding_note
 from onnxperf.hardware.spec import uncalibrated
 from onnxperf.base.errors import OptionError
 from onnxperf.predict.memory import liveness
@@ -37,7 +39,9 @@ from onnxperf.ui.numbers import binary_bytes
 from onnxperf.predict.roofline import RooflineResult, roofline
 from onnxperf.products.sweep import KNEE_GAIN, knee_index
 from onnxperf.products.validate.inputs import make_inputs
+from onnxperf.products.validate.machine import mismatch
 from onnxperf.products.validate.mapping import Mapping, map_groups
+from onnxperf.insights.llm.recognize import NotRecognized, recognize
 from onnxperf.products.validate.runner import DEFAULT_PROVIDERS, RUNTIME_HEADROOM_BYTES, LatencyStats, RunResult, check_provider, latency_stats, run_session
 from onnxperf.products.validate.weights import missing_weights, with_random_weights
 
@@ -318,26 +322,24 @@ def runnable_copy(path: Path, random_weights: bool, workdir: Path) -> tuple[Path
     return out, [f"weights missing ({', '.join(missing)}): ran with random weights"]
 
 
-def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, input_shapes=None,
-             runs: int = 10, warmup: int = 3, threads: int | None = None, opt: str = "all", seed: int = 0,
+def validate(request: Request, spec, *, runs: int = 10, warmup: int = 3, threads: int | None = None, opt: str = "all", seed: int = 0,
              random_weights: bool = False, timeout_s: float = 300, batches: list[int] | None = None,
              batch_dim: str = "batch", max_memory_bytes: int = 4 << 30, progress: bool | None = None,
-             provider: str = DEFAULT_PROVIDERS[0], decode_contexts: list[int] | None = None,
-             default_batch: bool = False) -> Validation:
-    """Measure ``model`` in onnxruntime on ``provider`` (checked against the providers this
+             provider: str = DEFAULT_PROVIDERS[0], decode_contexts: list[int] | None = None) -> Validation:
+    """Measure ``request.model`` (a path) at ``request``'s bindings in onnxruntime on ``provider`` (checked against the providers this
     onnxruntime has; CPU stays the fallback for nodes the provider lacks) beside the predictions.
 
     ``max_memory_bytes`` bounds the generated inputs (checked before they are allocated) and each
     ``--batch`` point's predicted memory (weights + peak activations): the sweep stops before the
     first batch over it. onnxruntime's own allocations in the main run are not bounded by it.
-    ``default_batch``: an unbound batch dim is bound to 1 (:func:`onnxperf.shapes.infer.binding_notes`),
-    and the notes of the bindings as applied lead the validation's notes."""
-    from onnxperf.shapes.infer import is_binding_note
-
+    Every measured point is the request with its dim bound (a ``--batch`` value, a ``--decode-context``),
+    its input shapes and other dims kept. ``request.default_batch``: an unbound batch dim is bound to 1
+    (:func:`onnxperf.shapes.infer.binding_notes`), and the notes of the bindings as applied lead the
+    validation's notes."""
     providers = check_provider(provider)
-    path = Path(model)
-    a = analyze(path, dims=dims, input_shapes=input_shapes, default_batch=default_batch)
-    dims = dict(a.dims)
+    path = Path(request.model)
+    a = costs(request)
+    request = replace(request, model=a.loaded, dims=dict(a.dims))
     if a.coverage.unknown_shape:
         raise OptionError(f"{path}: {a.coverage.unknown_shape} nodes have unknown shapes; bind "
                           + ", ".join(a.coverage.dims_to_bind or a.coverage.unresolved_symbols) + " with --dim")
@@ -357,8 +359,6 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
         mapping = map_groups(a.loaded, rr.optimized_model, rr.node_timings)
         batch = a.batch
         stats = latency_stats(rr.latencies_s, batch=batch)
-        from onnxperf.products.validate.machine import mismatch
-
         warnings = mismatch(spec, tuple(rr.providers) or tuple(providers))
         if stats.spread_warning:
             warnings.append(stats.spread_warning)
@@ -367,14 +367,14 @@ def validate(model: str | Path, spec, *, dims: dict[str, int] | None = None, inp
         groups = _group_results(a, mapping, rl_plain, rl_cal, profiler_cost_s(spec))
         points: tuple[BatchPoint, ...] = ()
         if batches:
-            points, more = _batch_sweep(run_path, a, spec, plain_spec, is_cal, batches, batch_dim, dims, runs,
+            points, more = _batch_sweep(run_path, a, request, spec, plain_spec, is_cal, batches, batch_dim, runs,
                                         warmup, threads, opt, seed, timeout_s, max_memory_bytes, progress, providers)
             notes += more
         knees = batch_knees(points)
         decode: tuple[DecodePoint, ...] = ()
         if decode_contexts:
-            decode, more = _decode_sweep(run_path, a, step, spec, plain_spec, is_cal, decode_contexts, dims, runs, warmup,
-                                         threads, opt, seed, timeout_s, max_memory_bytes, progress, providers)
+            decode, more = _decode_sweep(run_path, a, request, step, spec, plain_spec, is_cal, decode_contexts, runs,
+                                         warmup, threads, opt, seed, timeout_s, max_memory_bytes, progress, providers)
             notes += more
     meas = stats.mean_s
     return Validation(
@@ -398,7 +398,7 @@ def child_memory_limit(max_memory_bytes: int, providers) -> int | None:
     return max_memory_bytes + RUNTIME_HEADROOM_BYTES
 
 
-def _batch_sweep(run_path, a, spec, plain_spec, is_cal, batches, batch_dim, dims, runs, warmup, threads,
+def _batch_sweep(run_path, a, request, spec, plain_spec, is_cal, batches, batch_dim, runs, warmup, threads,
                  opt, seed, timeout_s, max_memory_bytes, progress, providers):
     """One unprofiled session per batch, in the order given; stops before the first batch whose
     predicted memory (weights + peak activations) exceeds ``max_memory_bytes``."""
@@ -408,7 +408,7 @@ def _batch_sweep(run_path, a, spec, plain_spec, is_cal, batches, batch_dim, dims
     points = []
     notes = []
     for b in batches:
-        ab = analyze(a.loaded, dims={**(dims or {}), batch_dim: b})
+        ab = costs(request.at(**{batch_dim: b}))
         mem = liveness(ab)
         if mem.total_bytes > max_memory_bytes:
             notes.append(f"--batch sweep stopped before batch {b}: its predicted memory "
@@ -425,16 +425,14 @@ def _batch_sweep(run_path, a, spec, plain_spec, is_cal, batches, batch_dim, dims
 
 
 def _decoder_step(a: Analysis):
-    from onnxperf.insights.llm.recognize import NotRecognized, recognize
-
     try:
         return recognize(a.loaded)
     except NotRecognized as exc:
         raise OptionError(f"--decode-context: not a decoder step with a KV cache: {exc}") from None
 
 
-def _decode_sweep(run_path, a, step, spec, plain_spec, is_cal, contexts, dims, runs, warmup, threads, opt, seed,
-                  timeout_s, max_memory_bytes, progress, providers):
+def _decode_sweep(run_path, a, request, step, spec, plain_spec, is_cal, contexts, runs, warmup, threads, opt,
+                  seed, timeout_s, max_memory_bytes, progress, providers):
     """One unprofiled session per context: the decode step bound to past = context − new (and
     total = context), the batch as bound; stops before the first context whose predicted memory
     exceeds ``max_memory_bytes``."""
@@ -446,8 +444,7 @@ def _decode_sweep(run_path, a, step, spec, plain_spec, is_cal, contexts, dims, r
             raise OptionError(f"--decode-context {c}: a step adds {new} tokens, so the context is at least {new}")
         if c - new == 0:
             raise OptionError(f"--decode-context {c}: an empty cache (past 0) cannot be bound; use a context above {new}")
-        bound = {**(dims or {}), **step.bindings(batch, c - new, new)}
-        ac = analyze(a.loaded, dims=bound)
+        ac = costs(request.at(**step.bindings(batch, c - new, new)))
         mem = liveness(ac)
         if mem.total_bytes > max_memory_bytes:
             notes.append(f"--decode-context sweep stopped before context {c}: its predicted memory "
