@@ -6,6 +6,7 @@ Checked structurally, in a fresh interpreter (``sys.modules`` after the run), ne
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -62,7 +63,7 @@ def test_summary_json_loads_only_what_it_uses(summary_run):
     assert json.loads(summary_run["stdout"])["schema"] == "onnxperf.analysis/1"
     assert _loaded(summary_run["run"], NOT_FOR_SUMMARY) == []
     commands = sorted(m for m in summary_run["run"] if m.startswith("onnxperf.cli."))
-    assert commands == ["onnxperf.cli.common", "onnxperf.cli.summary"]
+    assert commands == ["onnxperf.cli.common", "onnxperf.cli.request", "onnxperf.cli.summary"]
 
 
 def test_summary_json_does_not_load_networkx(summary_run):
@@ -74,33 +75,47 @@ def test_hw_list_loads_no_onnx():
     """A command that analyzes nothing loads neither onnx nor numpy nor the cost rules."""
     run = _modules_of("hw", "list")
     assert run["rc"] == 0 and run["stdout"]
-    assert _loaded(run["run"], ("onnx", "numpy", "networkx", "onnxperf.cost.analysis", "onnxperf.cost.ops")) == []
+    assert _loaded(run["run"], ("onnx", "numpy", "networkx", "onnxperf.cost.analysis", "onnxperf.cost.ops",
+                                "onnxperf.cli.request")) == []
 
 
-@pytest.mark.parametrize("argv, command", [
-    (["summary", "m.onnx"], "summary"),
-    (["--debug", "check", "m.onnx"], "check"),
-    (["--deb", "hw", "list"], "hw"),
-    (["--", "sweep", "m.onnx"], "sweep"),
-    (["-h", "summary"], None),          # -h prints the list of every command
-    (["--help", "summary"], None),
-    (["summry", "m.onnx"], None),       # argparse names every choice in its error
-    (["-", "summary"], None),
-    (["--", "--debug", "summary"], None),
-    ([], None),
-])
-def test_only_the_command_that_runs_is_imported(argv, command):
-    assert cli._command_in(argv) == command
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["-h", "summary"], ["--debug", "--version"], [],
+                                  ["summry", "m.onnx"]])
+def test_version_and_help_load_no_command(argv):
+    """``onnxperf --version``, ``--help``, no command or a misspelt one: the list of commands comes from
+    cli.COMMANDS, no command's module is imported, and nothing outside onnxperf.cli, .ui and .base."""
+    run = _modules_of(*argv)
+    assert run["rc"] in (0, 2)
+    assert _loaded(run["run"], ("onnx", "numpy", "networkx", "google.protobuf")) == []
+    ours = [m for m in run["run"] if m.startswith("onnxperf.")]
+    assert [m for m in ours if not m.startswith(("onnxperf.cli", "onnxperf.ui", "onnxperf.base"))] == []
+    assert [m for m in ours if m.startswith("onnxperf.cli.")] == []
 
 
-def test_the_full_parser_lists_every_command(capsys):
+def test_the_help_lists_every_command_from_the_table(capsys):
+    """The lazy parser that main() reads prints the same help as the parser with every command made,
+    and a misspelt command is told every command's name."""
+    assert cli.build_parser(lazy=True).format_help() == cli.build_parser().format_help()
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out and " ".join(line.split()) in " ".join(out.split()) for name, line in cli.COMMANDS.items())
     assert cli.main(["summry"]) == 2
     err = capsys.readouterr().err
     assert all(name in err for name in cli.COMMANDS)
-    parser = cli.build_parser("summary")
-    assert parser.parse_args(["summary", "m.onnx"]).model == "m.onnx"
+
+
+@pytest.mark.parametrize("name", list(cli.COMMANDS))
+def test_a_command_made_when_reached_is_the_command_made_up_front(name, capsys):
+    """A command's parser, made when argparse reaches its name, prints the help and parses as the one
+    build_parser() makes up front; the others stay unmade."""
+    parser = cli.build_parser(lazy=True)
     with pytest.raises(SystemExit):
-        parser.parse_args(["hw", "list"])
+        parser.parse_args([name, "--help"])
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert [n for n, p in sub.choices.items() if p is not None] == [name]
+    full = cli.build_parser()
+    (made,) = [a for a in full._actions if isinstance(a, argparse._SubParsersAction)]
+    assert capsys.readouterr().out == made.choices[name].format_help()
 
 
 def test_the_console_command_runs_main_with_the_cyclic_collector_off(monkeypatch):

@@ -1,8 +1,17 @@
-"""Command line: ``onnxperf <command> ...``. Typed errors become exit codes here, and only here."""
+"""Command line: ``onnxperf <command> ...``. Typed errors become exit codes here, and only here.
+
+Start-up: this module imports argparse, :mod:`onnxperf.ui.output` and :mod:`onnxperf.base.errors`
+and no more. The parser :func:`main` reads lists the commands from :data:`COMMANDS`; a command's
+module (``onnxperf.cli.<name>``: its options and what it runs) is imported when argparse reaches
+the command's name, so ``onnxperf --version``, ``--help`` and a misspelt command build no
+subcommand's parser, and a run imports its own command and no other.
+"""
 
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -12,37 +21,57 @@ from onnxperf import __version__
 from onnxperf.ui import output
 from onnxperf.base.errors import OnnxPerfError, OptionError
 
-#: the subcommands, in help order: each is the module ``onnxperf.cli.<name>``, imported only
-#: when it runs (or for the list of commands), so a command loads what it uses and no more
-COMMANDS = ("summary", "report", "sweep", "validate", "compare", "hw", "check", "completion")
+#: the subcommands, in help order, each with the line ``onnxperf --help`` prints for it: each is the
+#: module ``onnxperf.cli.<name>`` (``add_parser`` and ``run``), imported only when it is needed
+COMMANDS = {
+    "summary": "shapes, MACs, FLOPs, params and memory traffic of a model",
+    "report": "one self-contained HTML report (or its JSON / Markdown) of a model",
+    "sweep": "costs, memory and predicted latency over values of a dim, with formulas",
+    "validate": "run the model in onnxruntime; measured vs predicted per node",
+    "compare": "compare exports of one network (e.g. PyTorch vs TensorFlow): aligned and explained",
+    "hw": "hardware presets and specs; measure this machine",
+    "check": "check models against a budget and lints (for CI)",
+    "completion": "print a shell completion script (bash, zsh or fish)",
+}
 
 
 def command_module(name: str):
     return import_module(f"{__name__}.{name}")
 
 
-def _command_in(argv: Sequence[str]) -> str | None:
-    """The subcommand ``argv`` runs, when nothing before it but ``--debug``, ``--version`` or ``--``
-    (abbreviated as argparse allows) could make argparse print the list of commands; else None."""
-    for i, arg in enumerate(argv):
-        if arg in COMMANDS:
-            return arg
-        if arg == "--":
-            return argv[i + 1] if i + 1 < len(argv) and argv[i + 1] in COMMANDS else None
-        if not (len(arg) > 2 and ("--debug".startswith(arg) or "--version".startswith(arg))):
-            return None
-    return None
+class _Commands(argparse._SubParsersAction):
+    """The subcommands: listed (name and help) from :data:`COMMANDS`, each one's parser made by its
+    module's ``add_parser`` when argparse reaches its name (:meth:`make`), not before."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for name, help in COMMANDS.items():
+            self._choices_actions.append(self._ChoicesPseudoAction(name, (), help))
+            self._name_parser_map[name] = None  # listed, not made
+
+    def make(self, name: str) -> None:
+        """The parser of command ``name``, made from its module (once)."""
+        if self._name_parser_map.get(name, False) is None:
+            made = argparse._SubParsersAction(option_strings=[], prog=self._prog_prefix,
+                                              parser_class=self._parser_class)
+            command_module(name).add_parser(made)
+            self._name_parser_map[name] = made.choices[name]
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        self.make(values[0])
+        super().__call__(parser, namespace, values, option_string)
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser of every subcommand, or of ``command`` alone (the others' modules left unimported)."""
+def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
+    """The parser of ``onnxperf``: every subcommand's parser made now (what a completion script or a
+    check of the options walks), or with ``lazy`` each made when argparse reaches its name."""
     parser = argparse.ArgumentParser(prog="onnxperf", description="Static performance analysis of ONNX models.")
     parser.add_argument("--version", action="version", version=f"onnxperf {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        if command is None or name == command:
-            command_module(name).add_parser(sub)
+    sub = parser.add_subparsers(action=_Commands, dest="command", metavar="COMMAND")
+    if not lazy:
+        for name in COMMANDS:
+            sub.make(name)
     return parser
 
 
@@ -76,8 +105,6 @@ def console() -> int:
     A run lives seconds and makes few reference cycles; the collector would instead scan every
     object the analysis holds, again and again as they are made (~40 ms a collection at the end of
     a 6,000-node Swin-T). Reference counting still frees everything acyclic."""
-    import gc
-
     gc.disable()
     rc = main()
     _exit_now(rc)
@@ -92,8 +119,6 @@ def _exit_now(rc: int) -> None:
     output is complete. Exit handlers still run (libraries' ``atexit``, logging's flush), and the
     standard streams are flushed first; a pipe closed early (``| head``) ends quietly, as
     :func:`main` treats it."""
-    import atexit
-
     try:
         run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)
         if run_exitfuncs is not None:
@@ -115,7 +140,7 @@ def _exit_now(rc: int) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(_command_in(argv))
+    parser = build_parser(lazy=True)
     debug = "--debug" in argv
     try:
         args = parser.parse_args(argv)
@@ -125,6 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     if debug:  # a bug in a cost rule stops the run with its traceback instead of a rule_error node
+        # imported here: the cost walker (and its rules) stays off the path of the commands that cost nothing
         from onnxperf.cost import walker as cost
 
         cost.RAISE_RULE_ERRORS = True

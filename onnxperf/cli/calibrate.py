@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from onnxperf.cli.common import add_output_with_toml, add_progress, format_with_toml
 from onnxperf.base.errors import OptionError
+from onnxperf.ui.output import write_output
 from onnxperf.hardware import load_spec, to_toml
 from onnxperf.hardware import render
-from onnxperf.ui.output import write_output
+from onnxperf.cli.common import add_output_with_toml, add_progress, format_with_toml
 
 
 def add_parser(actions: argparse._SubParsersAction) -> None:
@@ -37,6 +37,8 @@ def add_parser(actions: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Measure the suite (on ``--hw``, or on a fresh probe of this machine) and write the calibrated spec."""
+    # here: `hw list` and `hw show` import this module for its parser; onnx, numpy and the
+    # calibration suite load only when calibrating
     from onnxperf.products.calibration.run import calibration_table, run_calibration
 
     fmt = format_with_toml(args)
@@ -55,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if args.hw:
         base = load_spec(args.hw)
     else:
-        from onnxperf.hardware.probe import run_probe
+        from onnxperf.hardware.probe import run_probe  # here: numba (and numpy) load only when probing
 
         base = run_probe(short=short, progress=progress).spec
     result = run_calibration(base, runs=2 if short else args.runs, warmup=1 if short else args.warmup,

@@ -5,19 +5,23 @@ from __future__ import annotations
 
 import argparse
 
-from onnxperf.products.check.budget import discover_budget, read_budget
-from onnxperf.products.check.render import RENDERERS
-from onnxperf.products.check.runner import check_models, exit_code
 from onnxperf.base.errors import OptionError
 from onnxperf.ui.output import write_output
 from onnxperf.ui.units import parse_bytes
-from onnxperf.cli.common import add_bindings, add_hw, add_memory, add_model, add_output, add_precision, add_progress, add_provider, output_format, parse_dims, progress, request_of
+from onnxperf.hardware import load_spec
+from onnxperf.products.check.budget import Budget, discover_budget, read_budget
+from onnxperf.products.check.ep import kernel_table
+from onnxperf.products.check.render import RENDERERS
+from onnxperf.products.check.runner import check_models, exit_code
+from onnxperf.cli import COMMANDS
+from onnxperf.cli.common import add_bindings, add_hw, add_memory, add_model, add_output, add_progress, add_provider, output_format, parse_dims, progress
+from onnxperf.cli.request import add_precision, request_of
 
 FORMATS = ("text", "json", "junit", "sarif", "md")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("check", help="check models against a budget and lints (for CI)",
+    p = sub.add_parser("check", help=COMMANDS["check"],
                        description="Check each MODEL against a budget (params, size, MACs/FLOPs, memory, latency, "
                                    "opsets, op types, dtypes, static shapes, execution-provider support) and the "
                                    "lints. Exit 0: all pass; 1: a limit broken or an error-level lint; 2: a model "
@@ -52,8 +56,6 @@ def run(args: argparse.Namespace) -> int:
     if args.budget:
         budget = read_budget(args.budget)
     elif args.no_pyproject:
-        from onnxperf.products.check.budget import Budget
-
         budget = Budget()
     else:
         budget = discover_budget()
@@ -76,10 +78,6 @@ def _validate_up_front(budget) -> None:
     if (budget.max_latency_s is not None or budget.min_throughput_per_s is not None) and not budget.hw:
         raise OptionError("max_latency / min_throughput need a hardware spec: hw = \"...\" in the budget, or --hw")
     if budget.hw:
-        from onnxperf.hardware import load_spec
-
         load_spec(budget.hw)
     if budget.execution_provider:
-        from onnxperf.products.check.ep import kernel_table
-
         kernel_table(budget.execution_provider)

@@ -1,4 +1,8 @@
-"""Options shared by the subcommands: model bindings, output format and file."""
+"""Options shared by the subcommands: model bindings, output format and file.
+
+Light: every command's parser reads it (``hw`` too), so it imports no more than the stdlib,
+onnxperf.ui, onnxperf.base and the names of the conventions; what reads an option into the
+analysis's own types is :mod:`onnxperf.cli.request`."""
 
 from __future__ import annotations
 
@@ -7,8 +11,7 @@ import os
 import sys
 
 from onnxperf.cost.conventions import CONVENTIONS
-from onnxperf.cost.request import Request
-from onnxperf.ui.units import parse_bytes
+from onnxperf.ui.progress import Progress
 from onnxperf.base.errors import OptionError, one_line
 
 
@@ -114,20 +117,7 @@ def add_progress(p: argparse.ArgumentParser, lines: bool = False) -> None:
 def progress(args: argparse.Namespace, stages: list[str], threaded: bool = True):
     """The :class:`onnxperf.ui.progress.Progress` of this run (silent with ``--no-progress``;
     ``threaded=False`` for a command that forks worker processes)."""
-    from onnxperf.ui.progress import Progress
-
     return Progress(stages, enabled=not getattr(args, "no_progress", False), threaded=threaded)
-
-
-def announce_bindings(notes) -> None:
-    """The notes of the bindings as applied (a ``--dim`` the model lacks, a batch dim set to 1), on
-    stderr, once: they change what the figures are, whatever the output format."""
-    from onnxperf.ui.progress import say
-    from onnxperf.shapes.infer import is_binding_note
-
-    for note in notes:
-        if is_binding_note(note):
-            say(f"onnxperf: note: {one_line(note)}")
 
 
 DIM_HELP = ("bind a symbolic input dim, e.g. --dim batch=8 (repeatable); a dim the model lacks is left out with "
@@ -152,15 +142,6 @@ def add_bindings(p: argparse.ArgumentParser, dim_help: str = DIM_HELP, dim_metav
                         "fvcore (fvcore FlopCountAnalysis), tf (the TF profiler's float_ops); see docs/conventions.md")
 
 
-def add_precision(p: argparse.ArgumentParser) -> None:
-    from onnxperf.predict.precision import PRECISIONS
-
-    p.add_argument("--precision", choices=tuple(PRECISIONS), default=None,
-                   help="what if the model ran in this precision: floating-point tensors (weights and activations) "
-                        "at its width, arithmetic at its peak; stated in every output (default: as stored in the "
-                        "file)")
-
-
 def parse_dims(items: list[str]) -> dict[str, int]:
     dims: dict[str, int] = {}
     for item in items:
@@ -175,18 +156,6 @@ def parse_dims(items: list[str]) -> dict[str, int]:
             raise OptionError(f"--dim {item!r}: dim {name!r} must be a positive integer (got {v})")
         dims[name] = v
     return dims
-
-
-def parse_input_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
-    from onnxperf.cost.analysis import parse_shape  # here: commands that analyze nothing (hw) never load the analysis
-
-    out: dict[str, tuple[int, ...]] = {}
-    for item in items:
-        name, sep, value = item.rpartition("=")
-        if not sep or not name:
-            raise OptionError(f"--input-shape {item!r}: expected INPUT=SHAPE, e.g. input=1x3x224x224")
-        out[name] = parse_shape(value)
-    return out
 
 
 def add_strict(p: argparse.ArgumentParser, what: str = "any figure") -> None:
@@ -231,35 +200,3 @@ def _positive(text: str) -> int:
     if v <= 0:
         raise argparse.ArgumentTypeError(f"{text!r}: must be a positive integer")
     return v
-
-
-def llm_options(args: argparse.Namespace):
-    """The :class:`onnxperf.insights.llm.section.LLMOptions` the command line asks for."""
-    from onnxperf.insights.llm.recognize import Overrides
-    from onnxperf.insights.llm.section import LLMOptions
-
-    full = bool(args.llm or args.context or args.prompt)
-    return LLMOptions(full=full, context=args.context, prompt=args.prompt,
-                      overrides=Overrides.parse(args.kv_dim, args.kv_cache))
-
-
-def request_of(args: argparse.Namespace, **fields) -> Request:
-    """The one :class:`~onnxperf.cost.request.Request` of a command line: MODEL, ``--dim``, ``--input-shape``,
-    ``--convention``, ``--hw``, ``--memory`` / ``--memory-dim``, ``--precision`` and the LLM options, as
-    the command has them; an unbound batch dim binds to 1 (with a note). ``fields`` set the parts a
-    command reads its own way (sweep's fixed dims, validate's ``--memory`` that bounds a run instead)."""
-    memory = getattr(args, "memory", None)
-    made = {
-        "model": lambda: getattr(args, "model", None),
-        "dims": lambda: parse_dims(getattr(args, "dim", None) or []),
-        "input_shapes": lambda: parse_input_shapes(getattr(args, "input_shape", None) or []),
-        "default_batch": lambda: True, "convention": lambda: getattr(args, "convention", None) or "default",
-        "precision": lambda: getattr(args, "precision", None), "hw": lambda: getattr(args, "hw", None),
-        "memory_budget": lambda: parse_bytes(memory) if memory else None,
-        "memory_dim": lambda: getattr(args, "memory_dim", None) or "batch",
-        "llm": lambda: llm_options(args) if hasattr(args, "llm") else None,
-    }
-    made = {k: fields[k] if k in fields else v() for k, v in made.items()}
-    made.update((k, v) for k, v in fields.items() if k not in made)
-    return Request(**made)
-

@@ -8,18 +8,23 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from onnxperf.products.compare.model import build, load_sides
-from onnxperf.products.compare.render import FORMATS, RENDERERS
 from onnxperf.base.errors import OptionError
 from onnxperf.ui.output import write_output
 from onnxperf.ui.units import parse_bytes
-from onnxperf.cli.common import add_bindings, add_hw, add_model, add_output, add_precision, add_progress, add_strict, output_format, progress, request_of, strict_exit
+from onnxperf.hardware import load_spec
+from onnxperf.insights.partial import reasons
+from onnxperf.products.compare.model import build, load_sides
+from onnxperf.products.compare.render import FORMATS, RENDERERS
+from onnxperf.products.validate import compare as validation
+from onnxperf.cli import COMMANDS
+from onnxperf.cli.common import add_bindings, add_hw, add_model, add_output, add_progress, add_strict, output_format, progress, strict_exit
+from onnxperf.cli.request import add_precision, request_of
 from onnxperf.cli.validate import DEFAULT_RUN_MEMORY, RUN_MEMORY_HELP, add_run_options
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "compare", help="compare exports of one network (e.g. PyTorch vs TensorFlow): aligned and explained",
+        "compare", help=COMMANDS["compare"],
         description="Compare MODEL A (the baseline) with one or more other exports: totals side by side with "
                     "deltas, the compute-heavy nodes aligned block by block, and named explanations (layout "
                     "Transposes, BatchNorm folding, decomposed activations, Pad, constants, opsets, dtypes, "
@@ -49,16 +54,14 @@ def measure(args: argparse.Namespace, sides: list[Any]) -> list[float | None] | 
         raise OptionError("--validate needs --hw: the spec of this machine (`onnxperf hw probe -o local.toml`)")
     if args.runs < 1 or args.warmup < 0:
         raise OptionError("--runs must be at least 1 and --warmup at least 0")
-    from onnxperf.hardware import load_spec
-    from onnxperf.products.validate.compare import validate
-
     spec = load_spec(args.hw)
     out: list[float | None] = []
     for path, side in zip(args.models, sides):
-        v = validate(replace(side.request, model=path, hw=None, precision=None), spec,
-                     runs=args.runs, warmup=args.warmup, threads=args.threads, opt=args.opt, seed=args.seed,
-                     random_weights=args.random_weights, timeout_s=args.timeout, provider=args.provider, progress=False,
-                     max_memory_bytes=parse_bytes(args.memory or DEFAULT_RUN_MEMORY))
+        v = validation.validate(replace(side.request, model=path, hw=None, precision=None), spec,
+                                runs=args.runs, warmup=args.warmup, threads=args.threads, opt=args.opt,
+                                seed=args.seed, random_weights=args.random_weights, timeout_s=args.timeout,
+                                provider=args.provider, progress=False,
+                                max_memory_bytes=parse_bytes(args.memory or DEFAULT_RUN_MEMORY))
         out.append(v.latency.p50_s)
     return out
 
@@ -87,7 +90,5 @@ def run(args: argparse.Namespace) -> int:
             options["precision"] = args.precision
         text = RENDERERS[fmt](build(sides, measured, options))
     write_output(text, args.output, text_format=fmt == "text")
-    from onnxperf.insights.partial import reasons
-
     why = [f"{s.label}: " + "; ".join(reasons(s.analysis)) for s in sides if reasons(s.analysis)]
     return strict_exit(args.strict, why)

@@ -15,11 +15,15 @@ import argparse
 import re
 from dataclasses import dataclass
 
+from onnxperf.ui.output import write_output
+from onnxperf.hardware import list_presets
+from onnxperf.cli import COMMANDS, build_parser
+
 SHELLS = ("bash", "zsh", "fish")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)",
+    p = sub.add_parser("completion", help=COMMANDS["completion"],
                        description="Print a completion script for SHELL, made from this onnxperf's own options. "
                                    "bash: `onnxperf completion bash > ~/.local/share/bash-completion/completions/"
                                    "onnxperf`; zsh: `onnxperf completion zsh > \"${fpath[1]}/_onnxperf\"`; fish: "
@@ -95,8 +99,6 @@ def commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = (), help: 
 
 
 def _presets() -> tuple[str, ...]:
-    from onnxperf.hardware import list_presets
-
     return _words(list_presets())
 
 
@@ -268,14 +270,10 @@ def fish(cmds: list[Command], presets: tuple[str, ...]) -> str:
 
 
 def script(shell: str) -> str:
-    from onnxperf.cli import build_parser
-
     cmds = commands(build_parser())
     return {"bash": bash, "zsh": zsh, "fish": fish}[shell](cmds, _presets())
 
 
 def run(args: argparse.Namespace) -> int:
-    from onnxperf.ui.output import write_output
-
     write_output(script(args.shell), args.output)
     return 0

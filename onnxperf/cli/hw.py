@@ -6,16 +6,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from onnxperf.cli import calibrate as calibration_command
 from onnxperf.base.errors import OptionError
+from onnxperf.ui.output import write_output
 from onnxperf.hardware import list_presets, load_preset, load_spec, to_toml
 from onnxperf.hardware import render
-from onnxperf.ui.output import write_output
+from onnxperf.cli import COMMANDS
+from onnxperf.cli import calibrate as calibration_command
 from onnxperf.cli.common import add_output, add_output_with_toml, add_progress, format_with_toml
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("hw", help="hardware presets and specs; measure this machine",
+    p = sub.add_parser("hw", help=COMMANDS["hw"],
                        description="Hardware specs for the roofline: dense peak rates per dtype, memory "
                                    "bandwidth and capacity, each with its source.")
     hw = p.add_subparsers(dest="hw_command", metavar="ACTION", required=True)
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         write_output(text, output)
         return 0
     if action == "probe":
-        from onnxperf.hardware.probe import run_probe  # imports numba: only when probing
+        from onnxperf.hardware.probe import run_probe  # here: numba (and numpy) load only when probing
 
         repeats = getattr(args, "repeats", None)
         if repeats is not None and repeats < 1:

@@ -10,17 +10,25 @@ from typing import Any
 
 from onnxperf.base.errors import OptionError
 from onnxperf.ui.output import write_output
+from onnxperf.shapes.infer import is_binding_note
+from onnxperf.hardware.spec import uncalibrated
+from onnxperf.predict.roofline import roofline
+from onnxperf.insights.partial import reasons
+from onnxperf.analysis.compose import compose
 from onnxperf.products.report import build_report
 from onnxperf.products.render.report import RENDERERS, render_netron
-from onnxperf.analysis.compose import compose
-from onnxperf.cli.common import add_bindings, add_hw, add_llm, add_memory, add_model, add_output, add_precision, add_progress, add_strict, add_trace, announce_bindings, llm_options, output_format, parse_dims, parse_input_shapes, progress, request_of, strict_exit
+from onnxperf.cli import COMMANDS
+from onnxperf.cli.common import add_bindings, add_hw, add_llm, add_memory, add_model, add_output, add_progress, add_strict, add_trace, output_format, parse_dims, progress, strict_exit
+from onnxperf.cli.request import add_precision, announce_bindings, llm_options, parse_input_shapes, request_of
+from onnxperf.cli.summary import write_trace
+from onnxperf.cli.validate import add_validation_options, validation_from_args
 
 FORMATS = ("html", "json", "md")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "report", help="one self-contained HTML report (or its JSON / Markdown) of a model",
+        "report", help=COMMANDS["report"],
         description="Analyze MODEL and write a report: summary figures, cost by op type, roofline, bottlenecks, "
                     "memory over execution order and every node, as one HTML file that opens offline.")
     add_model(p)
@@ -47,8 +55,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def add_validate_options(p: argparse.ArgumentParser) -> None:
     """``--validate`` and the options it shares with ``onnxperf validate``."""
-    from onnxperf.cli.validate import add_validation_options
-
     p.add_argument("--validate", action="store_true",
                    help="also run the model in onnxruntime (needs --hw: this machine's spec) and show measured "
                         "times beside the predictions")
@@ -64,11 +70,6 @@ def run_validation(args: argparse.Namespace, sm: Any) -> tuple[Any, Any]:
     if sm.spec is None:
         raise OptionError("--validate needs --hw: the spec of this machine (`onnxperf hw probe -o local.toml`, "
                           "or `onnxperf hw calibrate -o local.toml`)")
-    from onnxperf.predict.roofline import roofline
-    from onnxperf.hardware.spec import uncalibrated
-    from onnxperf.shapes.infer import is_binding_note
-    from onnxperf.cli.validate import validation_from_args
-
     v = validation_from_args(args, sm.spec)
     plain = roofline(sm, uncalibrated(sm.spec))
     figures = v.calibrated_figures or v.plain
@@ -140,10 +141,6 @@ def run(args: argparse.Namespace) -> int:
         if netron is not None:
             write_output(netron, args.netron, option="--netron")
         if args.trace:
-            from onnxperf.cli.summary import write_trace
-
             write_trace(sm, args.trace, raw)
     write_output(text, args.output)
-    from onnxperf.insights.partial import reasons
-
     return strict_exit(args.strict, reasons(sm))

@@ -9,13 +9,15 @@ from onnxperf.ui.output import write_output
 from onnxperf.ui.progress import say
 from onnxperf.products.render.sweep import RENDERERS
 from onnxperf.products.sweep import sweep
-from onnxperf.cli.common import add_bindings, add_hw, add_memory, add_model, add_output, add_precision, add_progress, add_strict, output_format, progress, request_of, strict_exit
+from onnxperf.cli import COMMANDS
+from onnxperf.cli.common import add_bindings, add_hw, add_memory, add_model, add_output, add_progress, add_strict, output_format, progress, strict_exit
+from onnxperf.cli.request import add_precision, request_of
 
 FORMATS = ("text", "json", "csv")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("sweep", help="costs, memory and predicted latency over values of a dim, with formulas",
+    p = sub.add_parser("sweep", help=COMMANDS["sweep"],
                        description="Evaluate MODEL over values of symbolic dims (a comma list sweeps; a single "
                                    "value binds) and print each figure as an exact formula in the swept dims. A "
                                    "static export is swept by naming a dim in its input shape: --input-shape "

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import argparse
 
-from onnxperf.analysis.compose import compose
 from onnxperf.base.errors import OptionError
-from onnxperf.hardware import load_spec
 from onnxperf.ui.output import write_output
-from onnxperf.products.render.validation import RENDERERS
 from onnxperf.ui.units import parse_bytes
+from onnxperf.graph.loader import load
+from onnxperf.hardware import load_spec
+from onnxperf.insights.partial import reasons
+from onnxperf.analysis.compose import compose
+from onnxperf.products.render.validation import RENDERERS
+from onnxperf.products.trace import build_trace, render_trace
 from onnxperf.products.validate.compare import validate
 from onnxperf.products.validate.runner import DEFAULT_PROVIDERS
-from onnxperf.cli.common import add_bindings, add_hw, add_model, add_output, add_progress, add_provider, add_strict, add_trace, announce_bindings, output_format, progress, request_of, strict_exit
+from onnxperf.cli import COMMANDS
+from onnxperf.cli.common import add_bindings, add_hw, add_model, add_output, add_progress, add_provider, add_strict, add_trace, output_format, progress, strict_exit
+from onnxperf.cli.request import announce_bindings, request_of
 
 
 #: the memory budget of a validation run when --memory is not given
@@ -52,7 +57,7 @@ def add_validation_options(p: argparse.ArgumentParser, prefix: str = "") -> None
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("validate", help="run the model in onnxruntime; measured vs predicted per node",
+    p = sub.add_parser("validate", help=COMMANDS["validate"],
                        description="Run MODEL in onnxruntime (in a child process, with a time limit), profile it, "
                                    "map the measured kernels to the original nodes, and print the error of the "
                                    "roofline prediction: end to end, per node, and rank correlation.")
@@ -99,8 +104,6 @@ def run(args: argparse.Namespace) -> int:
         p.stage("measuring")
         v = validation_from_args(args, spec)
         announce_bindings(v.notes if hasattr(v, "notes") else ())
-        from onnxperf.graph.loader import load
-
         names = {i: n.name for i, n in enumerate(load(args.model).graph.nodes)}
         p.stage("writing")
         write_output(RENDERERS[fmt](v, names), args.output, text_format=fmt == "text")
@@ -108,11 +111,7 @@ def run(args: argparse.Namespace) -> int:
         if args.trace or args.strict:  # the static side, as summary --hw gives it
             sm = compose(request_of(args, memory_budget=None, hw=spec))
         if args.trace:
-            from onnxperf.products.trace import build_trace, render_trace
-
             write_output(render_trace(build_trace(sm, v)), args.trace, option="--trace")
     if args.strict:
-        from onnxperf.insights.partial import reasons
-
         return strict_exit(True, reasons(sm))
     return 0
