@@ -36,6 +36,8 @@ import numpy as np
 
 from onnxperf.base.errors import OptionError
 from onnxperf.hardware.spec import HardwareSpec, cpu_peak_fp32
+from onnxperf.hardware.levels import measure_levels
+from onnxperf.hardware.spec import MemoryLevel
 
 FMA_CHAINS = 8    # independent accumulators per element: 8 vectors in flight cover 2 FMA units x 4 cycles latency
 FMA_STEPS = 16    # dependent FMA steps per chain per pass over the buffer
@@ -499,7 +501,6 @@ def run_probe(*, short: bool = False, repeats: int | None = None,
 
     # bandwidth of each cache level (the cache-aware roofline) ------------------------------------------
     say("read bandwidth of each cache level (L1d, L2, L3 ...) and DRAM")
-    from onnxperf.hardware.levels import measure_levels
 
     lv = measure_levels(repeats=repeats, threads=threads, short=short, progress=say)
     levels = _memory_levels(lv, when, short)
@@ -530,7 +531,6 @@ def _memory_levels(lv, when: str, short: bool) -> tuple:
     """The spec's cache levels from :func:`onnxperf.hardware.levels.measure_levels`: each measured cache
     level's capacity over the caches the threads use, and its best read bandwidth; levels whose
     capacity does not grow outward (or were not measured) are left out."""
-    from onnxperf.hardware.spec import MemoryLevel
 
     caches = {c.name: c for c in lv.caches}
     out, last = [], 0

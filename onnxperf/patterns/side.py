@@ -17,6 +17,7 @@ import onnx
 from onnxperf.cost.walker import NodeCost
 from onnxperf.graph.loader import GraphIR, Initializer
 from onnxperf.cost.analysis import Analysis
+from onnxperf.cost.walker import family_of, is_param
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,6 @@ class Side:
     @cached_property
     def param_tensors(self) -> dict[str, int]:
         """Constant tensors that count as parameters (the analysis' own rule) -> elements."""
-        from onnxperf.cost.walker import family_of, is_param
 
         fams: dict[str, list[str]] = {}
         for node in self.graph.nodes:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from onnxperf.cost.analysis import Analysis
 from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.predict.folding import folded as folded_nodes
-from onnxperf.predict.tensors import _numel, links, tensor_bytes
+from onnxperf.predict.tensors import _numel, links
 
 #: roots whose epilogue takes pointwise ops (float and quantized GEMM-like kernels)
 GEMM_ROOTS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm", "FusedMatMul", "FusedConv", "FusedGemm",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from onnxperf.cost.walker import COUNTED, STATUSES, ZERO
 from onnxperf.ui.numbers import shape
+from onnxperf.base.errors import OptionError
 
 if TYPE_CHECKING:
     from onnxperf.cost.analysis import Analysis
@@ -140,7 +141,6 @@ def to_dataframe(a: Analysis, kind: str = "nodes"):
     """``kind``: ``"nodes"`` (:func:`nodes_frame`) or ``"op_types"`` (:func:`op_types_frame`)."""
     frame = FRAMES.get(kind)
     if frame is None:
-        from onnxperf.base.errors import OptionError
 
         raise OptionError(f"to_dataframe(kind={kind!r}): choose one of {', '.join(FRAMES)}")
     return frame(a)

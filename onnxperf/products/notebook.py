@@ -17,6 +17,8 @@ from onnxperf.base.errors import one_line
 from onnxperf.insights.partial import uncosted_text, upper_text
 from onnxperf.insights.partial import warnings as partial_warnings
 from onnxperf.ui.numbers import binary_bytes, lower_bound, pct, seconds, shape, si, upper_bound
+from onnxperf.products.frames import op_type_times
+from onnxperf.products.render.report import environment
 
 if TYPE_CHECKING:
     from onnxperf.cost.analysis import Analysis
@@ -96,7 +98,6 @@ def _cards(a: Analysis) -> list[dict[str, Any]]:
 
 
 def _op_types(a: Analysis) -> dict[str, Any]:
-    from onnxperf.products.frames import op_type_times
 
     t = a.totals
     rl = op_type_times(a) if a.roofline is not None else None
@@ -189,7 +190,6 @@ def text_line(a: Analysis) -> str:
 def repr_html(a: Analysis) -> str:
     """The analysis as an HTML fragment for a notebook (Jupyter, VS Code): cards, the cost by op
     type, the top nodes (and the slowest on the hardware, with ``hw``), warnings and notes."""
-    from onnxperf.products.render.report import environment
 
     return environment().get_template("notebook.html.j2").render(v=view(a))
 

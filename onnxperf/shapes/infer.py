@@ -38,7 +38,7 @@ from onnxperf.shapes.sequences import SequenceInfo
 from onnxperf.shapes.values import EVALUATORS, evaluate
 from onnxperf.graph.loader import GraphIR, LoadedModel
 from onnxperf.shapes.forward import Forward, Unshaped, forward
-from onnxperf.shapes.tensor import Dim, TensorInfo, _knownness, _type_of, info_of
+from onnxperf.shapes.tensor import Dim, TensorInfo, _knownness, info_of
 
 @dataclass
 class ShapeResult:

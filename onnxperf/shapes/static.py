@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from math import prod
 
-import numpy as np
 import onnx
 
 from onnxperf.shapes.rules import ceil_windows, conv_spatial, matmul_shape

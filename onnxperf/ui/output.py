@@ -24,6 +24,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from onnxperf.base.errors import OptionError, OutputError
+from onnxperf.ui.colour import highlight, wanted
+from onnxperf.ui.numbers import binary_bytes
+from onnxperf.ui.progress import say
 
 #: (device, inode) of every file this run read: an output may never be one of them.
 _INPUTS: dict[tuple[int, int], str] = {}
@@ -78,7 +81,6 @@ def write_output(text: str | Iterable[str], path: str | None, option: str = "-o"
     on a terminal when the run allows colour (:func:`announce_writes`); a file never is."""
     if path is None or path == "-":
         if text_format and _COLOUR != "never":
-            from onnxperf.ui.colour import highlight, wanted
 
             if wanted(sys.stdout, _COLOUR):
                 text = highlight(text if isinstance(text, str) else "".join(text))
@@ -101,13 +103,11 @@ def write_output(text: str | Iterable[str], path: str | None, option: str = "-o"
 
 def _say_wrote(path: str, target: Path) -> None:
     """``onnxperf: wrote report.html (310 KiB)`` on stderr: where the output went, and how big."""
-    from onnxperf.ui.numbers import binary_bytes
 
     try:
         size = binary_bytes(os.stat(target).st_size)
     except OSError:
         return
-    from onnxperf.ui.progress import say
 
     try:
         say(f"onnxperf: wrote {path} ({size})")  # clears a progress bar's line first

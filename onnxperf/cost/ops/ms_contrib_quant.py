@@ -29,6 +29,7 @@ from onnxperf.cost.ops.pool import POOL
 from onnxperf.cost.ops.quant import DYNAMIC_QUANT_SCALAR_OPS, QUANT_STEPS, REQUANT_OPS, dequantize_linear, quantize_linear, quantize_per_element
 from onnxperf.cost.ops.reduce import ROW_WISE
 from onnxperf.cost.ops.registry import MS, NodeView, OpCost, Rule, axis_of, prod, register
+from onnxperf.cost.ops.ms_contrib import embedding_norm_ops, embedding_reads
 
 #: dequantizing a weight element of a block-quantized tensor: subtract the zero point
 #: (explicit, or implicit 2^(bits−1) for packed unsigned formats) and multiply by the scale
@@ -226,7 +227,6 @@ def qembed_layer_norm(n: NodeView) -> OpCost:
     are dequantized (:func:`dequant_ops` with a zero point per element), then EmbedLayerNormalization's
     arithmetic. FLOPs = dequant·(X·(2 + segment) + 2·H) + (1 + segment)·X + 7·X + 5·B·S,
     X = B·S·H. Bytes read: the ids, mask, scales, zero points, gamma, beta and only the gathered rows."""
-    from onnxperf.cost.ops.ms_contrib import embedding_norm_ops, embedding_reads
 
     tokens, x, seg, ops = embedding_norm_ops(n)
     ops += dequant_ops(True) * (x * (2 + (1 if seg else 0)) + 2 * n.inp(2).shape[-1])

@@ -38,6 +38,7 @@ import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from onnxperf.predict.roofline import FITTED_ON_ARITHMETIC, TRANSCENDENTAL
 
 @dataclass(frozen=True)
 class Sample:
@@ -116,7 +117,6 @@ def compute_fitted(family: str) -> bool:
     polynomial per element and takes 6x its memory time; fitted as a share of the memory roof, the
     same op in a model, whose data sits in a faster cache level or rides inside a fused GELU,
     came out 2-6x fast (BERT's Erf nodes: 39 µs measured, 16 predicted)."""
-    from onnxperf.predict.roofline import FITTED_ON_ARITHMETIC
 
     return family.startswith("op.") and family[3:] in FITTED_ON_ARITHMETIC
 
@@ -126,7 +126,6 @@ def _fit_families(fit: list[Sample], overhead: float, extra: dict[str, float] | 
     beyond ``overhead`` (the parallel one). A :func:`compute_fitted` family gets ``.compute`` (the
     median of W/π over its time) and ``.overlap`` 0; ``transcendental.*`` is the median of those
     families, for the transcendental functions the suite lacks; they stay out of ``default.*``."""
-    from onnxperf.predict.roofline import TRANSCENDENTAL
 
     extra = extra or {}
     out: dict[str, float] = {"overhead_s": overhead}

@@ -16,6 +16,9 @@ from onnxperf.products.validate.inputs import make_inputs
 from onnxperf.products.validate.runner import run_session
 from onnxperf.products.calibration.fit import Sample, calibrated, fit_efficiency
 from onnxperf.products.calibration.suite import Case, suite, tiny_case
+from onnxperf.predict.reuse import level_bytes
+from onnxperf.predict.roofline import int_dtype
+from onnxperf.products.calibration.fit import compute_fitted
 
 
 @dataclass(frozen=True)
@@ -36,14 +39,12 @@ def sample_case(case: Case, spec, workdir: Path, *, runs: int, warmup: int, thre
                      profile=True, keep_optimized=False)
     peak = spec.peak_for("float32")
     bw = spec.memory_bandwidth_bytes_per_s
-    from onnxperf.predict.roofline import int_dtype
 
     # integer ops at the peak of their width (int8 for QLinearConv / MatMulInteger), as the roofline does
     compute_s = sum(n.flops for n in a.main_nodes) / peak + sum(
         n.int_ops / spec.peak_for(int_dtype(n.inputs)) for n in a.main_nodes if n.int_ops)
     levels = tuple(getattr(spec, "memory_levels", ()) or ())
     if levels:  # the cache-aware roofline: each byte at the level that holds it (onnxperf.predict.reuse)
-        from onnxperf.predict.reuse import level_bytes
 
         bws = tuple(lv.bandwidth_bytes_per_s for lv in levels) + (bw,)
         per = level_bytes(a, tuple(lv.capacity_bytes for lv in levels))
@@ -148,7 +149,6 @@ def dispatch_overhead(workdir: Path, *, runs: int, warmup: int, threads: int | N
 
 def calibration_table(result: CalibrationResult) -> str:
     """Measured vs roofline per suite op, then the fitted efficiencies."""
-    from onnxperf.products.calibration.fit import compute_fitted
 
     wc = max([20] + [len(s.case) + 2 for s in result.samples])
     wf = max([16] + [len(s.family) + 2 for s in result.samples])

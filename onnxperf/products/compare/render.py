@@ -17,6 +17,7 @@ from typing import Any
 
 from onnxperf.base.errors import one_line
 from onnxperf.ui.numbers import binary_bytes, clean, lower_bound, seconds, si
+from onnxperf.products.render.report import environment as report_environment
 
 FORMATS = ("text", "json", "md", "html")
 
@@ -334,7 +335,6 @@ def environment():
     """The report's cached environment, overlaid with our filters (its own filters are left alone);
     a fresh autoescaping environment when the report module is not there."""
     try:
-        from onnxperf.products.render.report import environment as report_environment
 
         env = report_environment().overlay()
         env.filters = dict(env.filters)

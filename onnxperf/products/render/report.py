@@ -20,6 +20,9 @@ from importlib import resources
 from typing import Any
 
 from onnxperf.ui.numbers import binary_bytes, lower_bound, pct, seconds, si, upper_bound
+from onnxperf.base.errors import one_line
+from onnxperf.products.render.summary import bottleneck_md
+from onnxperf.ui.numbers import cut
 
 #: colours of op types, in the order of ``by_op_type`` (largest FLOPs first); the rest share OTHER
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
@@ -120,7 +123,6 @@ def environment():
         src = _asset(name)
         return src, None, lambda: True
 
-    from onnxperf.base.errors import one_line
 
     # every {{ value }} that is plain text (model names, producer strings) shows its control and
     # bidi characters as \x.. escapes, as in the text and Markdown outputs: a U+202E in a node name
@@ -245,9 +247,7 @@ def md_text(text: Any, limit: int = 80) -> str:
     non-printable characters (ESC, NUL, bidi overrides) escaped as ``\\x1b``... by
     :func:`onnxperf.base.errors.one_line`, markup escaped, HTML entities for & < >, cut to ``limit``
     characters."""
-    from onnxperf.base.errors import one_line
 
-    from onnxperf.ui.numbers import cut
 
     s = cut(one_line(" ".join(str(text).split())), limit)
     s = s.replace("&", "&amp;")
@@ -310,7 +310,6 @@ def render_md(model: dict[str, Any], top: int = 5) -> str:
         out.append(f"| … {len(model['by_op_type']) - top} more | | | | |" + (" |" if timed else ""))
     groups = model.get("bottleneck_groups")
     if groups:
-        from onnxperf.products.render.summary import bottleneck_md
 
         out += [""] + bottleneck_md(groups, md_text)
     b = model["bottlenecks"]["predicted"][:top]

@@ -15,6 +15,7 @@ model's accuracy. Said, never silent:
 from __future__ import annotations
 
 import re
+from onnxperf.hardware.probe import detect_cpu
 
 #: onnxruntime providers that run on a GPU (or another accelerator); the others run on the CPU
 GPU_PROVIDERS = frozenset({"CUDAExecutionProvider", "TensorrtExecutionProvider", "ROCMExecutionProvider",
@@ -57,7 +58,6 @@ def mismatch(spec, providers: tuple[str, ...] | list[str], cpu_model: str | None
     """Why ``spec`` may not describe the machine the providers run on (empty when nothing says so).
     ``cpu_model`` and ``logical_cpus`` default to this machine's (:func:`onnxperf.hardware.probe.detect_cpu`)."""
     if cpu_model is None or logical_cpus is None:
-        from onnxperf.hardware.probe import detect_cpu
 
         cpu = detect_cpu()
         cpu_model = cpu_model if cpu_model is not None else cpu.model

@@ -36,6 +36,9 @@ import onnx
 
 from onnxperf.base.errors import OnnxPerfError, OptionError
 from onnxperf.products.validate.profile import NodeTiming, load_events, parse_profile, run_windows
+from onnxperf.cost.analysis import cost_analysis as analyze
+from onnxperf.products.validate.inputs import make_inputs
+from onnxperf.ui.progress import advance
 
 OPT_LEVELS = ("disable", "basic", "extended", "all")
 #: coefficient of variation of the timed runs above which the result is flagged as noisy
@@ -126,7 +129,6 @@ class _Progress:
         self.thread.start()
 
     def _read(self, stream) -> None:
-        from onnxperf.ui.progress import advance
 
         for raw in stream:
             parts = raw.split()
@@ -285,8 +287,6 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
     if not model.is_file():
         raise OptionError(f"{model}: no such model file")
     if inputs is None:
-        from onnxperf.cost.analysis import cost_analysis as analyze
-        from onnxperf.products.validate.inputs import make_inputs
         inputs = make_inputs(analyze(model), seed=seed)
     show = sys.stderr.isatty() if progress is None else progress
     job = {"runs": runs, "warmup": warmup, "threads": threads, "opt": opt, "profile": profile,
