@@ -183,14 +183,9 @@
   function costChart() {
     var cv = document.getElementById('cost-chart');
     if (!cv || !window.Chart) return;
-    var top = R.by_op_type.slice(0, 12), rest = R.by_op_type.slice(12);
-    var labels = top.map(function (o) { return o.domain ? o.domain + '::' + o.op_type : o.op_type; });
-    function share(key) {
-      var v = top.map(function (o) { return o[key] === null ? 0 : 100 * o[key]; });
-      if (rest.length) v.push(rest.reduce(function (s, o) { return s + (o[key] === null ? 0 : 100 * o[key]); }, 0));
-      return v;
-    }
-    if (rest.length) labels.push('other (' + rest.length + ' op types)');
+    var bars = R.cost_chart.bars;  /* ranked, named and summed by the report model (cost_chart) */
+    var labels = bars.map(function (b) { return b.label; });
+    function share(key) { return bars.map(function (b) { return 100 * b[key]; }); }
     cv.parentNode.style.height = Math.max(220, labels.length * (hasPred ? 34 : 26) + 90) + 'px';
     var ds = [
       { label: '% of FLOPs', data: share('flops_share'), backgroundColor: '#3b5bdb' },
@@ -221,12 +216,15 @@
     for (var i = 0; i < rows.length; i++) {
       var r = rows[i];
       if (String(r[C.key]).indexOf('/') >= 0) continue;  // subgraph bodies are inside their control-flow node
-      var tm = r[col], o = ops(r), x = r[C.intensity];
-      if (tm === null || !(tm > 0) || !(o > 0) || x === null || !(x > 0)) {
+      /* predicted: the plan's point (run_intensity, attained_ops_per_s); measured: the node's own
+       * intensity and its operations over the measured time */
+      var pred = mode !== 'measured', tm = r[col], o = ops(r);
+      var x = pred ? r[C.run_intensity] : r[C.intensity], y = pred ? r[C.attained_ops_per_s] : (tm > 0 ? o / tm : null);
+      if (tm === null || !(tm > 0) || !(o > 0) || x === null || !(x > 0) || y === null || !(y > 0)) {
         if (r[C.status] === 'counted' || r[C.status] === 'zero_by_design') hidden++; else uncosted++;  // no cost: unsupported, unknown shape, rule error
         continue;
       }
-      var op = V.colors[r[C.op_type]] ? r[C.op_type] : '__other__', y = o / tm;
+      var op = V.colors[r[C.op_type]] ? r[C.op_type] : '__other__';
       var spot = op + '|' + Math.round(Math.log10(x) * 200) + '|' + Math.round(Math.log10(y) * 200);
       if (seen[spot]) { seen[spot].n++; continue; }
       if (!byOp[op]) { byOp[op] = []; order.push(op); }
@@ -257,6 +255,12 @@
         borderColor: '#1d2433', borderWidth: 1.5, borderDash: dash[k % dash.length], pointRadius: 0, pointHoverRadius: 0,
         fill: false, order: 0, isRoof: true });
     });
+    (hw.level_roofs || []).forEach(function (lv) {  /* a cache level's bandwidth: the roof of the bytes it serves */
+      datasets.push({ type: 'line', label: lv.level + ' bandwidth ' + si(lv.bandwidth_bytes_per_s, 'B/s'),
+        data: [{ x: xmin, y: xmin * lv.bandwidth_bytes_per_s }, { x: pmax / lv.bandwidth_bytes_per_s, y: pmax }],
+        borderColor: '#868e96', borderWidth: 1, borderDash: [4, 4], pointRadius: 0, pointHoverRadius: 0, fill: false,
+        order: 0, isRoof: true });
+    });
     hw.roofs.forEach(function (rf) {
       datasets.push({ type: 'line', label: 'ridge ' + g3(rf.ridge_ops_per_byte) + ' ' + OPB, data: [{ x: rf.ridge_ops_per_byte, y: ymin }, { x: rf.ridge_ops_per_byte, y: rf.peak_ops_per_s }],
         borderColor: '#adb5bd', borderWidth: 1, borderDash: [2, 3], pointRadius: 0, pointHoverRadius: 0, fill: false, order: 0, isRoof: true });
@@ -272,8 +276,8 @@
     var opts = {
       parsing: false, normalized: true,
       scales: {
-        x: { type: 'logarithmic', grid: LOG_GRID, min: xmin, max: xmax, title: { display: true, text: 'arithmetic intensity (' + V.op + ' per byte moved)' }, ticks: logTicks(function (v) { return si(v); }) },
-        y: { type: 'logarithmic', grid: LOG_GRID, min: ymin, max: ymax, title: { display: true, text: (rooflineMode === 'measured' ? 'achieved' : 'attainable') + ' rate (' + OPS + ')' }, ticks: logTicks(function (v) { return si(v, OPS); }) }
+        x: { type: 'logarithmic', grid: LOG_GRID, min: xmin, max: xmax, title: { display: true, text: rooflineMode === 'measured' ? 'arithmetic intensity (' + V.op + ' per byte the node moves)' : 'arithmetic intensity as run (' + V.op + ' per byte the prediction charges)' }, ticks: logTicks(function (v) { return si(v); }) },
+        y: { type: 'logarithmic', grid: LOG_GRID, min: ymin, max: ymax, title: { display: true, text: (rooflineMode === 'measured' ? 'achieved rate, ops / measured time' : 'attained rate, ops / predicted time') + ' (' + OPS + ')' }, ticks: logTicks(function (v) { return si(v, OPS); }) }
       },
       interaction: { mode: 'nearest', intersect: true },
       onResize: legendFollows('right'),
@@ -622,7 +626,7 @@
       if (!sc[s]) return; var o = el('option', null, s.replace(/_/g, ' ') + ' (' + int(sc[s]) + ')'); o.value = s; stSel.appendChild(o); });
     var bSel = document.getElementById('node-bound');
     if (bSel) {
-      if (hasPred) { ['compute', 'memory', 'none'].forEach(function (b) { var o = el('option', null, b + '-bound'); o.value = b; bSel.appendChild(o); }); }
+      if (hasPred) { ['compute', 'fill', 'memory', 'dispatch', 'none'].forEach(function (b) { var o = el('option', null, b === 'fill' ? 'fill-limited' : b + '-bound'); o.value = b; bSel.appendChild(o); }); }
       else bSel.remove();
     }
     opSel.addEventListener('change', function () { state.op = opSel.value; state.page = 0; refresh(false); });

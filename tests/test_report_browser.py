@@ -224,9 +224,9 @@ def test_hovering_a_roofline_point_names_its_node(resnet):
     # its figures, from the JSON row: intensity, attained rate (ops / predicted time), predicted time
     rep = page.evaluate("window.__onnxperf.report")
     cols, row = rep["nodes"]["columns"], next(r for r in rep["nodes"]["rows"] if r[0] == pt["key"])
-    c = {k: row[cols.index(k)] for k in ("intensity", "flops", "int_ops", "predicted_s", "bound")}
-    rate = (c["flops"] + c["int_ops"]) / c["predicted_s"]
-    assert f"intensity {_g3(c['intensity'])} FLOP/B" in text
+    c = {k: row[cols.index(k)] for k in ("run_intensity", "attained_ops_per_s", "predicted_s", "bound")}
+    rate = c["attained_ops_per_s"]
+    assert f"intensity {_g3(c['run_intensity'])} FLOP/B" in text
     assert si(rate, "FLOP/s") in text and f"predicted {seconds(c['predicted_s'])}" in text
     assert f"{c['bound']}-bound" in text
     page.screenshot(path=str(ARTIFACTS / "report-resnet50-roofline-hover.png"),

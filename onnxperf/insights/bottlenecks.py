@@ -15,9 +15,9 @@ so the op types' shares add up to 100% of the node time, the per-run overhead (a
 spec's ``overhead_run_s``) is stated apart, and a node without a predicted time (no rule, unknown
 shape) is counted and named, never taken as 0: every time is then a lower bound.
 
-A node is *dispatch-bound* when the dispatch overhead in its time (a calibrated spec's per-node
-overhead, a GPU kernel's launch: :func:`dispatch_seconds`) is at least the rest of it;
-otherwise its bound is the roofline's (compute or memory). A group's bound holds most of its time.
+A node's bound is its limiter in the execution plan (:mod:`onnxperf.predict.plan`: compute, fill, memory or
+dispatch, read off the prediction's row, never worked out again); a group's bound is the limiter that
+holds most of its time (:func:`onnxperf.predict.plan.dominant`), as the roofline's own op-type rows have it.
 
 Blocks are repeated layers: from node-name prefixes when the names carry a hierarchy (torch's
 ``/layer1/layer1.0/conv1/Conv``, tf2onnx's ``model/block_1/...`` and Keras' ``conv2_block1_1_conv``),
@@ -41,12 +41,17 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from onnxperf.predict.tensors import _numel
-from onnxperf.ui.numbers import pct, seconds
+import onnx.defs
 
-COMPUTE, MEMORY, DISPATCH, NONE = "compute", "memory", "dispatch", "none"
-#: how the prediction treats a node: its own kernel or pass, inside another node's kernel, or no work
-OWN, INSIDE, FREE = "own", "inside", "free"
+from onnxperf.cost.walker import COUNTED
+from onnxperf.insights.advice import verdict
+from onnxperf.patterns.matchers import ACTIVATIONS, layout_transposes, scalar_value
+from onnxperf.patterns.side import Side
+from onnxperf.predict.gpu_kernels import is_pointwise
+from onnxperf.predict.plan import COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, dominant
+from onnxperf.predict.roofline import TRANSCENDENTAL
+from onnxperf.predict.tensors import _numel, links
+from onnxperf.ui.numbers import pct, seconds
 
 #: op families of the nodes whose output an epilogue rides on, and that split blocks
 HEAVY_FAMILIES = frozenset({"conv", "matmul", "attention", "rnn"})
@@ -80,6 +85,8 @@ class OpTypeGroup:
     shape_nodes: int
     shape_s: float
     action: str
+    #: time of its nodes limited by the GPU's fill (with compute_s, memory_s, dispatch_s: the four limiters)
+    fill_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -171,6 +178,9 @@ class Bottlenecks:
     outside: tuple[int, float, float | None, int, float | None]
     opportunities: tuple[Opportunity, ...]
     notes: tuple[str, ...]
+    #: two or three lines on the whole model: what is slow, why, what to change, how much it saves
+    #: (:func:`onnxperf.insights.advice.verdict`)
+    verdict: tuple[str, ...] = ()
 
     def to_dict(self, max_blocks: int | None = None, max_keys: int | None = None) -> dict[str, Any]:
         """Plain JSON types in a fixed order; ``max_blocks``: keep the blocks with the most time
@@ -216,8 +226,7 @@ def bottlenecks(sm) -> Bottlenecks | None:
     if rl is None:
         return None
     nodes = sm.main_nodes
-    treatment, plan = _treatment(sm)
-    ctx = _Context(sm, nodes, treatment, dispatch_seconds(sm, treatment, plan))
+    ctx = _Context(sm, nodes)
     notes = []
     unc = tuple(Uncosted(k, n.name, n.op_type, n.status) for n, k in zip(nodes, ctx.keys) if ctx.rows[k].time_s is None)
     if unc:
@@ -229,25 +238,28 @@ def bottlenecks(sm) -> Bottlenecks | None:
     method, blocks, kinds, outside = _blocks(ctx, {g.op_type: g for g in by_op})
     opps = _opportunities(ctx, notes)
     return Bottlenecks(
-        hardware=getattr(sm.spec, "id", None) or rl.spec_id, prediction=ctx.prediction, latency_s=rl.latency_s,
+        hardware=getattr(sm.spec, "id", None) or rl.spec_id, prediction=rl.prediction, latency_s=rl.latency_s,
         node_time_s=ctx.total_s, run_overhead_s=rl.run_overhead_s, bytes=ctx.total_bytes,
         lower_bound=rl.lower_bound or bool(unc), uncosted=unc, by_op_type=by_op, block_method=method,
-        blocks=blocks, block_kinds=kinds, outside=outside, opportunities=opps, notes=tuple(notes))
+        blocks=blocks, block_kinds=kinds, outside=outside, opportunities=opps, notes=tuple(notes),
+        verdict=verdict(sm, by_op, opps))
 
 
 class _Context:
-    """What every grouping reads: nodes in execution order and their keys, their rooflines, dispatch
-    seconds, how the prediction treats each (:data:`OWN`, :data:`INSIDE`, :data:`FREE`), and totals."""
+    """What every grouping reads: nodes in execution order and their keys, their rows of the execution
+    plan (time, bytes, limiter, placement: :data:`OWN`, :data:`INSIDE`, :data:`FREE`), and totals."""
 
-    def __init__(self, sm, nodes, treatment, dispatch):
-        self.sm, self.nodes, self.treatment, self.dispatch = sm, nodes, treatment, dispatch
+    def __init__(self, sm, nodes):
+        self.sm, self.nodes = sm, nodes
         self.keys = [n.key for n in nodes]
         self.rows = {r.key: r for r in sm.roofline.nodes}
+        self.treatment = {k: r.runs for k, r in self.rows.items()}
         self.t = {k: r.time_s or 0.0 for k, r in self.rows.items()}
         self.q = {k: r.bytes if r.time_s else 0 for k, r in self.rows.items()}
         self.total_s = sum(r.time_s for r in sm.roofline.nodes if r.time_s is not None)
         self.total_bytes = sum(self.q.values())
-        self.prediction = _prediction(sm)
+        self.prediction = sm.roofline.prediction
+        self.precision = getattr(sm.precision, "name", None)
         self.pos = {k: i for i, k in enumerate(self.keys)}
         self.shape = [_is_shape_node(n) for n in nodes]
         self.family: dict[str, str] = {}
@@ -268,78 +280,7 @@ class _Context:
 
     def bound(self, key: str) -> str | None:
         r = self.rows[key]
-        if r.time_s is None:
-            return None
-        o = self.dispatch.get(key, 0.0)
-        return DISPATCH if o > 0 and o >= r.time_s - o else r.bound
-
-
-def _prediction(sm) -> str:
-    rl, eff = sm.roofline, getattr(sm.spec, "efficiency", None) or {}
-    if rl.kernels is not None:
-        return "GPU kernel model"
-    if float(eff.get("fusion.epilogue", 0)) >= 1:
-        return "calibrated, onnxruntime's CPU fusions"
-    return "calibrated" if eff else "plain roofline"
-
-
-def _treatment(sm):
-    """(node key -> :data:`INSIDE` (the prediction runs it inside another node's kernel), :data:`FREE`
-    (no work: folded at load, absorbed into weights, a view) or :data:`OWN`, as
-    :func:`onnxperf.predict.roofline.roofline` applies the spec's ``fusion.*`` keys; the GPU kernel plan, or
-    None for a spec without ``fusion.gpu``)."""
-    a = sm
-    eff = getattr(sm.spec, "efficiency", None) or {}
-    out = {n.key: OWN for n in a.main_nodes}
-    rl = sm.roofline  # what the prediction applied, when it kept it
-    from onnxperf.predict import roofline as rf
-
-    if float(eff.get("fusion.constant_folding", 0)) >= 1:
-        gone = rl.folded_keys if rl is not None and rl.folded_keys is not None else rf.folded(a)
-        out.update(dict.fromkeys(gone & out.keys(), FREE))
-    if float(eff.get("fusion.epilogue", 0)) >= 1:
-        fu = rl.fusion_model if rl is not None and rl.fusion_model is not None else rf.fusions(a)
-        out.update(dict.fromkeys(fu.absorbed & out.keys(), FREE))
-        out.update(dict.fromkeys((set(fu.epilogue) | fu.inside) & out.keys(), INSIDE))
-    plan = None
-    if float(eff.get("fusion.gpu", 0)) >= 1:
-        from onnxperf.predict.gpu_kernels import kernel_plan
-
-        plan = rl.plan if rl is not None and rl.plan is not None else kernel_plan(a)
-        for k in out:
-            if k in plan.free:
-                out[k] = FREE
-            elif plan.kernel.get(k, k) != k:
-                out[k] = INSIDE
-    return out, plan
-
-
-def dispatch_seconds(sm, treatment: dict[str, str], plan=None) -> dict[str, float]:
-    """Node key -> the dispatch overhead in its predicted time, as :func:`onnxperf.predict.roofline.roofline`
-    adds it: a GPU kernel's launch (``overhead_s``) for a node that starts a kernel of the plan; on
-    other specs, for a node the prediction runs as its own (not fused, folded or a Constant), the
-    per-node ``overhead_s`` plus ``overhead_parallel_s`` when it moves ``parallel_min_bytes`` or more
-    (its roofline's bytes). Empty for a spec without overheads. The same figures as a second roofline
-    without the overheads gives by difference (the tests check that they agree), without its cost."""
-    eff = getattr(sm.spec, "efficiency", None) or {}
-    if not any(float(eff.get(k, 0) or 0) for k in ("overhead_s", "overhead_parallel_s")):
-        return {}
-    from onnxperf.predict.roofline import _NOT_EXECUTED, efficiencies
-
-    rows = {r.key: r for r in sm.roofline.nodes}
-    out = {}
-    for n in sm.main_nodes:
-        k = n.key
-        r = rows[k]
-        if r.time_s is None:
-            continue
-        if plan is not None:
-            o = efficiencies(sm.spec, n.family)[2] if k in plan.launches else 0.0
-        else:
-            o = efficiencies(sm.spec, n.family, r.bytes)[2] if treatment[k] == OWN and n.op_type not in _NOT_EXECUTED \
-                else 0.0
-        out[k] = o
-    return out
+        return None if r.time_s is None else r.bound
 
 
 def _ops(names) -> tuple[tuple[str, int], ...]:
@@ -354,49 +295,56 @@ def ops_text(ops) -> str:
 
 # ------------------------------------------------------------------------------------- by op type
 
-#: the action for an op category and the bound that holds most of its time ("*": any bound)
+#: the action for an op category and the bound that holds most of its time ("*": any bound): a prefix and
+#: clauses joined by "; "; a clause naming a precision the run already has (``{lower}``, ``{narrow}``,
+#: ``{half}``: :func:`_precision_words`) is left out
 _ACTIONS = {
-    ("conv", COMPUTE): "compute-bound: lower precision (--precision fp16/int8) raises the roof; fewer MACs "
-                       "(depthwise-separable or pruned convs) cut it",
-    ("conv", MEMORY): "memory-bound: a larger batch (--dim batch=N) reuses each weight more; fp16/int8 moves "
-                      "half/a quarter of the bytes",
-    ("matmul", COMPUTE): "compute-bound: lower precision (--precision fp16/int8) raises the roof (tensor cores)",
-    ("matmul", MEMORY): "memory-bound on its weights: more rows per run (--dim batch=N, longer sequences) or "
-                        "int8/int4 weights",
-    ("attention", "*"): "attention: a fused kernel (FlashAttention, onnxruntime's MultiHeadAttention) and fp16 "
-                        "keep the scores on chip",
-    ("pointwise", MEMORY): "memory-bound elementwise: fuse into the producer (the conv/matmul epilogue) or into "
-                           "one pointwise kernel",
-    ("pointwise", COMPUTE): "bound by its arithmetic: fp16 doubles the roof, fusing it into the producer saves "
-                            "its pass over memory",
-    ("transcendental", COMPUTE): "bound by per-element arithmetic (a transcendental): an approximate or fused kernel "
-                                 "(FastGelu, QuickGelu), or fp16",
-    ("transcendental", MEMORY): "memory-bound elementwise: fuse into the producer (the conv/matmul epilogue) or "
-                                "into one pointwise kernel",
-    ("norm", "*"): "normalization: fuse it with the residual Add before it (SkipLayerNormalization) or the op "
-                   "after it; fp16 halves its bytes",
-    ("batchnorm", "*"): "a BatchNorm left in the graph: fold it into the conv before it (constant folding at "
-                        "export, or the runtime's ConvBNFusion)",
-    ("softmax", "*"): "the attention scores make a round trip through memory: fused attention (FlashAttention, "
-                      "onnxruntime's Attention) keeps them on chip",
-    ("reduce", "*"): "a reduction written out: fuse it into the normalization or pooling it belongs to",
-    ("pool", MEMORY): "memory-bound pooling: fuse it into the conv before it, or fp16",
-    ("pool", "*"): "pooling: fuse it into the conv before it, or fp16",
-    ("transpose", "*"): "pure data movement: remove it (export in the layout the runtime uses; onnxruntime's "
-                        "transpose optimizer cancels pairs) or fold it into the consumer",
-    ("movement", "*"): "data movement with no arithmetic: write in place (concat into the consumer's buffer), "
-                       "make it a view, or remove it",
-    ("gather", "*"): "a lookup bound by the rows it moves: fp16/int8 tables move half/a quarter",
-    ("shape", "*"): "shape arithmetic at every run: constant-fold / simplify the graph (onnxsim) with the dims "
-                    "fixed",
-    ("cast", "*"): "dtype conversions: export in the precision you run, so no Cast is left",
-    ("resize", "*"): "resampling: nearest instead of linear, fp16, or fuse it into the next conv",
-    ("quant", "*"): "(de)quantization around float ops: run the op itself in int8 (QDQ fusion, QLinear*) so "
-                    "the pair goes",
-    ("other", COMPUTE): "compute-bound: lower precision (--precision fp16/int8) raises the roof",
-    ("other", MEMORY): "memory-bound: fewer bytes (fp16/int8), or fuse it with its neighbours",
-    ("other", "*"): "fuse it with its neighbours or batch more (--dim batch=N)",
-    ("*", NONE): "no work in this prediction (views, folded or fused away)",
+    ("conv", COMPUTE): ("compute-bound", "{lower} raises the roof; fewer MACs (depthwise-separable or pruned convs) "
+                                         "cut it"),
+    ("conv", FILL): ("too small to fill the GPU", "a larger batch (--dim batch=N) or input gives every SM work"),
+    ("conv", MEMORY): ("memory-bound", "a larger batch (--dim batch=N) reuses each weight more; {narrow}"),
+    ("matmul", COMPUTE): ("compute-bound", "{lower} raises the roof (tensor cores); fewer operations (a smaller or "
+                                           "pruned model) cut it"),
+    ("matmul", FILL): ("too few rows to fill the GPU", "more rows per run (--dim batch=N, longer sequences) give "
+                                                       "every SM work"),
+    ("matmul", MEMORY): ("memory-bound on its weights", "more rows per run (--dim batch=N, longer sequences) or "
+                                                        "{weights} weights"),
+    ("attention", "*"): ("attention", "a fused kernel (FlashAttention, onnxruntime's MultiHeadAttention) keeps the "
+                                      "scores on chip; {half} halves their bytes"),
+    ("pointwise", MEMORY): ("memory-bound elementwise", "fuse into the producer (the conv/matmul epilogue) or into one "
+                                                        "pointwise kernel"),
+    ("pointwise", COMPUTE): ("bound by its arithmetic", "{half} doubles the roof; fusing it into the producer saves "
+                                                        "its pass over memory"),
+    ("transcendental", COMPUTE): ("bound by per-element arithmetic (a transcendental)",
+                                  "an approximate or fused kernel (FastGelu, QuickGelu); {half} doubles the roof"),
+    ("transcendental", MEMORY): ("memory-bound elementwise", "fuse into the producer (the conv/matmul epilogue) or "
+                                                             "into one pointwise kernel"),
+    ("norm", "*"): ("normalization", "fuse it with the residual Add before it (SkipLayerNormalization) or the op after "
+                                     "it; {half} halves its bytes"),
+    ("batchnorm", "*"): ("a BatchNorm left in the graph", "fold it into the conv before it (constant folding at "
+                                                          "export, or the runtime's ConvBNFusion)"),
+    ("softmax", "*"): ("the attention scores make a round trip through memory", "fused attention (FlashAttention, "
+                                                                                 "onnxruntime's Attention) keeps them "
+                                                                                 "on chip"),
+    ("reduce", "*"): ("a reduction written out", "fuse it into the normalization or pooling it belongs to"),
+    ("pool", MEMORY): ("memory-bound pooling", "fuse it into the conv before it; {half} halves its bytes"),
+    ("pool", "*"): ("pooling", "fuse it into the conv before it; {half} halves its bytes"),
+    ("transpose", "*"): ("pure data movement", "remove it (export in the layout the runtime uses; onnxruntime's "
+                                               "transpose optimizer cancels pairs) or fold it into the consumer"),
+    ("movement", "*"): ("data movement with no arithmetic", "write in place (concat into the consumer's buffer), make "
+                                                            "it a view, or remove it"),
+    ("gather", "*"): ("a lookup bound by the rows it moves", "{narrow}"),
+    ("shape", "*"): ("shape arithmetic at every run", "constant-fold / simplify the graph (onnxsim) with the dims fixed"),
+    ("cast", "*"): ("dtype conversions", "export in the precision you run, so no Cast is left"),
+    ("resize", "*"): ("resampling", "nearest instead of linear, or fuse it into the next conv; {half} halves its "
+                                    "bytes"),
+    ("quant", "*"): ("(de)quantization around float ops", "run the op itself in int8 (QDQ fusion, QLinear*) so the "
+                                                          "pair goes"),
+    ("other", COMPUTE): ("compute-bound", "{lower} raises the roof; fewer operations cut it"),
+    ("other", FILL): ("too small to fill the GPU", "a larger batch (--dim batch=N) gives every SM work"),
+    ("other", MEMORY): ("memory-bound", "{narrow}; or fuse it with its neighbours"),
+    ("other", "*"): ("", "fuse it with its neighbours or batch more (--dim batch=N)"),
+    ("*", NONE): ("no work in this prediction (views, folded or fused away)", ""),
 }
 _CATEGORY_OF_OP = {"Softmax": "softmax", "LogSoftmax": "softmax", "Transpose": "transpose", "Cast": "cast",
                    "CastLike": "cast", "BatchNormalization": "batchnorm", **dict.fromkeys(_SHAPE_OPS, "shape")}
@@ -405,23 +353,49 @@ _CATEGORY_OF_FAMILY = {"conv": "conv", "matmul": "matmul", "attention": "attenti
                        "movement": "movement", "gather_scatter": "gather", "resize": "resize", "quant": "quant"}
 
 
-def action_for(op_type: str, family: str, bound: str, shape_share: float = 0.0) -> str:
-    """The one-line action for an op type whose time is mostly ``bound``; ``shape_share``: the share
-    of its nodes that compute shapes (over half: it is shape arithmetic). Dispatch-bound: the
-    per-node cost first, then what removes the node."""
-    from onnxperf.predict.roofline import TRANSCENDENTAL
+def _precision_words(precision: str | None) -> dict[str, str | None]:
+    """What an action may offer at the ``--precision`` the run already has (None: as stored): a lower
+    precision, narrower bytes, half the bytes, narrower weights; None where nothing lower is left."""
+    if precision in ("int8",):
+        return {"lower": None, "narrow": None, "half": None, "weights": "int4"}
+    if precision in ("fp16", "bf16", "fp8"):
+        return {"lower": "int8 (--precision int8)", "narrow": "int8 moves half of the bytes" if precision != "fp8"
+                else None, "half": None, "weights": "int8/int4"}
+    return {"lower": "lower precision (--precision fp16/int8)", "narrow": "fp16/int8 moves half/a quarter of the bytes",
+            "half": "fp16", "weights": "int8/int4"}
 
+
+def _say(key: tuple[str, str], precision: str | None) -> str:
+    """The action ``key`` worded for the run's precision (:data:`_ACTIONS`)."""
+    prefix, body = _ACTIONS[key]
+    words = _precision_words(precision)
+    clauses = []
+    for clause in body.split("; ") if body else ():
+        names = re.findall(r"{(\w+)}", clause)
+        if all(words[x] is not None for x in names):
+            clauses.append(clause.format(**{x: words[x] for x in names}))
+    text = "; ".join(clauses) or ("" if not body else "fewer operations or bytes cut it")
+    return f"{prefix}: {text}" if prefix and text else prefix or text
+
+
+def action_for(op_type: str, family: str, bound: str, shape_share: float = 0.0, precision: str | None = None) -> str:
+    """The one-line action for an op type whose time is mostly ``bound``; ``shape_share``: the share
+    of its nodes that compute shapes (over half: it is shape arithmetic); ``precision``: the run's
+    ``--precision`` (an action never offers the one it already has). Dispatch-bound: the per-node
+    cost first, then what removes the node."""
     cat = "shape" if shape_share > 0.5 else _CATEGORY_OF_OP.get(
         op_type, "transcendental" if op_type in TRANSCENDENTAL else _CATEGORY_OF_FAMILY.get(family, "other"))
     if bound == NONE:
-        return _ACTIONS[("*", NONE)]
+        return _say(("*", NONE), precision)
     if bound == DISPATCH:
-        fix = _ACTIONS.get((cat, "*")) or _ACTIONS[("other", "*")]
+        fix = _say((cat, "*") if (cat, "*") in _ACTIONS else ("other", "*"), precision)
         return "dispatch-bound (the per-node or launch cost outweighs the work): " + fix
+    if bound == FILL and (cat, FILL) not in _ACTIONS:
+        return _say(("other", FILL), precision)
     for k in ((cat, bound), (cat, "*"), ("other", bound)):
         if k in _ACTIONS:
-            return _ACTIONS[k]
-    return _ACTIONS[("other", MEMORY)]
+            return _say(k, precision)
+    return _say(("other", MEMORY), precision)
 
 
 def _is_shape_node(n) -> bool:
@@ -436,7 +410,7 @@ def _by_op_type(ctx: _Context) -> tuple[OpTypeGroup, ...]:
     acc: dict[tuple[str, str], dict[str, Any]] = {}
     for n, k, shape in zip(ctx.nodes, ctx.keys, ctx.shape):
         g = acc.setdefault((n.domain, n.op_type), {"family": n.family, "nodes": 0, "uncosted": 0, "t": 0.0, "b": 0,
-                                                   COMPUTE: 0.0, MEMORY: 0.0, DISPATCH: 0.0, "fused": 0, "shape": 0,
+                                                   **dict.fromkeys(LIMITERS, 0.0), "fused": 0, "shape": 0,
                                                    "shape_s": 0.0})
         g["nodes"] += 1
         g["shape"] += shape
@@ -449,13 +423,14 @@ def _by_op_type(ctx: _Context) -> tuple[OpTypeGroup, ...]:
         g["shape_s"] += t if shape else 0.0
         g["t"] += t
         g["b"] += ctx.q[k]
-        if b in (COMPUTE, MEMORY, DISPATCH):
+        if b in LIMITERS:
             g[b] += t
     out = []
     for (domain, op), g in acc.items():
-        by = {k: g[k] for k in (COMPUTE, MEMORY, DISPATCH)}
-        bound = NONE if not any(by.values()) else max(by, key=lambda k: (by[k], k == COMPUTE))
-        act = action_for(op, g["family"], bound, g["shape_s"] / g["t"] if g["t"] else g["shape"] / g["nodes"])
+        by = {k: g[k] for k in LIMITERS}
+        bound = dominant(by)
+        act = action_for(op, g["family"], bound, g["shape_s"] / g["t"] if g["t"] else g["shape"] / g["nodes"],
+                         ctx.precision)
         if g["uncosted"] == g["nodes"]:  # nothing of it is known: not "no work"
             bound = "unknown"
             act = (f"not costed ({g['nodes']} node{'s' if g['nodes'] != 1 else ''} without a predicted time): "
@@ -468,7 +443,7 @@ def _by_op_type(ctx: _Context) -> tuple[OpTypeGroup, ...]:
         timed = g["nodes"] > g["uncosted"]
         out.append(OpTypeGroup(op, domain, g["nodes"], g["uncosted"], g["t"], ctx.share(g["t"]) if timed else None,
                                g["b"], ctx.bytes_share(g["b"]) if timed else None, by[COMPUTE], by[MEMORY],
-                               by[DISPATCH], bound, g["fused"], g["shape"], g["shape_s"], act))
+                               by[DISPATCH], bound, g["fused"], g["shape"], g["shape_s"], act, by[FILL]))
     return tuple(sorted(out, key=lambda x: (-x.time_s, x.uncosted == x.nodes, x.domain, x.op_type)))
 
 
@@ -524,8 +499,6 @@ def _structure_groups(ctx: _Context) -> list[tuple[str, list[int]]]:
     """Blocks from the graph: a block ends at a residual merge (an Add/Sum of two computed tensors of
     the same size: outputs of nodes other than Constant, or graph inputs) and keeps the ops after it
     up to the next Conv/MatMul/attention/RNN node."""
-    from onnxperf.predict.tensors import links
-
     producer = links(ctx.nodes)[0]
     graph_inputs = {t.name for t in ctx.sm.model.inputs}
     out: list[list[int]] = [[]]
@@ -590,7 +563,7 @@ def _blocks(ctx: _Context, op_groups: dict[str, OpTypeGroup]):
         else:
             g = op_groups[top]
             action = (f"{top} is {pct(top_share)} of {'each' if count > 1 else 'it'}: "
-                      + action_for(top, ctx.family[top], g.bound, g.shape_s / g.time_s if g.time_s else 0.0)
+                      + action_for(top, ctx.family[top], g.bound, g.shape_s / g.time_s if g.time_s else 0.0, ctx.precision)
                       + (f"; a saving in one counts {count} times" if count > 1 else ""))
         kinds.append(BlockKind(label, tuple(sorted(sig, key=lambda x: (-x[1], x[0]))),
                                count, tuple(names), t, ctx.share(t),
@@ -623,9 +596,6 @@ class _Graph:
     constants, and the comparison's :class:`~onnxperf.patterns.side.Side` for its pattern matchers."""
 
     def __init__(self, ctx: _Context):
-        from onnxperf.patterns.side import Side
-        from onnxperf.predict.tensors import links
-
         self.ctx = ctx
         self.side = Side(0, "", ctx.sm)
         self.producer, self.users = links(ctx.nodes)
@@ -651,8 +621,6 @@ def _attention(g: _Graph) -> _Found:
     """Softmax between two MatMuls of computed operands (Q·Kᵀ and P·V), with the scale, mask and
     Softmax between them and the Transposes that split and merge the heads: the ops a fused
     attention kernel removes (the two MatMuls stay, counted under MatMul)."""
-    from onnxperf.predict.gpu_kernels import is_pointwise
-
     out = []
     for s in g.ctx.nodes:
         if s.op_type != "Softmax" or s.domain or not s.inputs or s.inputs[0] is None:
@@ -744,16 +712,12 @@ def _norms(g: _Graph) -> _Found:
 def _scalar(g: _Graph, t) -> float | None:
     if t is None:
         return None
-    from onnxperf.patterns.matchers import scalar_value
-
     return scalar_value(g.side, t.name)
 
 
 def _activations(g: _Graph) -> _Found:
     """GELU (Erf and tanh forms), HardSwish, Swish/SiLU and Mish written out as primitive ops: the
     comparison's matchers (:data:`onnxperf.patterns.matchers.ACTIVATIONS`)."""
-    from onnxperf.patterns.matchers import ACTIVATIONS
-
     out, kinds, seen = [], Counter(), set()
     for label, _fused_ops, match in ACTIVATIONS:
         for ids in match(g.side):
@@ -769,8 +733,6 @@ def _activations(g: _Graph) -> _Found:
 def _layout(g: _Graph) -> _Found:
     """Transposes that change the layout around a conv or pooling: an NHWC↔NCHW permutation, or any
     Transpose whose input a conv/pool writes or whose output one reads."""
-    from onnxperf.patterns.matchers import layout_transposes
-
     perms = {nid for nid, _ in layout_transposes(g.side)}
     graph_inputs = {i.name for i in g.ctx.sm.model.inputs}  # once, not per Transpose
     has_conv = any(n.family == "conv" for n in g.ctx.nodes)
@@ -792,9 +754,6 @@ def _epilogues(g: _Graph) -> _Found:
     link) writes, is read by pointwise ops alone and has the output's size: the epilogue a GPU
     runtime runs in the GEMM's kernel (:mod:`onnxperf.predict.gpu_kernels`), onnxruntime's CPU provider in
     part (an activation, a residual Add, a BatchNorm folded)."""
-    from onnxperf.cost.walker import COUNTED
-    from onnxperf.predict.gpu_kernels import is_pointwise
-
     roots = {n.key for n in g.ctx.nodes if n.family in ("conv", "matmul") and n.status == COUNTED}
     root_of: dict[str, str] = {}
     islands: dict[str, list[str]] = {}
@@ -958,8 +917,6 @@ _FIRST_OPSET = {"LayerNormalization": 17, "Gelu": 20, "RMSNormalization": 23, "S
 @functools.lru_cache(maxsize=None)
 def _first_opset(op: str) -> int | str:
     """The first ai.onnx opset with ``op`` (from ONNX's own schemas, else :data:`_FIRST_OPSET`)."""
-    import onnx.defs
-
     versions = [s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.name == op and not s.domain]
     return min(versions) if versions else _FIRST_OPSET.get(op, "a newer one")
 

@@ -33,7 +33,7 @@ constants only (and ``Shape`` of a tensor whose shape is known): such nodes take
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from onnxperf.base import dtypes
@@ -43,12 +43,11 @@ from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.graph.folding import foldable_nodes
 from onnxperf.predict.folding import folded
 from onnxperf.predict.gpu_kernels import kernel_plan
+from onnxperf.predict.plan import (COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, Placement, dominant, limiter,
+                                   placements)
 from onnxperf.predict.reuse import level_bytes
 from onnxperf.predict.tensors import links, tensor_bytes
 
-COMPUTE = "compute"
-MEMORY = "memory"
-NONE = "none"  # zero by design: no work
 
 
 class Spec(Protocol):
@@ -113,6 +112,19 @@ def int_dtype(inputs) -> str:
 
 @dataclass(frozen=True)
 class NodeRoofline:
+    """One row of the execution plan (:mod:`onnxperf.predict.plan`): how the runtime runs a main-graph node
+    and what its predicted time is made of.
+
+    ``ops`` W and ``bytes`` Q are what the prediction charges the node (Q: the bytes its kernel moves
+    through memory, less what a fusion keeps on chip); ``intensity`` = W / Q. ``peak_ops_per_s`` is the
+    named peak π of ``dtype`` on the spec (no efficiency applied), ``bandwidth_bytes_per_s`` β the
+    bandwidth of the roof its bytes are charged at, ``attainable_ops_per_s`` = min(π, I·β) its roof,
+    ``attained_ops_per_s`` = W / t and ``peak_share`` = W / t / π. ``compute_s``, ``memory_s`` and
+    ``dispatch_s`` are the parts of t (``fill``: the GPU fill that divides the arithmetic of a tiled
+    kernel, 1 elsewhere); ``bound`` is its limiter (:func:`onnxperf.predict.plan.limiter`); ``runs``,
+    ``kernel``, ``how`` and ``runs_as`` its :class:`~onnxperf.predict.plan.Placement`; ``level`` the memory
+    level its memory time mostly goes to (None on a spec without cache levels)."""
+
     key: str
     op_type: str
     family: str
@@ -125,13 +137,25 @@ class NodeRoofline:
     bound: str
     time_s: float | None  # None when the node's cost is unknown
     share: float | None
+    compute_s: float = 0.0
+    memory_s: float = 0.0
+    dispatch_s: float = 0.0
+    fill: float = 1.0
+    bandwidth_bytes_per_s: float = 0.0
+    level: str | None = None
+    attained_ops_per_s: float | None = None
+    peak_share: float | None = None
+    runs: str = OWN
+    kernel: str | None = None
+    how: str | None = None
+    runs_as: str | None = None
 
 
 @dataclass(frozen=True)
 class OpTypeRoofline:
     """The roofline of all timed nodes of one op type: their summed operations, bytes and times.
     ``intensity`` = ops / bytes; ``ops_per_s`` = ops / time (the rate the predictions imply);
-    ``bound`` = the bound that holds most of the op type's time."""
+    ``bound`` = the limiter that holds most of the op type's time (:func:`onnxperf.predict.plan.dominant`)."""
 
     op_type: str
     count: int
@@ -144,10 +168,16 @@ class OpTypeRoofline:
     compute_bound_time_s: float
     memory_bound_time_s: float
     bound: str
+    fill_bound_time_s: float = 0.0
+    dispatch_bound_time_s: float = 0.0
 
 
 @dataclass(frozen=True)
 class RooflineResult:
+    """The execution plan of an analysis on a spec at a precision (:mod:`onnxperf.predict.plan`): one row per
+    main-graph node, the latency, and the time each limiter holds. Made once (:func:`roofline`); every
+    output reads it."""
+
     spec_id: str
     ridge_fp32: float
     nodes: tuple[NodeRoofline, ...]
@@ -171,15 +201,16 @@ class RooflineResult:
     #: the cache-aware roofline (a spec with memory levels): (level, bytes charged there), innermost
     #: first, main memory last; empty for a DRAM-only spec
     bytes_by_level: tuple[tuple[str, float], ...] = ()
-    #: what the spec's ``fusion.*`` keys made of the graph, as this prediction applied it (None where
-    #: the key is off): the folded node keys, onnxruntime's CPU fusions, the GPU kernel plan. Kept so
-    #: readers of the prediction (bottlenecks, the trace) need not work them out again; not figures
-    folded_keys: frozenset[str] | None = field(default=None, compare=False, repr=False)
-    fusion_model: Any = field(default=None, compare=False, repr=False)
-    plan: Any = field(default=None, compare=False, repr=False)
     #: the side of the costs this prediction rests on (:attr:`onnxperf.cost.analysis.Totals.side`): a node
     #: of a body left out, a loop counted in part, a size replaced by its upper bound
     cost_side: str = ""
+    #: time of the nodes limited by the GPU's fill, and by their dispatch overhead (the other limiters:
+    #: ``compute_bound_time_s``, ``memory_bound_time_s``)
+    fill_bound_time_s: float = 0.0
+    dispatch_bound_time_s: float = 0.0
+    #: which prediction this is: "plain roofline", "GPU kernel model", "calibrated, onnxruntime's CPU
+    #: fusions", "calibrated"
+    prediction: str = "plain roofline"
 
     @property
     def side(self) -> str:
@@ -195,6 +226,16 @@ class RooflineResult:
         """Nothing left out of the latency (it may still be an upper bound: see :attr:`side`)."""
         return self.side not in ("lower", "unknown")
 
+    @property
+    def node_time_s(self) -> float:
+        """The summed node times: the latency less the per-run overhead."""
+        return self.latency_s - self.run_overhead_s
+
+    def time_by_bound(self) -> dict[str, float]:
+        """Limiter -> the node time it holds (:data:`onnxperf.predict.plan.LIMITERS`, in order)."""
+        return {COMPUTE: self.compute_bound_time_s, FILL: self.fill_bound_time_s, MEMORY: self.memory_bound_time_s,
+                DISPATCH: self.dispatch_bound_time_s}
+
     def throughput_per_s(self, batch: int = 1) -> float | None:
         return None if self.latency_s <= 0 else batch / self.latency_s
 
@@ -202,12 +243,13 @@ class RooflineResult:
         """The ``roofline`` section of the JSON contract, for ``batch`` items a run on ``hardware``
         (the spec's id as given; the prediction's own by default)."""
         return {
-            "hardware": hardware or self.spec_id,
+            "hardware": hardware or self.spec_id, "prediction": self.prediction,
             "ridge_fp32_flops_per_byte": self.ridge_fp32,
             "latency_s": self.latency_s, "latency_is_lower_bound": self.lower_bound, "batch": batch,
             "throughput_items_per_s": self.throughput_per_s(batch),
             "unknown_nodes": self.unknown_nodes, "complete": self.complete, "bound": self.side or "exact",
             "compute_bound_time_s": self.compute_bound_time_s, "memory_bound_time_s": self.memory_bound_time_s,
+            "fill_bound_time_s": self.fill_bound_time_s, "dispatch_bound_time_s": self.dispatch_bound_time_s,
             "run_overhead_s": self.run_overhead_s,
             "bytes_by_level": [{"level": k, "bytes": v} for k, v in self.bytes_by_level] or None,
             "gpu_kernel_model": None if self.kernels is None else {
@@ -217,10 +259,15 @@ class RooflineResult:
                             "intensity": o.intensity, "time_s": o.time_s, "share": o.share,
                             "ops_per_s": o.ops_per_s, "bound": o.bound,
                             "compute_bound_time_s": o.compute_bound_time_s,
-                            "memory_bound_time_s": o.memory_bound_time_s} for o in self.by_op_type],
+                            "memory_bound_time_s": o.memory_bound_time_s,
+                            "fill_bound_time_s": o.fill_bound_time_s,
+                            "dispatch_bound_time_s": o.dispatch_bound_time_s} for o in self.by_op_type],
             "nodes": [{"key": n.key, "dtype": n.dtype, "ops": n.ops, "bytes": n.bytes, "intensity": n.intensity,
                        "peak_ops_per_s": n.peak_ops_per_s, "attainable_ops_per_s": n.attainable_ops_per_s,
-                       "bound": n.bound, "time_s": n.time_s, "share": n.share} for n in self.nodes],
+                       "attained_ops_per_s": n.attained_ops_per_s, "peak_share": n.peak_share,
+                       "bound": n.bound, "time_s": n.time_s, "share": n.share,
+                       "compute_s": n.compute_s, "memory_s": n.memory_s, "dispatch_s": n.dispatch_s, "fill": n.fill,
+                       "runs": n.runs, "kernel": n.kernel} for n in self.nodes],
         }
 
 
@@ -316,36 +363,42 @@ _NOT_EXECUTED = frozenset({"Constant"})
 
 
 def node_roofline(n, spec: Spec, float_key: str | None = None, op: str | None = None) -> NodeRoofline:
-    """Roofline of one NodeCost: integer ops use the integer peak, FLOPs the float one
-    (``float_key``: the peak of a ``--precision`` what-if for every floating-point operation;
-    ``op``: the per-op efficiency key to use instead of the node's op type, :func:`op_keys`)."""
+    """Roofline of one NodeCost on its own: integer ops at the integer peak, FLOPs at the float one
+    (``float_key``: the peak of a ``--precision`` what-if for every floating-point operation; ``op``:
+    the per-op efficiency key to use instead of the node's op type, :func:`op_keys`),
+
+        t = max(c, m) + α·min(c, m) + o,   c = W_f / (e_c·π_f) + W_i / (e_c·π_i),   m = Q / (e_m·β)
+
+    The named peak is the peak of the dtype its arithmetic runs in (the faster of the two when it
+    has both kinds)."""
     dtype = compute_dtype(n.inputs)
-    if float_key is not None and n.flops:
-        dtype = float_key
     nbytes = n.bytes_read + n.bytes_written
     kind = _kind(n, op)
     e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, *kind)
     if n.op_type in _NOT_EXECUTED:
         overhead = 0.0
-    bw = spec.memory_bandwidth_bytes_per_s * e_m
+    dram = spec.memory_bandwidth_bytes_per_s
     if n.status not in (COUNTED, ZERO):
-        return NodeRoofline(n.key, n.op_type, n.family, dtype, 0, 0, None, 0.0, 0.0, NONE, None, None)
-    float_peak = spec.peak_for(float_key if float_key is not None else
-                               dtype if dtype in _FLOAT_NAMES or dtype.startswith("float8") else "float32") * e_c
+        return NodeRoofline(n.key, n.op_type, n.family, dtype, 0, 0, None, 0.0, 0.0, NONE, None, None,
+                            bandwidth_bytes_per_s=dram)
+    fdt = float_key if float_key is not None else dtype if dtype in _FLOAT_NAMES or dtype.startswith("float8") \
+        else "float32"
+    float_peak = spec.peak_for(fdt)
     idt = int_dtype(n.inputs)
-    int_peak = spec.peak_for(idt) * e_c
-    if n.int_ops > n.flops:
-        dtype = idt  # the node is integer arithmetic on this data (QLinear*, *Integer)
-    ops = n.flops + n.int_ops
+    int_peak = spec.peak_for(idt)
     # time of the arithmetic: FLOPs at the float peak plus integer ops at the integer peak
-    compute_s = (n.flops / float_peak if n.flops else 0.0) + (n.int_ops / int_peak if n.int_ops else 0.0)
-    memory_s = nbytes / bw if nbytes else 0.0
+    compute_s = (n.flops / (float_peak * e_c) if n.flops else 0.0) + (n.int_ops / (int_peak * e_c) if n.int_ops else 0.0)
+    memory_s = nbytes / (dram * e_m) if nbytes else 0.0
     t = max(compute_s, memory_s) + overlap(spec, n.family, *kind) * min(compute_s, memory_s) + overhead
-    # the peak that this mix of operations runs at (for intensity/attainable figures)
-    peak = ops / compute_s if compute_s > 0 else (float_peak if n.int_ops == 0 else int_peak)
-    i = intensity(ops, nbytes)
-    b = NONE if (ops == 0 and nbytes == 0) else (COMPUTE if compute_s >= memory_s else MEMORY)
-    return NodeRoofline(n.key, n.op_type, n.family, dtype, ops, nbytes, i, peak, attainable(peak, bw, i), b, t, None)
+    if n.int_ops and (not n.flops or int_peak > float_peak or (int_peak == float_peak and n.int_ops > n.flops)):
+        dtype, peak = idt, int_peak  # the node is integer arithmetic on this data (QLinear*, *Integer)
+    elif n.flops:
+        dtype, peak = fdt, float_peak
+    else:
+        peak = float_peak  # no arithmetic: its roof is the float one, its dtype its data's
+    ops = n.flops + n.int_ops
+    return NodeRoofline(n.key, n.op_type, n.family, dtype, ops, nbytes, intensity(ops, nbytes), peak, 0.0, NONE, t,
+                        None, compute_s=compute_s, memory_s=memory_s, dispatch_s=overhead, bandwidth_bytes_per_s=dram)
 
 
 #: activations that onnxruntime's CPU provider fuses into the Conv or Gemm before them
@@ -712,35 +765,25 @@ def _as_fused_kernel(r: NodeRoofline, n, op: str, nbytes: int, ops: int, int_dty
     bandwidth,
 
         t = max(c, m) + α·min(c, m) + o,   c = W / (e_c · π),  m = Q / (e_m · β)"""
-    integer, depthwise, own = _kind(n)
-    if int_dtype is not None:
-        integer = True
-        e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, integer, depthwise, op)
-        peak = spec.peak_for(int_dtype) * e_c
-    else:
-        e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, integer, depthwise, op)
-        # the roof itself, from the node's own roofline (its peak is the roof times its own e_c)
-        peak = r.peak_ops_per_s / efficiencies(spec, n.family, 0.0, integer, depthwise, own)[0] * e_c
-    bw = spec.memory_bandwidth_bytes_per_s * e_m
-    comp_s = ops / peak if ops else 0.0
-    mem_s = nbytes / bw if nbytes else 0.0
-    t = max(comp_s, mem_s) + overlap(spec, n.family, integer, depthwise, op) * min(comp_s, mem_s) + overhead
-    i = intensity(ops, nbytes)
-    return NodeRoofline(r.key, r.op_type, r.family, int_dtype or r.dtype, ops, nbytes, i, peak,
-                        attainable(peak, bw, i), COMPUTE if comp_s >= mem_s else MEMORY, t, None)
+    integer, depthwise, _ = _kind(n)
+    peak, dtype = (spec.peak_for(int_dtype), int_dtype) if int_dtype is not None else (r.peak_ops_per_s, r.dtype)
+    e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, integer or int_dtype is not None, depthwise, op)
+    comp_s = ops / (peak * e_c) if ops else 0.0
+    mem_s = nbytes / (spec.memory_bandwidth_bytes_per_s * e_m) if nbytes else 0.0
+    t = max(comp_s, mem_s) + overlap(spec, n.family, integer or int_dtype is not None, depthwise, op) * min(
+        comp_s, mem_s) + overhead
+    return replace(r, dtype=dtype, ops=ops, bytes=nbytes, intensity=intensity(ops, nbytes), peak_ops_per_s=peak,
+                   time_s=t, compute_s=comp_s, memory_s=mem_s, dispatch_s=overhead)
 
 
 def _as_epilogue(r: NodeRoofline, n, free: frozenset[str], spec: Spec) -> NodeRoofline:
     """An epilogue's roofline: arithmetic at the compute roof, plus reading its inputs other than
-    ``free`` (those the kernel already holds)."""
-    e_c, e_m, _ = efficiencies(spec, n.family, 0.0, *_kind(n))
+    ``free`` (those the kernel already holds); no dispatch of its own."""
+    e_m = efficiencies(spec, n.family, 0.0, *_kind(n))[1]
     other = sum(t_bytes for t_name, t_bytes in _input_bytes(n) if t_name not in free)
     mem_s = other / (spec.memory_bandwidth_bytes_per_s * e_m) if other else 0.0
-    comp_s = r.ops / (r.peak_ops_per_s) if r.ops and r.peak_ops_per_s else 0.0
-    t = max(comp_s, mem_s)
-    return NodeRoofline(r.key, r.op_type, r.family, r.dtype, r.ops, other, intensity(r.ops, other), r.peak_ops_per_s,
-                        attainable(r.peak_ops_per_s, spec.memory_bandwidth_bytes_per_s * e_m, intensity(r.ops, other)),
-                        COMPUTE if comp_s >= mem_s else MEMORY, t, None)
+    return replace(r, bytes=other, intensity=intensity(r.ops, other), time_s=max(r.compute_s, mem_s),
+                   memory_s=mem_s, dispatch_s=0.0)
 
 
 class _Bodies:
@@ -779,7 +822,8 @@ class _Bodies:
         levels = tuple(getattr(spec, "memory_levels", ()) or ())
         self.capacities = tuple(lv.capacity_bytes for lv in levels)
         self.bandwidths = tuple(lv.bandwidth_bytes_per_s for lv in levels) + (spec.memory_bandwidth_bytes_per_s,)
-        self._times: dict[tuple[str, bool], tuple[float, float, float, int]] = {}
+        self.names = tuple(lv.name for lv in levels) + ("DRAM",)
+        self._times: dict[tuple[str, bool], _Run] = {}
         #: kernels the bodies launch beyond their control nodes' own one (every run's, each body node one)
         self.launched = 0
 
@@ -796,14 +840,13 @@ class _Bodies:
         size = sum(seen.values())
         return next((k for k, cap in enumerate(self.capacities) if size <= cap), None)
 
-    def _scope(self, scope: str, cached: bool = False) -> tuple[float, float, float, int]:
-        """(time, compute-bound time, memory-bound time, kernels) of one run of a body; ``cached``: a run
-        after the first, its working set in the cache level that holds it (if one does)."""
+    def _scope(self, scope: str, cached: bool = False) -> _Run:
+        """One run of a body; ``cached``: a run after the first, its working set in the cache level that
+        holds it (if one does)."""
         hit = self._times.get((scope, cached))
         if hit is None:
             level = self._level(scope) if cached else None
-            t = c = m = 0.0
-            k = 0
+            run = _Run()
             for n in self.by_scope.get(scope, ()):
                 if n.key in self.folded:
                     continue
@@ -812,17 +855,17 @@ class _Bodies:
                     continue
                 if is_control(n):
                     r, inner = self._timed(r, n)
-                    k += inner
-                elif r.time_s > 0:
-                    k += 1
+                    run.kernels += inner
+                    run.add(r, inner_bound=True)
+                    continue
+                if r.time_s > 0:
+                    run.kernels += 1
                     if level is not None:
                         per_level = [0.0] * len(self.bandwidths)
                         per_level[level] = float(r.bytes)
-                        r = _at_levels(r, n, per_level, self.bandwidths, self.spec)
-                t += r.time_s
-                c += r.time_s if r.bound == COMPUTE else 0.0
-                m += r.time_s if r.bound == MEMORY else 0.0
-            hit = self._times[(scope, cached)] = (t, c, m, k)
+                        r = _at_levels(r, n, per_level, self.bandwidths, self.names, self.spec)
+                run.add(r)
+            hit = self._times[(scope, cached)] = run
         return hit
 
     def timed(self, r: NodeRoofline, n) -> NodeRoofline:
@@ -832,6 +875,8 @@ class _Bodies:
         return r
 
     def _timed(self, r: NodeRoofline, n) -> tuple[NodeRoofline, int]:
+        """The control node's row: its bodies' time, parts and time by limiter, over the runs its cost
+        counts; its bound the limiter holding most of that time."""
         scopes = self.index.scopes(n)
         if not scopes:
             return r, 1
@@ -840,26 +885,67 @@ class _Bodies:
         if n.op_type == "If":
             # the branch taken; else the one the cost counts (the costlier), else the slower
             chosen = scopes if len(scopes) == 1 else [sc for sc in scopes if sums[sc] == (n.flops, n.bytes_written)]
-            scope = max(chosen or scopes, key=lambda sc: self._scope(sc)[0])
+            scope = max(chosen or scopes, key=lambda sc: self._scope(sc).time_s)
             runs = 1
         else:
             scope = scopes[0]
             flops, written = sums[scope]
             runs = n.bytes_written // written if written else (n.flops // flops if flops else 1)
-        t, c, m, k = self._scope(scope)
+        first = self._scope(scope)
+        total = first.times(1)
         if runs > 1:
-            t2, c2, m2, _ = self._scope(scope, cached=True)
-            t, c, m = t + (runs - 1) * t2, c + (runs - 1) * c2, m + (runs - 1) * m2
-        else:
-            t, c, m = t * runs, c * runs, m * runs
-        bound = r.bound if t == 0 else (COMPUTE if c >= m else MEMORY)
-        return NodeRoofline(**{**r.__dict__, "time_s": t, "bound": bound}), k * runs
+            total = total.plus(self._scope(scope, cached=True).times(runs - 1))
+        elif runs != 1:
+            total = first.times(runs)
+        if total.time_s == 0:
+            return _as_folded(r), first.kernels * runs
+        return replace(r, time_s=total.time_s, compute_s=total.compute_s, memory_s=total.memory_s,
+                       dispatch_s=total.dispatch_s, bound=dominant(total.by_limiter),
+                       bandwidth_bytes_per_s=max(r.bandwidth_bytes_per_s, total.bandwidth)), first.kernels * runs
+
+
+class _Run:
+    """The summed rows of one run of a body: time, its parts, time by limiter, the fastest bandwidth
+    any of its bytes are charged at, and the kernels it launches."""
+
+    def __init__(self) -> None:
+        self.time_s = self.compute_s = self.memory_s = self.dispatch_s = self.bandwidth = 0.0
+        self.by_limiter: dict[str, float] = {}
+        self.kernels = 0
+
+    def add(self, r: NodeRoofline, inner_bound: bool = False) -> None:
+        """Add a body node's row (``inner_bound``: a control node, whose bound is already its bodies')."""
+        self.time_s += r.time_s
+        self.compute_s += r.compute_s
+        self.memory_s += r.memory_s
+        self.dispatch_s += r.dispatch_s
+        self.bandwidth = max(self.bandwidth, r.bandwidth_bytes_per_s)
+        b = r.bound if inner_bound else limiter(r.time_s, r.compute_s, r.memory_s, r.dispatch_s, r.fill)
+        if b in LIMITERS:
+            self.by_limiter[b] = self.by_limiter.get(b, 0.0) + r.time_s
+
+    def times(self, k: float) -> _Run:
+        out = _Run()
+        out.time_s, out.compute_s, out.memory_s, out.dispatch_s = (
+            self.time_s * k, self.compute_s * k, self.memory_s * k, self.dispatch_s * k)
+        out.bandwidth, out.kernels = self.bandwidth, self.kernels
+        out.by_limiter = {b: t * k for b, t in self.by_limiter.items()}
+        return out
+
+    def plus(self, other: _Run) -> _Run:
+        out = _Run()
+        out.time_s, out.compute_s = self.time_s + other.time_s, self.compute_s + other.compute_s
+        out.memory_s, out.dispatch_s = self.memory_s + other.memory_s, self.dispatch_s + other.dispatch_s
+        out.bandwidth, out.kernels = max(self.bandwidth, other.bandwidth), self.kernels
+        out.by_limiter = {b: self.by_limiter.get(b, 0.0) + other.by_limiter.get(b, 0.0)
+                          for b in {*self.by_limiter, *other.by_limiter}}
+        return out
 
 
 def _as_folded(r: NodeRoofline) -> NodeRoofline:
-    """A node computed at load time: nothing left to run."""
-    return NodeRoofline(r.key, r.op_type, r.family, r.dtype, r.ops, r.bytes, r.intensity, r.peak_ops_per_s,
-                        r.attainable_ops_per_s, NONE, 0.0, None)
+    """A node computed at load time, or run inside another node's kernel at no cost of its own:
+    nothing left to run."""
+    return replace(r, time_s=0.0, compute_s=0.0, memory_s=0.0, dispatch_s=0.0)
 
 
 def _input_bytes(n) -> list[tuple[str, int]]:
@@ -909,22 +995,24 @@ def _eltwise_perm(perm: list[int]) -> bool:
 
 
 def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
-    """Per-node and whole-model roofline of an analysis on a hardware spec; ``precision``
-    (:class:`onnxperf.predict.precision.Precision`, with ``a`` its :func:`~onnxperf.predict.precision.what_if`):
-    floating-point arithmetic at that precision's peak."""
+    """The execution plan of an analysis on a hardware spec (:mod:`onnxperf.predict.plan`): per node its
+    placement, the parts of its predicted time, its limiter and its rate against the named peak, and
+    the latency; ``precision`` (:class:`onnxperf.predict.precision.Precision`, with ``a`` its
+    :func:`~onnxperf.predict.precision.what_if`): floating-point arithmetic at that precision's peak."""
     key = precision.peak_key if precision is not None else None
     eff = getattr(spec, "efficiency", None) or {}
     ops = op_keys(a) if eff else {}
-    raw = [node_roofline(n, spec, key, ops.get(n.key)) for n in a.main_nodes]
+    nodes = a.main_nodes
+    raw = [node_roofline(n, spec, key, ops.get(n.key)) for n in nodes]
     levels = tuple(getattr(spec, "memory_levels", ()) or ())
     by_level: tuple[tuple[str, float], ...] = ()
     if levels:
         lb = level_bytes(a, tuple(lv.capacity_bytes for lv in levels))
         bws = tuple(lv.bandwidth_bytes_per_s for lv in levels) + (spec.memory_bandwidth_bytes_per_s,)
-        raw = [_at_levels(r, n, lb.get(n.key), bws, spec, ops.get(n.key)) for r, n in zip(raw, a.main_nodes)]
         names = tuple(lv.name for lv in levels) + ("DRAM",)
+        raw = [_at_levels(r, n, lb.get(n.key), bws, names, spec, ops.get(n.key)) for r, n in zip(raw, nodes)]
         by_level = tuple((nm, sum(v[k] for v in lb.values())) for k, nm in enumerate(names))
-    gone = fu = None
+    gone = fu = plan = None
     if float(eff.get("fusion.constant_folding", 0)) >= 1:
         gone = folded(a)
         raw = [(_as_folded(r) if r.key in gone and r.time_s is not None else r) for r in raw]
@@ -934,60 +1022,76 @@ def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
                 _as_epilogue(r, n, fu.epilogue[n.key], spec) if n.key in fu.epilogue and r.time_s is not None else
                 _as_fused_kernel(r, n, *fu.runs_as[n.key], spec) if n.key in fu.runs_as and r.time_s is not None
                 else r)
-               for r, n in zip(raw, a.main_nodes)]
-    plan = None
+               for r, n in zip(raw, nodes)]
     if float(eff.get("fusion.gpu", 0)) >= 1:
         plan = kernel_plan(a)
-        raw = _as_kernels(raw, a.main_nodes, plan, spec)
+        raw = _as_kernels(raw, nodes, plan, spec)
     body_kernels = 0
+    controlled: set[str] = set()
     if a.model.nodes_in_subgraphs:
         fold = float(eff.get("fusion.constant_folding", 0)) >= 1 or float(eff.get("fusion.gpu", 0)) >= 1
         bodies = _Bodies(a, spec, key, fold, gpu=float(eff.get("fusion.gpu", 0)) >= 1)
-        raw = [bodies.timed(r, n) if is_control(n) and r.time_s is not None else r
-               for r, n in zip(raw, a.main_nodes)]
+        timed = []
+        for r, n in zip(raw, nodes):
+            if is_control(n) and r.time_s is not None and bodies.index.scopes(n):
+                r = bodies.timed(r, n)
+                controlled.add(n.key)
+            timed.append(r)
+        raw = timed
         body_kernels = bodies.launched
     run_overhead = float(eff.get("overhead_run_s", 0.0))
     kernels = sum(r.time_s for r in raw if r.time_s is not None)
-    latency = kernels + run_overhead
-    nodes = tuple(
-        NodeRoofline(**{**r.__dict__, "share": (None if r.time_s is None or kernels == 0 else r.time_s / kernels)})
-        for r in raw)
-    by_op = _by_op_type(nodes, kernels)
+    placed = placements(nodes, gone, fu, plan)
+    rows = tuple(_finished(r, placed[r.key], kernels, r.key in controlled) for r in raw)
+    by_bound = {b: sum(r.time_s for r in rows if r.bound == b and r.time_s) for b in LIMITERS}
     return RooflineResult(
         spec_id=spec.id, ridge_fp32=ridge_point(spec.peak_for("float32"), spec.memory_bandwidth_bytes_per_s),
-        nodes=nodes, latency_s=latency, unknown_nodes=sum(r.time_s is None for r in nodes),
-        compute_bound_time_s=sum(r.time_s for r in nodes if r.bound == COMPUTE and r.time_s),
-        memory_bound_time_s=sum(r.time_s for r in nodes if r.bound == MEMORY and r.time_s),
-        by_op_type=by_op, run_overhead_s=run_overhead, lower_bound=not eff,
+        nodes=rows, latency_s=kernels + run_overhead, unknown_nodes=sum(r.time_s is None for r in rows),
+        compute_bound_time_s=by_bound[COMPUTE], memory_bound_time_s=by_bound[MEMORY],
+        by_op_type=_by_op_type(rows, kernels), run_overhead_s=run_overhead, lower_bound=not eff,
         kernels=None if plan is None else plan.kernel_count + body_kernels,
-        assumed=() if plan is None else plan.assumed,
-        bytes_by_level=by_level, folded_keys=None if gone is None else frozenset(gone), fusion_model=fu, plan=plan,
-        cost_side=a.totals.side,
+        assumed=() if plan is None else plan.assumed, bytes_by_level=by_level, cost_side=a.totals.side,
+        fill_bound_time_s=by_bound[FILL], dispatch_bound_time_s=by_bound[DISPATCH],
+        prediction=("GPU kernel model" if plan is not None else "calibrated, onnxruntime's CPU fusions"
+                    if fu is not None else "calibrated" if eff else "plain roofline"),
     )
 
 
-def _at_levels(r: NodeRoofline, n, per_level, bandwidths: tuple[float, ...], spec: Spec,
+def _finished(r: NodeRoofline, p: Placement, kernels: float, control: bool) -> NodeRoofline:
+    """A row with the facts every output reads: its placement, limiter (a control node's: its bodies',
+    already set), roof, attained rate, share of peak and share of the node time."""
+    if r.time_s is None:
+        return replace(r, runs=p.runs, kernel=p.kernel, how=p.how, runs_as=p.runs_as, bound=NONE)
+    bound = r.bound if control else limiter(r.time_s, r.compute_s, r.memory_s, r.dispatch_s, r.fill)
+    i = r.intensity
+    roof = (min(r.peak_ops_per_s, i * r.bandwidth_bytes_per_s) if i is not None else
+            r.peak_ops_per_s if r.ops else 0.0)
+    attained = r.ops / r.time_s if r.time_s > 0 else None
+    return replace(r, runs=p.runs, kernel=p.kernel, how=p.how, runs_as=p.runs_as, bound=bound,
+                   attainable_ops_per_s=roof, attained_ops_per_s=attained,
+                   peak_share=attained / r.peak_ops_per_s if attained is not None and r.peak_ops_per_s else None,
+                   share=None if kernels == 0 else r.time_s / kernels)
+
+
+def _at_levels(r: NodeRoofline, n, per_level, bandwidths: tuple[float, ...], names: tuple[str, ...], spec: Spec,
                op: str | None = None) -> NodeRoofline:
     """A node's roofline on the cache-aware roofline (:mod:`onnxperf.predict.reuse`): its bytes at each level
     over that level's bandwidth,
 
         m = Σ_k b_k / (e_m · β_k),   t = max(c, m) + α·min(c, m) + o
 
-    with c, e_m, α and o as in :func:`node_roofline`."""
+    with c, e_m, α and o as in :func:`node_roofline`. Its roof's bandwidth is the fastest level serving
+    any of its bytes; its ``level`` the one its memory time mostly goes to."""
     if per_level is None or r.time_s is None:
         return r
     kind = _kind(n, op)
-    e_c, e_m, overhead = efficiencies(spec, n.family, r.bytes, *kind)
-    if n.op_type in _NOT_EXECUTED:
-        overhead = 0.0
-    comp_s = r.ops / r.peak_ops_per_s if r.ops and r.peak_ops_per_s else 0.0
-    mem_s = sum(b / (bw * e_m) for b, bw in zip(per_level, bandwidths) if b)
-    t = max(comp_s, mem_s) + overlap(spec, n.family, *kind) * min(comp_s, mem_s) + overhead
-    nbytes = r.bytes
-    b = NONE if (r.ops == 0 and nbytes == 0) else (COMPUTE if comp_s >= mem_s else MEMORY)
-    eff_bw = nbytes / mem_s if mem_s > 0 else bandwidths[-1] * e_m
-    return NodeRoofline(r.key, r.op_type, r.family, r.dtype, r.ops, nbytes, r.intensity, r.peak_ops_per_s,
-                        attainable(r.peak_ops_per_s, eff_bw, r.intensity), b, t, None)
+    e_m = efficiencies(spec, n.family, r.bytes, *kind)[1]
+    parts = [(b / (bw * e_m), bw, name) for b, bw, name in zip(per_level, bandwidths, names) if b]
+    mem_s = sum(p[0] for p in parts)
+    t = max(r.compute_s, mem_s) + overlap(spec, n.family, *kind) * min(r.compute_s, mem_s) + r.dispatch_s
+    return replace(r, time_s=t, memory_s=mem_s, bandwidth_bytes_per_s=max((p[1] for p in parts),
+                                                                        default=r.bandwidth_bytes_per_s),
+                   level=max(parts, key=lambda p: p[0])[2] if parts else None)
 
 
 #: a matrix product with this many output rows or fewer runs as a GEMV / split-K kernel (:func:`fill`)
@@ -1030,9 +1134,10 @@ def _as_kernels(raw: list[NodeRoofline], nodes, plan, spec: Spec) -> list[NodeRo
     launch overhead only when it starts a kernel; it reads only the tensors its kernel has not
     computed or read already, and writes only the tensors that leave its kernel:
 
-        t = max(c, m) + α·min(c, m) + o·[starts a kernel],   m = (read' + written') / (e_m·β)
+        t = max(c / f, m) + α·min(c / f, m) + o·[starts a kernel],   m = (read' + written') / (e_m·β)
 
-    with c its arithmetic at the family's attainable compute (as :func:`node_roofline`)."""
+    with c its arithmetic at the family's attainable compute (as :func:`node_roofline`) and f the fill
+    of a kernel it launches (:func:`fill`)."""
     seen: dict[str, set[str]] = {}  # kernel -> tensors its members have read
     out = []
     for r, n in zip(raw, nodes):
@@ -1054,18 +1159,14 @@ def _as_kernels(raw: list[NodeRoofline], nodes, plan, spec: Spec) -> list[NodeRo
             read.add(name)
         skip_out = sum(tensor_bytes(o) for o in n.outputs if o is not None and o.name in plan.on_chip)
         nbytes = max(0, n.bytes_read - skip_in) + max(0, n.bytes_written - skip_out)
-        e_c, e_m, overhead = efficiencies(spec, n.family)
-        bw = spec.memory_bandwidth_bytes_per_s * e_m
-        comp_s = r.ops / r.peak_ops_per_s if r.ops and r.peak_ops_per_s else 0.0
-        if n.key in plan.launches:
-            comp_s /= fill(n, spec)
-        mem_s = nbytes / bw if nbytes else 0.0
-        t = max(comp_s, mem_s) + overlap(spec, n.family) * min(comp_s, mem_s) + (
-            overhead if n.key in plan.launches else 0.0)
-        i = intensity(r.ops, nbytes)
-        b = NONE if (r.ops == 0 and nbytes == 0) else (COMPUTE if comp_s >= mem_s else MEMORY)
-        out.append(NodeRoofline(r.key, r.op_type, r.family, r.dtype, r.ops, nbytes, i, r.peak_ops_per_s,
-                                attainable(r.peak_ops_per_s, bw, i), b, t, None))
+        _, e_m, overhead = efficiencies(spec, n.family)
+        f = fill(n, spec) if n.key in plan.launches else 1.0
+        comp_s = r.compute_s / f
+        mem_s = nbytes / (spec.memory_bandwidth_bytes_per_s * e_m) if nbytes else 0.0
+        o = overhead if n.key in plan.launches else 0.0
+        t = max(comp_s, mem_s) + overlap(spec, n.family) * min(comp_s, mem_s) + o
+        out.append(replace(r, bytes=nbytes, intensity=intensity(r.ops, nbytes), time_s=t, compute_s=comp_s,
+                           memory_s=mem_s, dispatch_s=o, fill=f))
     return out
 
 
@@ -1074,16 +1175,16 @@ def _by_op_type(nodes: tuple[NodeRoofline, ...], kernels: float) -> tuple[OpType
     for r in nodes:
         if r.time_s is None:
             continue
-        v = acc.setdefault(r.op_type, [0, 0, 0, 0.0, 0.0, 0.0])
+        v = acc.setdefault(r.op_type, [0, 0, 0, 0.0, {}])
         v[0] += 1
         v[1] += r.ops
         v[2] += r.bytes
         v[3] += r.time_s
-        v[4] += r.time_s if r.bound == COMPUTE else 0.0
-        v[5] += r.time_s if r.bound == MEMORY else 0.0
+        if r.bound in LIMITERS:
+            v[4][r.bound] = v[4].get(r.bound, 0.0) + r.time_s
     rows = []
-    for op, (count, ops, nbytes, t, tc, tm) in acc.items():
-        b = NONE if tc == 0 and tm == 0 else (COMPUTE if tc >= tm else MEMORY)
+    for op, (count, ops, nbytes, t, by) in acc.items():
         rows.append(OpTypeRoofline(op, count, ops, nbytes, intensity(ops, nbytes), t, t / kernels if kernels else 0.0,
-                                   ops / t if t > 0 else None, tc, tm, b))
+                                   ops / t if t > 0 else None, by.get(COMPUTE, 0.0), by.get(MEMORY, 0.0),
+                                   dominant(by), by.get(FILL, 0.0), by.get(DISPATCH, 0.0)))
     return tuple(sorted(rows, key=lambda x: (-x.time_s, x.op_type)))

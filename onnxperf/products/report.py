@@ -32,9 +32,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from onnxperf import __version__
-from onnxperf.cost.walker import COUNTED, UNKNOWN_SHAPE, UNSUPPORTED, ZERO
+from onnxperf.cost.walker import COUNTED, ZERO
+from onnxperf.insights.advice import node_why, ridge
 from onnxperf.insights.partial import uncosted_text, upper_text, warnings as partial_warnings
-from onnxperf.products.accuracy import LARGE_ERROR, large_error_warning
+from onnxperf.products.accuracy import error_figures, large_error_warning
+from onnxperf.products.render.report import render_html
 from onnxperf.products.render.summary import kernel_model_note
 from onnxperf.cost.analysis import Analysis
 
@@ -53,9 +55,15 @@ NODE_COLUMNS: tuple[str, ...] = (
     "outputs",        # [tensor index | null, ...]
     "macs", "flops", "int_ops", "params", "bytes_read", "bytes_written",
     "intensity",      # (flops + int_ops) / (bytes_read + bytes_written), ops per byte; null if no byte moves
-    "bound",          # compute | memory | none | null (no hardware, or the node has no cost)
+    "bound",          # its limiter in the execution plan: compute | fill | memory | dispatch | none | null (no
+                      # hardware, or the node has no cost)
     "predicted_s",    # roofline time on the chosen hardware; null without --hw or when unknown
     "measured_s",     # measured time (--validate); null when not measured or not mapped
+    "runs",           # how the plan runs it: own | inside (another node's kernel) | free (no work) | null
+    "kernel",         # the key of the node whose kernel it runs in; null when it runs nothing
+    "run_intensity",  # operations per byte the plan charges it (its kernel's traffic); the chart's x
+    "attained_ops_per_s",  # operations / predicted time; the chart's y (on or under its roof)
+    "peak_share",     # attained rate / the named peak of its dtype
 )
 TENSOR_COLUMNS: tuple[str, ...] = ("name", "dtype", "shape")
 
@@ -189,12 +197,7 @@ def measured_section(validation: Any, predicted: dict[str, float | None]) -> dic
     if errors is None:
         pairs = [(p, m) for _, p, m in points if p is not None and m is not None]
         if pairs:
-            try:
-                from onnxperf.products.accuracy import error_figures
-            except ImportError:  # pragma: no cover - accuracy ships with validate
-                error_figures = None
-            if error_figures is not None:
-                errors = error_figures([p for p, _ in pairs], [m for _, m in pairs]).to_dict()
+            errors = error_figures([p for p, _ in pairs], [m for _, m in pairs]).to_dict()
     errs = {k: _finite(_get(errors, k)) for k in ERROR_KEYS} if errors is not None else None
     if errs is not None:
         for k in ("n", "predicted_total_s", "measured_total_s"):
@@ -268,30 +271,12 @@ def _hardware(sm: Analysis, dtypes_used: list[str]) -> dict[str, Any] | None:
         roofs.append({"dtype": dt, "peak_ops_per_s": peak,
                       "ridge_ops_per_byte": peak / spec.memory_bandwidth_bytes_per_s})
     d["roofs"] = roofs
+    # the cache levels of a cache-aware spec: each the roof of the bytes it serves (main memory is the roofs')
+    d["level_roofs"] = [{"level": lv.name, "bandwidth_bytes_per_s": lv.bandwidth_bytes_per_s}
+                        for lv in getattr(spec, "memory_levels", ()) or ()]
     eff = getattr(spec, "efficiency", None) or {}
     d["efficiency"] = {k: float(v) for k, v in sorted(dict(eff).items())}
     return d
-
-
-def _why(r, ridge: float | None, peak_share: float | None, unit: str = "op") -> str:
-    """Why a node takes its time, in one line."""
-    if r.bound == "memory":
-        if not r.ops:
-            return f"memory-bound: moves {_bytes_words(r.bytes)} with no arithmetic"
-        below = f", {ridge / r.intensity:.3g}× below the ridge ({ridge:.3g})" if ridge and r.intensity else ""
-        share = f"; attains {100 * peak_share:.1f}% of peak" if peak_share is not None else ""
-        return f"memory-bound: intensity {r.intensity:.3g} {unit}/B{below}{share}"
-    if r.bound == "compute":
-        return (f"compute-bound: intensity {r.intensity:.3g} {unit}/B is above the ridge; runs at the "
-                f"{r.dtype} peak, only fewer operations or a faster dtype help" if r.intensity is not None else
-                f"compute-bound: {r.ops:,} ops at the {r.dtype} peak")
-    return "no work"
-
-
-def _bytes_words(n: int) -> str:
-    from onnxperf.ui.numbers import binary_bytes
-
-    return binary_bytes(n)
 
 
 @contextlib.contextmanager
@@ -346,6 +331,9 @@ def _build(sm: Analysis, validation: Any, options: dict[str, Any] | None) -> dic
             (r.bound if r.time_s is not None else None) if r is not None else None,
             _r(r.time_s) if r is not None else None,
             _r(node_times.get(n.key)),
+            r.runs if r is not None else None, r.kernel if r is not None else None,
+            _r(r.intensity) if r is not None else None, _r(r.attained_ops_per_s) if r is not None else None,
+            _r(r.peak_share) if r is not None else None,
         ])
 
     # by op type: counts, shares of FLOPs, bytes, predicted and measured time
@@ -387,15 +375,15 @@ def _build(sm: Analysis, validation: Any, options: dict[str, Any] | None) -> dic
         })
     if rl is not None:
         ranked = sorted((r for r in rl.nodes if r.time_s), key=lambda r: (-r.time_s, int(r.key)))[:TOP_BOTTLENECKS]
+        precision = getattr(sm.precision, "name", None)
         for r in ranked:
-            ridge = r.peak_ops_per_s / (sm.spec.memory_bandwidth_bytes_per_s * _eff(sm.spec, r.family))
-            peak_share = r.attainable_ops_per_s / r.peak_ops_per_s if r.peak_ops_per_s and r.ops else None
             bottlenecks["predicted"].append({
                 "key": r.key, "name": names[r.key].name, "op_type": r.op_type, "predicted_s": r.time_s,
-                "share": r.share, "bound": r.bound, "intensity": r.intensity, "ridge_ops_per_byte": ridge,
-                "dtype": r.dtype, "attained_share_of_peak": peak_share,
+                "share": r.share, "bound": r.bound, "intensity": r.intensity, "ridge_ops_per_byte": ridge(r, sm.spec),
+                "dtype": r.dtype, "peak_ops_per_s": r.peak_ops_per_s, "attained_ops_per_s": r.attained_ops_per_s,
+                "attained_share_of_peak": r.peak_share, "fill": r.fill, "dispatch_s": r.dispatch_s,
                 "measured_s": node_times.get(r.key),
-                "why": _why(r, ridge, peak_share, "op" if names[r.key].int_ops else "FLOP"),
+                "why": node_why(r, sm.spec, sm.batch, precision),
             })
     if node_times:
         mranked = sorted(((k, v) for k, v in node_times.items() if k in names),
@@ -470,6 +458,8 @@ def _build(sm: Analysis, validation: Any, options: dict[str, Any] | None) -> dic
         "totals": totals,
         "coverage": d["coverage"],
         "by_op_type": by_op,
+        "cost_chart": cost_chart(by_op, rl is not None),
+        "verdict": list(sm.bottlenecks.verdict) if sm.bottlenecks is not None else [],
         "nodes": {"columns": list(NODE_COLUMNS), "rows": rows},
         "tensors": {"columns": list(TENSOR_COLUMNS), "rows": tensors.rows},
         "bottlenecks": bottlenecks,
@@ -486,17 +476,40 @@ def _build(sm: Analysis, validation: Any, options: dict[str, Any] | None) -> dic
     }
 
 
+#: op types the cost chart names; the others share one bar
+COST_BARS = 12
+_SHARES = ("flops_share", "bytes_share", "predicted_share", "measured_share")
+
+
+def cost_chart(by_op: list[dict[str, Any]], predicted: bool) -> dict[str, Any]:
+    """The bars of "Where the cost goes": with a prediction, op types ranked by predicted time, the
+    :data:`COST_BARS` with the most named, the other timed ones summed in one bar, and those the plan
+    gives no time (folded, views, fused away) in one more; without one, ranked by FLOPs (the order of
+    ``by_op_type``). A bar's share is the sum of its op types' (an unknown share counts 0)."""
+    def bar(label: str, rows: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+        return {"label": label, "kind": kind, "op_types": len(rows),
+                **{k: sum(r[k] or 0.0 for r in rows) for k in _SHARES}}
+
+    if predicted:
+        rows = sorted(by_op, key=lambda r: (-(r["predicted_s"] or 0.0), -(r["flops_share"] or 0.0), r["op_type"]))
+        timed = [r for r in rows if r["predicted_s"]]
+        idle = [r for r in rows if not r["predicted_s"]]
+    else:
+        timed, idle = list(by_op), []
+    bars = [bar(f"{r['domain']}::{r['op_type']}" if r["domain"] else r["op_type"], [r], "op_type")
+            for r in timed[:COST_BARS]]
+    rest = timed[COST_BARS:]
+    if rest:
+        bars.append(bar(f"other ({len(rest)} op types)", rest, "other"))
+    if idle:
+        bars.append(bar(f"no predicted time ({len(idle)} op type{'s' if len(idle) != 1 else ''})", idle, "no_time"))
+    return {"ranked_by": "predicted time" if predicted else "FLOPs", "bars": bars}
+
+
 def bottleneck_groups(sm: Analysis) -> dict[str, Any] | None:
     """The ``bottleneck_groups`` section: :func:`onnxperf.insights.bottlenecks.bottlenecks` as plain JSON types
     (by op type, by block and block kind, fusion opportunities, uncosted nodes), None without ``--hw``."""
     return None if sm.bottlenecks is None else sm.bottlenecks.to_dict(TOP_BLOCKS, OPPORTUNITY_KEYS)
-
-
-def _eff(spec, family: str) -> float:
-    eff = getattr(spec, "efficiency", None)
-    if not eff:
-        return 1.0
-    return float(eff.get(family, eff.get("default", 1.0)))
 
 
 def _plain(x: Any) -> Any:
@@ -578,8 +591,6 @@ def html(analysis: Any) -> str:
     gives the page of ``onnxperf report m --dim batch=1 --hw rtx3090 --memory 8GiB``, byte for byte.
     Nothing is analyzed again (memory is computed here when ``analyze`` was given no ``hw``,
     ``memory`` or ``precision``)."""
-    from onnxperf.products.render.report import render_html
-
     return render_html(build_report(analysis, None, report_options(analysis)))
 
 

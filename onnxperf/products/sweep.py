@@ -16,6 +16,7 @@ from onnxperf.cost.request import Request
 from onnxperf.graph.loader import load
 from onnxperf.hardware import load_spec
 from onnxperf.predict.memory import LargestFit, largest_fitting
+from onnxperf.predict.plan import dominant
 from onnxperf.shapes.infer import is_binding_note
 from onnxperf.ui.progress import advance
 
@@ -55,6 +56,10 @@ class SweepRow:
     memory_side: str = ""
     #: the nodes that make the costs an upper bound, by op type
     upper: tuple[tuple[str, int], ...] = ()
+    #: the limiter holding most of the row's predicted time (:func:`onnxperf.predict.plan.dominant`) and its share
+    #: of the latency (None without --hw, or when the latency is partial)
+    limiter: str | None = None
+    limiter_share: float | None = None
 
     @property
     def costs_complete(self) -> bool:
@@ -92,7 +97,7 @@ class SweepResult:
             "fixed": dict(self.fixed), "hardware": self.hardware,
             "rows": [{**dict(r.values), **{k: getattr(r, k) for k in (
                 "macs", "flops", "int_ops", "bytes", "intensity", "activation_peak_bytes", "total_memory_bytes",
-                "latency_s", "throughput_per_s", "compute_bound_share", "complete")},
+                "latency_s", "throughput_per_s", "compute_bound_share", "limiter", "limiter_share", "complete")},
                       "uncosted_nodes": r.uncosted_nodes, "uncosted": dict(r.uncosted),
                       "unknown_size_tensors": r.unknown_size_tensors, "lost_at": r.lost_at,
                       "bound": r.cost_side or "exact", "memory_bound": r.memory_side or "exact",
@@ -131,6 +136,9 @@ def _row(sm: Analysis, values: tuple[tuple[str, int], ...], budget: int | None =
         throughput_per_s=(items / lat) if lat else None,
         compute_bound_share=(r.compute_bound_time_s / r.latency_s) if r and r.latency_s and r.complete
         else None,
+        limiter=dominant(r.time_by_bound()) if r and r.latency_s and r.complete else None,
+        limiter_share=(r.time_by_bound().get(dominant(r.time_by_bound()), 0.0) / r.latency_s)
+        if r and r.latency_s and r.complete else None,
         complete=t.complete and sm.memory.complete and (r is None or r.complete),
         uncosted=t.uncosted, unknown_size_tensors=sm.memory.unknown_tensors,
         lost_at=sm.coverage.first_lost_at,

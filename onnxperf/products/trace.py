@@ -38,13 +38,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
 from onnxperf import __version__
-from onnxperf.cost.walker import UNCOSTED
 from onnxperf.base.errors import OptionError
+from onnxperf.cost.walker import UNCOSTED
+from onnxperf.predict.plan import ABSORBED_TEXT, FOLDED_TEXT, NO_KERNEL_TEXT, OWN, members
+from onnxperf.ui.output import write_output
 
 SCHEMA = "onnxperf.trace/1"
 PREDICTED_PID = 1
@@ -54,8 +56,6 @@ TID = 1
 RUN_OVERHEAD = "(run overhead)"
 UNMAPPED = "(unmapped kernels)"
 OUTSIDE = "(outside kernels)"
-#: ``bound`` of a node whose dispatch overhead is at least the rest of its time
-DISPATCH = "dispatch"
 UNKNOWN = "unknown"
 _US = 1e6
 #: decimals of a time in microseconds: picoseconds
@@ -79,8 +79,8 @@ def predicted_trace(summary) -> dict[str, Any]:
     a = summary
     spec = summary.spec
     rows = {r.key: r for r in rl.nodes}
-    dispatch = _dispatch_s(summary)
-    fusion = _fusion_args(summary)
+    dispatch = any(r.dispatch_s for r in rl.nodes)
+    fusion = _fusion_args(rl)
     below = _subgraph_counts(a.nodes)
     hw_name = str(getattr(spec, "name", None) or getattr(spec, "id", None) or rl.spec_id)
     events = _metadata(PREDICTED_PID, f"predicted ({hw_name})", "nodes in execution order (one after another)")
@@ -101,15 +101,17 @@ def predicted_trace(summary) -> dict[str, Any]:
             args["uncosted"] = f"{n.status}: {n.note}" if n.note else n.status
             args["predicted_s"] = None
         else:
-            o = dispatch.get(n.key, 0.0)
-            bound = DISPATCH if o > 0 and o >= r.time_s - o else r.bound
+            bound = r.bound
             args.update({
                 "dtype": r.dtype, "roofline_ops": r.ops, "roofline_bytes": r.bytes,
                 "intensity_ops_per_byte": _sig(r.intensity), "attainable_ops_per_s": _sig(r.attainable_ops_per_s),
+                "attained_ops_per_s": _sig(r.attained_ops_per_s), "peak_share": _sig(r.peak_share),
                 "predicted_s": _sig(r.time_s), "share": _sig(r.share),
             })
+            if r.fill < 1:
+                args["fill"] = _sig(r.fill)
             if dispatch:
-                args["dispatch_s"] = _sig(o)
+                args["dispatch_s"] = _sig(r.dispatch_s)
         args["bound"] = bound
         sub = below.get(str(n.id))
         if sub is not None:
@@ -221,136 +223,33 @@ def render_trace(trace: dict[str, Any]) -> str:
 
 def write_trace(path: str | None, trace: dict[str, Any]) -> None:
     """Write :func:`render_trace` of ``trace`` to ``path`` (atomically; never over an input of the run)."""
-    from onnxperf.ui.output import write_output
-
     write_output(render_trace(trace), path, option="--trace")
 
 
 # -- predicted: what the roofline did to each node ---------------------------------------------------
 
-def _dispatch_s(summary) -> dict[str, float]:
-    """Node key -> the dispatch overhead in its predicted time (a calibrated spec's ``overhead_s``,
-    ``overhead_parallel_s``, a GPU kernel's launch), read off the spec and the fusions as the
-    roofline adds it (:func:`onnxperf.insights.bottlenecks.dispatch_seconds`). Empty for a spec without them."""
-    from onnxperf.insights.bottlenecks import _treatment, dispatch_seconds
-
-    return dispatch_seconds(summary, *_treatment(summary))
+#: what each placement says in a slice's ``args.folded``
+_FOLDED = {"constant folding": FOLDED_TEXT, "absorbed": ABSORBED_TEXT, "no kernel": NO_KERNEL_TEXT}
 
 
-def _fusion_args(summary) -> dict[str, dict[str, Any]]:
-    """Node key -> the ``args`` that say how the roofline fused it, as the spec's ``fusion.*`` keys
-    make :func:`onnxperf.predict.roofline.roofline` fuse (constant folding, onnxruntime's CPU fusions, the GPU
-    kernel model)."""
-    eff = getattr(summary.spec, "efficiency", None) or {}
-    a = summary
-    rl = summary.roofline  # what the prediction applied, when it kept it
+def _fusion_args(rl) -> dict[str, dict[str, Any]]:
+    """Node key -> the ``args`` that say how the execution plan runs it (its placement,
+    :mod:`onnxperf.predict.plan`): the fusion, the kernel it runs in, the members of the one it starts."""
     out: dict[str, dict[str, Any]] = {}
-    into: dict[str, str] = {}
-    if float(eff.get("fusion.constant_folding", 0)) >= 1:
-        from onnxperf.predict.folding import folded
-
-        for k in sorted(rl.folded_keys if rl.folded_keys is not None else folded(a)):
-            out[k] = {"fusion": "constant folding", "folded": "computed when the runtime loads the model"}
-    if float(eff.get("fusion.epilogue", 0)) >= 1:
-        from onnxperf.predict.roofline import fusions
-
-        _cpu_fusions(a, out, into, rl.fusion_model if rl.fusion_model is not None else fusions(a))
-    if float(eff.get("fusion.gpu", 0)) >= 1:
-        from onnxperf.predict.gpu_kernels import kernel_plan
-
-        plan = rl.plan if rl.plan is not None else kernel_plan(a)
-        for n in a.main_nodes:
-            if n.key in plan.free:
-                out[n.key] = {"fusion": "no kernel", "folded": "runs no kernel: a view, or computed when the "
-                                                               "engine is built"}
-            elif plan.kernel.get(n.key, n.key) != n.key:
-                out[n.key] = {"fusion": "gpu kernel"}
-                into[n.key] = plan.kernel[n.key]
-    position = {n.key: i for i, n in enumerate(a.main_nodes)}
-    members: dict[str, list[str]] = {}
-    for k in sorted(into, key=position.__getitem__):
-        root = _root(k, into)
-        if root is None:
+    for r in rl.nodes:
+        if r.how is None:
             continue
-        out[k]["fused_into"] = root
-        members.setdefault(root, []).append(k)
-    for root, ks in members.items():
+        args: dict[str, Any] = {"fusion": r.how}
+        if r.how in _FOLDED:
+            args["folded"] = _FOLDED[r.how]
+        if r.runs_as is not None:
+            args["runs_as"] = r.runs_as
+        if r.runs != OWN and r.kernel is not None and r.kernel != r.key:
+            args["fused_into"] = r.kernel
+        out[r.key] = args
+    for root, ks in members({r.key: r for r in rl.nodes}, [r.key for r in rl.nodes]).items():
         out.setdefault(root, {})["fused_members"] = ks
     return out
-
-
-def _cpu_fusions(a, out: dict[str, dict[str, Any]], into: dict[str, str], fu) -> None:
-    """onnxruntime's CPU fusions (:func:`onnxperf.predict.roofline.fusions`) as args, and each fused node's
-    kernel: an epilogue's is the latest producer of the tensors it gets for free, an absorbed node's
-    its producer (a zero Pad's: its consumer), a node inside a fused kernel the nearest node that
-    runs as that kernel."""
-    from onnxperf.predict.tensors import links
-
-    nodes = a.main_nodes
-    position = {n.key: i for i, n in enumerate(nodes)}
-    producer, users = links(nodes)
-
-    def latest(names: Iterable[str]):
-        ps = [producer[t] for t in names if t in producer and producer[t].op_type != "Constant"]
-        return max(ps, key=lambda p: position[p.key]) if ps else None
-
-    for n in nodes:
-        k = n.key
-        if k in fu.absorbed:
-            out[k] = {"fusion": "absorbed", "folded": "folded into a neighbour's weights or attributes at load"}
-            outs = [o for o in n.outputs if o is not None]
-            p = (users.get(outs[0].name, [None])[0] if outs else None) if n.op_type == "Pad" else \
-                latest(i.name for i in n.inputs if i is not None)
-        elif k in fu.epilogue:
-            out[k] = {"fusion": "epilogue"}
-            p = latest(fu.epilogue[k])
-        elif k in fu.inside:
-            out[k] = {"fusion": "inside a fused kernel"}
-            p = _nearest(n, fu.runs_as, fu.inside, producer, users)
-        elif k in fu.runs_as:
-            out[k] = {"fusion": "runs as", "runs_as": fu.runs_as[k][0]}
-            continue
-        else:
-            continue
-        if p is not None:
-            into[k] = p.key
-    for k in fu.inside:
-        if into.get(k) in fu.runs_as:
-            out[k]["fusion"] = f"inside {fu.runs_as[into[k]][0]}"
-
-
-def _nearest(n, runs_as, inside, producer, users):
-    """The node of ``runs_as`` nearest to ``n`` through nodes of ``inside`` (a breadth-first walk,
-    readers before producers), or None. Readers first: the Adds of a SkipLayerNormalization and the
-    DequantizeLinear nodes of a QLinearConv feed their kernel's node, while their other input may
-    come from the kernel before (a residual, the previous conv's QuantizeLinear)."""
-    seen = {n.key}
-    frontier = [n]
-    while frontier:
-        nxt = []
-        for x in frontier:
-            near = [u for o in x.outputs if o is not None for u in users.get(o.name, ())]
-            near += [producer[i.name] for i in x.inputs if i is not None and i.name in producer]
-            for y in near:
-                if y.key in runs_as:
-                    return y
-                if y.key in inside and y.key not in seen:
-                    seen.add(y.key)
-                    nxt.append(y)
-        frontier = nxt
-    return None
-
-
-def _root(key: str, into: dict[str, str]) -> str | None:
-    """Follow ``into`` from ``key`` to the node that starts the kernel (None on a cycle)."""
-    seen = {key}
-    k = into[key]
-    while k in into:
-        if k in seen:
-            return None
-        seen.add(k)
-        k = into[k]
-    return k
 
 
 def _subgraph_counts(nodes) -> dict[str, tuple[int, int]]:

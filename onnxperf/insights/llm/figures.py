@@ -33,6 +33,7 @@ from onnxperf.base import dtypes
 from onnxperf.cost.analysis import Analysis
 from onnxperf.cost.request import Request
 from onnxperf.predict.precision import FLOAT_TYPES, get, priced
+from onnxperf.predict.plan import dominant
 from onnxperf.predict.roofline import roofline
 from onnxperf.base.formula import NotPolynomialError, Polynomial, fit_many, largest_int
 from onnxperf.graph.loader import LoadedModel
@@ -72,6 +73,11 @@ class Step:
     #: which side of the truth the step's figures are on ("" exact, lower, upper, unknown): an If whose
     #: branch is an input (a merged decoder) makes them an upper bound; ``complete`` is true only when exact
     side: str = ""
+    #: the limiter holding most of the step's predicted time (:func:`onnxperf.predict.plan.dominant`), its
+    #: share of the latency, and whether the latency is a plain roofline's (a lower bound)
+    bound: str | None = None
+    bound_share: float | None = None
+    latency_is_lower_bound: bool = False
 
     @property
     def other_bytes(self) -> int:
@@ -216,12 +222,16 @@ class _Evaluator:
         mem = liveness(a)
         t = a.totals
         self.param_bytes = t.param_bytes
-        lat = share = None
+        lat = share = bound = bound_share = None
+        lower = False
         if timed:
             r = roofline(a, self.spec, self.precision)
             if r.complete:
-                lat = r.latency_s
+                lat, lower = r.latency_s, r.lower_bound
                 share = r.memory_bound_time_s / r.latency_s if r.latency_s else None
+                by = r.time_by_bound()
+                bound = dominant(by)
+                bound_share = by[bound] / r.latency_s if r.latency_s and bound in by else None
         seen = 0
         for c in self.step.caches:
             ti = tensors.get(c.present) if c.present else None
@@ -231,7 +241,8 @@ class _Evaluator:
             seen += ti.nbytes // (batch * (past + new))
         side = combine_bounds(t.side, mem.side)
         return Step(batch, past, new, t.macs, t.flops, t.bytes_total, w_read, kv_bytes, mem.peak_bytes,
-                    mem.total_bytes, t.complete and mem.complete and side != "upper", lat, share, seen, side)
+                    mem.total_bytes, t.complete and mem.complete and side != "upper", lat, share, seen, side, bound,
+                    bound_share, lower)
 
 
 def _values(s: Step) -> list[int]:

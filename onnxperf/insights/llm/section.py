@@ -13,6 +13,7 @@ from onnxperf.base.errors import OptionError
 from onnxperf.cost.request import Request
 from onnxperf.insights.llm.figures import Fit, LLMFigures, Step, figures
 from onnxperf.insights.llm.recognize import DecoderStep, NotRecognized, recognize
+from onnxperf.predict.plan import LIMITER_WORDS
 from onnxperf.ui.numbers import binary_bytes, clean, lower_bound, pct, seconds, si
 
 #: contexts and prompts used when the user binds none (said in every output)
@@ -92,6 +93,7 @@ def _step_dict(s: Step) -> dict[str, Any]:
     return {"batch": s.batch, "past": s.past, "new": s.new, "macs": s.macs, "flops": s.flops, "bytes": s.bytes,
             "weight_read_bytes": s.weight_read_bytes, "kv_bytes": s.kv_bytes, "activation_bytes": s.other_bytes,
             "dominant_bytes": s.dominant, "latency_s": s.latency_s, "memory_bound_share": s.memory_bound_share,
+            "bound": s.bound, "bound_share": s.bound_share, "latency_is_lower_bound": s.latency_is_lower_bound,
             "complete": s.complete}
 
 
@@ -159,9 +161,10 @@ def text_lines(sec: LLMSection) -> list[str]:
     out.append(f"  Decode step  {lower_bound(si(d.macs) + 'MACs', d.macs, part)}, "
                f"{lower_bound(binary_bytes(d.bytes), d.bytes, part)} moved ({traffic}")
     if d.latency_s is not None:
-        mb = f", {pct(d.memory_bound_share)} of it memory-bound" if d.memory_bound_share is not None else ""
+        mb = f", limited by {LIMITER_WORDS[d.bound]} ({pct(d.bound_share)} of it)" if d.bound in LIMITER_WORDS else ""
+        lower = " (plain roofline: a lower bound on time)" if d.latency_is_lower_bound else ""
         out.append(f"  Decode       {seconds(d.latency_s)} per token -> {si(f.decode_tokens_per_s)} tokens/s "
-                   f"at batch {f.batch} on {clean(f.hardware or '?', 40)}{mb} (roofline: a lower bound on time)")
+                   f"at batch {f.batch} on {clean(f.hardware or '?', 40)}{mb}{lower}")
     pre = f"one pass of {f.prompt:,} tokens" if f.prefill_method == "one pass" else f"{f.prompt:,} decode steps"
     out.append(f"  Prefill      {lower_bound(si(f.prefill_macs) + 'MACs', f.prefill_macs, not f.prefill_complete)} "
                f"({pre})")

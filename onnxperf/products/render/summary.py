@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+import textwrap
 from collections.abc import Callable, Iterator
 
 from onnxperf.cost.analysis import Analysis
 from onnxperf.cost.walker import COUNTED, ZERO
-from onnxperf.cost.analysis import Analysis
+from onnxperf.insights.bottlenecks import ops_text
+from onnxperf.insights.llm.section import md_rows, text_lines
 from onnxperf.insights.partial import op_counts, totals_side_text, uncosted_text, upper_text
 from onnxperf.insights.partial import warnings as partial_warnings
+from onnxperf.predict.plan import LIMITER_WORDS
+from onnxperf.ui.jsonrows import dumps, iter_dumps
 from onnxperf.ui.numbers import binary_bytes, clean, lower_bound, pct, shape, si, seconds, upper_bound
 
 TOP_K = 10
@@ -127,8 +130,6 @@ def render_text(sm: Analysis) -> str:
     lines += _memory_text(sm)
     lines += _roofline_text(sm)
     if sm.llm is not None:
-        from onnxperf.insights.llm.section import text_lines
-
         lines += text_lines(sm.llm)
     lines.append("")
     lines.append("Coverage   " + clean(coverage_line(a), 1000))
@@ -213,35 +214,34 @@ def _roofline_text(sm: Analysis) -> list[str]:
         total = sum(v for _, v in r.bytes_by_level) or 1.0
         out.append("  Cache-aware roofline: bytes served by " + ", ".join(f"{k} {pct(v / total)}" for k, v in r.bytes_by_level)
                    + " (append :plain to --hw to charge them all at main memory)")
-    tot = (r.latency_s - r.run_overhead_s) or 1.0
-    out.append(f"  Compute-bound {pct(r.compute_bound_time_s / tot)} of node time, memory-bound {pct(r.memory_bound_time_s / tot)}"
+    tot = r.node_time_s or 1.0
+    held = [(LIMITER_WORDS[k], v) for k, v in r.time_by_bound().items() if v]
+    out.append("  Limited by " + (", ".join(f"{w} {pct(v / tot)}" for w, v in held) or "nothing") + " of node time"
                + (f"; runtime overhead {seconds(r.run_overhead_s)} per run" if r.run_overhead_s else ""))
-    out.append("  By op type           count   pred. time   share  bound     intensity   implied rate")
+    out.append("  By op type           count   pred. time   share  bound      intensity   implied rate")
     for o in r.by_op_type[:TOP_K]:
         i = "-" if o.intensity is None else f"{o.intensity:.3g}"
         rate = "-" if o.ops_per_s is None else f"{si(o.ops_per_s)}op/s"
-        out.append(f"  {clean(o.op_type, 20):<20} {o.count:>5} {seconds(o.time_s):>12} {pct(o.share):>7}  {o.bound:<7} "
+        out.append(f"  {clean(o.op_type, 20):<20} {o.count:>5} {seconds(o.time_s):>12} {pct(o.share):>7}  {o.bound:<8} "
                    f"{i:>11} {rate:>14}")
     if len(r.by_op_type) > TOP_K:
         out.append(f"  … {len(r.by_op_type) - TOP_K} more op types (--format json has them all)")
-    out.append("  Top nodes by predicted time")
+    out.append("  Top nodes by predicted time (I: operations per byte the prediction charges)")
     ranked = sorted((n for n in r.nodes if n.time_s), key=lambda n: (-n.time_s, int(n.key) if n.key.isdigit() else 0))[:TOP_NODES]
     names = {n.key: n.name for n in sm.main_nodes}
     for n in ranked:
         i = "-" if n.intensity is None else f"{n.intensity:.3g}"
         out.append(f"  #{n.key:<5} {clean(n.op_type, 18):<18} {clean(names.get(n.key, ''), 34):<34} {seconds(n.time_s):>10} "
-                   f"{pct(n.share):>7}  {n.bound:<7} I={i}")
-    from onnxperf.insights.bottlenecks import bottlenecks
-
-    out += [""] + bottleneck_lines(bottlenecks(sm).to_dict())
+                   f"{pct(n.share):>7}  {n.bound:<8} I={i}")
+    if sm.bottlenecks is not None:
+        out += [""] + bottleneck_lines(sm.bottlenecks.to_dict())
     return out
 
 
-def _wrapped(text: str, indent: str, width: int = 110) -> list[str]:
+def _wrapped(text: str, indent: str, width: int = 110, subsequent: str | None = None) -> list[str]:
     """``text`` (it may name op types and blocks from the model: control characters escaped) wrapped."""
-    import textwrap
-
-    return textwrap.wrap(clean(text, 2000), width, initial_indent=indent, subsequent_indent=indent, break_long_words=False,
+    return textwrap.wrap(clean(text, 2000), width, initial_indent=indent,
+                         subsequent_indent=indent if subsequent is None else subsequent, break_long_words=False,
                          break_on_hyphens=False) or [indent.rstrip()]
 
 
@@ -252,12 +252,11 @@ def _group_share(x: dict, key: str = "share") -> str:
 def bottleneck_md(b: dict, cell: Callable[..., str]) -> list[str]:
     """The bottleneck groups as Markdown tables (``cell`` escapes a model-provided string): the top
     op types, repeated block kinds and fusion opportunities with their shares and actions."""
-    from onnxperf.insights.bottlenecks import ops_text
-
     out = [f"Bottlenecks on {cell(b['hardware'])} ({b['prediction']}): shares of the {seconds(b['node_time_s'])} "
            "of node time" + (f" (+ {seconds(b['run_overhead_s'])} per run)" if b["run_overhead_s"] else "")
            + (f"; {len(b['uncosted'])} nodes not timed, so every figure is a lower bound" if b["uncosted"] else ""),
-           "", "| group | nodes | share of time | share of bytes | what to do |", "|---|---:|---:|---:|---|"]
+           "", *(f"> {cell(v, 600)}" for v in b.get("verdict") or ()), *([""] if b.get("verdict") else []),
+           "| group | nodes | share of time | share of bytes | what to do |", "|---|---:|---:|---:|---|"]
     for g in b["by_op_type"][:TOP_GROUPS]:
         label = f"{g['domain']}::{g['op_type']}" if g["domain"] else g["op_type"]
         out.append(f"| op type {cell(label)} ({g['bound']}) | {g['nodes']} | {_group_share(g)} | "
@@ -276,13 +275,13 @@ def bottleneck_lines(b: dict) -> list[str]:
     """The ``Bottlenecks`` block of the text output, from :meth:`onnxperf.insights.bottlenecks.Bottlenecks.to_dict`
     (the report's ``bottleneck_groups``): the top op types, repeated block kinds and fusion
     opportunities, each with its share of the predicted time and bytes and what to do."""
-    from onnxperf.insights.bottlenecks import ops_text
-
     head = (f"Bottlenecks on {clean(b['hardware'], 60)} ({b['prediction']}): shares of the "
             f"{seconds(b['node_time_s'])} of node time")
     if b["run_overhead_s"]:
         head += f"; the runtime's own {seconds(b['run_overhead_s'])} per run comes on top"
     out = [head]
+    for k, v in enumerate(b.get("verdict") or ()):
+        out += _wrapped(v, "  Verdict: " if k == 0 else " " * 11, subsequent=" " * 11)
     if b["uncosted"]:
         names = ", ".join(f"#{u['key']} {clean(u['op_type'], 30)}" for u in b["uncosted"][:6])
         more = f" and {len(b['uncosted']) - 6} more" if len(b["uncosted"]) > 6 else ""
@@ -327,15 +326,11 @@ def bottleneck_lines(b: dict) -> list[str]:
 
 def render_json(sm: Analysis) -> str:
     """Schema ``onnxperf.analysis/1``: indented, one node (or op type, tensor) per line."""
-    from onnxperf.ui.jsonrows import dumps
-
     return dumps(sm.to_dict(encoded_rows=True))
 
 
 def stream_json(sm: Analysis) -> Iterator[str]:
     """:func:`render_json`'s text in pieces, made while it is written (no whole copy in memory)."""
-    from onnxperf.ui.jsonrows import iter_dumps
-
     return iter_dumps(sm.to_dict(encoded_rows=True))
 
 
@@ -406,10 +401,8 @@ def render_md(sm: Analysis) -> str:
         rp, b = _row_partial(r), r.bytes_read + r.bytes_written
         out.append(f"| {_md_cell(label)} | {r.count} | {lower_bound(si(r.macs), r.macs, rp, True)} | "
                    f"{lower_bound(si(r.flops), r.flops, rp, True)} | {lower_bound(binary_bytes(b), b, rp, True)} |")
-    if sm.roofline is not None:
-        from onnxperf.insights.bottlenecks import bottlenecks
-
-        out += [""] + bottleneck_md(bottlenecks(sm).to_dict(), _md_cell)
+    if sm.bottlenecks is not None:
+        out += [""] + bottleneck_md(sm.bottlenecks.to_dict(), _md_cell)
     warns = warnings(a)
     if warns or a.notes:
         out.append("")
@@ -419,8 +412,6 @@ def render_md(sm: Analysis) -> str:
 
 
 def _llm_md(section) -> list[str]:
-    from onnxperf.insights.llm.section import md_rows
-
     return md_rows(section, _md_cell)
 
 

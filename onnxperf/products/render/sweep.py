@@ -8,6 +8,7 @@ import json
 
 from onnxperf.products.sweep import KNEE_GAIN, SweepResult
 from onnxperf.insights.partial import op_counts
+from onnxperf.predict.plan import LIMITER_WORDS
 from onnxperf.ui.numbers import binary_bytes, clean, lower_bound, pct, seconds, si, upper_bound
 
 _LABELS = {"macs": "MACs", "flops": "FLOPs", "bytes": "Bytes", "activation_peak_bytes": "Activation peak",
@@ -18,12 +19,12 @@ def render_text(s: SweepResult) -> str:
     dims = list(s.dims)
     head = "".join(f"{d:>10}" for d in dims) + f"{'MACs':>11}{'FLOPs':>11}{'bytes':>11}{'FLOP/B':>8}{'act.peak':>11}{'total mem':>11}"
     if s.hardware:
-        head += f"{'latency':>11}{'items/s':>10}{'compute':>9}"
+        head += f"{'latency':>11}{'items/s':>10}  {'limited by':<14}"
     if s.memory_budget is not None:
         head += f"{'fits':>6}"
     lines = [f"Sweep of {clean(s.model, 100)}" + (f" on {s.hardware}" if s.hardware else "")
              + ("   fixed: " + " ".join(f"{k}={v}" for k, v in s.fixed) if s.fixed else "")
-             + (f"   precision: {s.precision} (what-if)" if s.precision else ""), "", head]
+             + (f"   precision: {s.precision} (what-if)" if s.precision else ""), "", head.rstrip()]
     partial_rows = []
     for r in s.rows:
         vals = dict(r.values)
@@ -38,12 +39,12 @@ def render_text(s: SweepResult) -> str:
             f"{i:>8}{lb(binary_bytes(r.activation_peak_bytes), r.activation_peak_bytes, mp):>11}"
             f"{lb(binary_bytes(r.total_memory_bytes), r.total_memory_bytes, mp):>11}")
         if s.hardware:
-            share = "?" if cp and r.compute_bound_share is None else pct(r.compute_bound_share)
+            limit = "?" if r.limiter is None else f"{LIMITER_WORDS.get(r.limiter, r.limiter)} {pct(r.limiter_share)}"
             line += (f"{lb(seconds(r.latency_s), r.latency_s, cp):>11}"
-                     f"{upper_bound(si(r.throughput_per_s), r.throughput_per_s, cp, short=True):>10}{share:>9}")
+                     f"{upper_bound(si(r.throughput_per_s), r.throughput_per_s, cp, short=True):>10}  {limit:<14}")
         if s.memory_budget is not None:
             line += f"{'?' if r.fits_memory is None else ('yes' if r.fits_memory else 'no'):>6}"
-        lines.append(line + ("" if r.complete and not r.upper else "  (partial)" if not r.complete else
+        lines.append(line.rstrip() + ("" if r.complete and not r.upper else "  (partial)" if not r.complete else
                              "  (upper bound)"))
         if not r.complete or r.upper:
             partial_rows.append(r)
@@ -92,7 +93,8 @@ def render_csv(s: SweepResult) -> str:
     d = s.to_dict()
     buf = io.StringIO()
     cols = list(s.dims) + ["macs", "flops", "int_ops", "bytes", "intensity", "activation_peak_bytes",
-                           "total_memory_bytes", "latency_s", "throughput_per_s", "compute_bound_share", "complete",
+                           "total_memory_bytes", "latency_s", "throughput_per_s", "compute_bound_share", "limiter",
+                           "limiter_share", "complete",
                            "uncosted_nodes", "unknown_size_tensors"] + (["fits_memory"] if s.memory_budget is not None else [])
     cost_cols = {"macs", "flops", "int_ops", "bytes", "latency_s"}
     mem_cols = {"activation_peak_bytes", "total_memory_bytes"}
