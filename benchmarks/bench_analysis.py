@@ -384,8 +384,8 @@ def main(argv: list[str] | None = None) -> int:
              f"Machine: {_machine()}.",
              f"Each figure is the median of {args.repeats} runs, floor and onnxperf runs interleaved with the order "
              "swapped every repeat.",
-             "Re-run: `python benchmarks/bench_analysis.py` (all models, ~1 min per model at 7 repeats on 2 cores; "
-             "`--only NAME` for some, `--no-llm` without the 7B-class graph).", "",
+             "Re-run: `python benchmarks/bench_analysis.py` (all models: about 20 s a model at 7 repeats on 2 cores, "
+             "25 min for the 73 here; `--only NAME` for some, `--no-llm` without the 7B-class graph).", "",
              "Models: the shipped `models/*.onnx` and every model listed in `tests/fixtures/corpus_*.json`, with "
              "the dims listed there.", "", *start_lines, "",
              "## Whole processes, as users wait for them", "",

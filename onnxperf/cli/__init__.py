@@ -1,10 +1,10 @@
 """Command line: ``onnxperf <command> ...``. Typed errors become exit codes here, and only here.
 
-Start-up: this module imports argparse, :mod:`onnxperf.ui.output` and :mod:`onnxperf.base.errors`
-and no more. The parser :func:`main` reads lists the commands from :data:`COMMANDS`; a command's
-module (``onnxperf.cli.<name>``: its options and what it runs) is imported when argparse reaches
-the command's name, so ``onnxperf --version``, ``--help`` and a misspelt command build no
-subcommand's parser, and a run imports its own command and no other.
+Start-up: of onnxperf's own modules this one imports :mod:`onnxperf.ui.output` and
+:mod:`onnxperf.base.errors` only. The parser :func:`main` reads lists the commands from
+:data:`COMMANDS`; a command's module (``onnxperf.cli.<name>``: its options and what it runs) is
+imported when argparse reaches the command's name, so ``onnxperf --version``, ``--help`` and a
+misspelt command build no subcommand's parser, and a run imports its own command and no other.
 """
 
 from __future__ import annotations
