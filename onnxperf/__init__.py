@@ -6,7 +6,7 @@ __all__ = ["Analysis", "analyze", "load", "__version__"]
 
 #: the public names, imported on first use (PEP 562): ``import onnxperf.cli`` and the commands that
 #: do not analyze a model (``hw list``, ``--help``) do not pay for onnx, numpy and the cost rules
-_LAZY = {"Analysis": "cost.analysis", "analyze": "api", "load": "graph.loader"}
+_LAZY = {"Analysis": "analysis.result", "analyze": "api", "load": "graph.loader"}
 
 
 def __getattr__(name: str):

@@ -1,5 +1,5 @@
 """The Python API: :func:`analyze` returns one typed, frozen, JSON-serializable
-:class:`~onnxperf.cost.analysis.Analysis`, the result every command prints (``a.to_json()`` is the text of
+:class:`~onnxperf.analysis.result.Analysis`, the result every command prints (``a.to_json()`` is the text of
 ``onnxperf summary --format json`` for the same options; ``onnxperf.report.html(a)`` the page of
 ``onnxperf report``)."""
 
@@ -13,8 +13,8 @@ from typing import Any
 
 from onnxperf.analysis.compose import compose
 from onnxperf.base.errors import OptionError
-from onnxperf.cost import analysis as _result
-from onnxperf.cost.analysis import Analysis
+from onnxperf.analysis import result as _result
+from onnxperf.analysis.result import Analysis
 from onnxperf.cost.request import Request
 from onnxperf.hardware import HardwareSpec
 from onnxperf.insights.llm.recognize import Overrides

@@ -8,7 +8,7 @@ import onnx
 from onnx import helper
 
 from onnxperf.analysis.compose import compose
-from onnxperf.cost.analysis import Analysis
+from onnxperf.analysis.result import Analysis
 from onnxperf.cost.request import Request
 
 from .util import const, model, vi

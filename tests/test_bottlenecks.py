@@ -17,7 +17,12 @@ import pytest
 from onnx import helper
 
 from onnxperf import cli
-from onnxperf.insights.bottlenecks import bottlenecks
+from onnxperf.insights.bottlenecks import bottlenecks as _groups
+
+
+def bottlenecks(sm):
+    """The groups of an analysis, from its costs and its execution plan."""
+    return _groups(sm, sm.roofline, sm.spec, sm.precision)
 from onnxperf.products.compare import compare
 from onnxperf.products.compare.render import RENDERERS as COMPARE
 from onnxperf.products.render.report import render_html, render_json, render_md

@@ -1,4 +1,4 @@
-"""One request in, one :class:`~onnxperf.cost.analysis.Analysis` out: the composition every command and
+"""One request in, one :class:`~onnxperf.analysis.result.Analysis` out: the composition every command and
 the Python API run, so two outputs of one request can never disagree.
 
 The costs (:func:`onnxperf.cost.analysis.cost_analysis`), then what the request asks for: the precision
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from onnxperf.cost.analysis import Analysis
+from onnxperf.analysis.result import Analysis
 from onnxperf.cost.request import Request
 from onnxperf.graph.loader import LoadedModel, load
 from onnxperf.hardware import load_spec
@@ -39,9 +39,9 @@ def compose(request: Request) -> Analysis:
         spec = load_spec(hw) if isinstance(hw, (str, os.PathLike)) else hw  # an id, a file, or a loaded spec
         rl = roofline(a, spec, prec)
     largest = largest_fitting(request) if request.memory_budget is not None else None
-    a = replace(a, memory=liveness(a), spec=spec, roofline=rl, largest=largest, precision=prec)
     section = build(a, request, spec) if llm is not None and a.loaded is not None else None
-    return replace(a, llm=section, bottlenecks=bottlenecks(a) if rl is not None else None)
+    return Analysis.of(a, memory=liveness(a), spec=spec, roofline=rl, largest=largest, precision=prec, llm=section,
+                       bottlenecks=bottlenecks(a, rl, spec, prec) if rl is not None else None)
 
 
 def summarize(model, dims: dict[str, int] | None = None, input_shapes=None, convention: str = "default",

@@ -1,11 +1,11 @@
-"""The one result, :class:`Analysis`, and :func:`cost_analysis`, which makes its costs.
+"""The costs of a model, :class:`Costs`, and :func:`cost_analysis`, which makes them.
 
-An :class:`Analysis` is what ``onnxperf.analyze`` returns and every output reads: the model's facts,
-shapes, per-node costs, totals and coverage (made here, from the shapes and the cost rules), and the
-deployment figures the request asked for (memory, the roofline on a spec, the largest fit, the
-precision what-if, the LLM section, the bottleneck groups), which the layers above fill in
-(:mod:`onnxperf.analysis`). Frozen: one loaded model can be analyzed many times with other bindings;
-nothing is written onto the graph.
+:class:`Costs` holds the model's facts, shapes, per-node costs, totals and coverage, made here from the
+shapes and the cost rules. The one result every output reads, :class:`onnxperf.analysis.result.Analysis`,
+is these costs with the deployment figures the request asked for (memory, the execution plan on a spec,
+the largest fit, the precision what-if, the LLM section, the bottleneck groups), which the layers above
+make (:mod:`onnxperf.analysis.compose`). Frozen: one loaded model can be analyzed many times with other
+bindings; nothing is written onto the graph.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import onnx
 
@@ -34,17 +34,6 @@ from onnxperf.shapes.sequences import SequenceInfo
 from onnxperf.shapes.infer import ShapeResult, infer, input_dim_names
 from onnxperf.shapes.tensor import TensorInfo
 from onnxperf.ui.jsonrows import dumps, node_rows
-
-if TYPE_CHECKING:
-    from onnxperf.hardware import HardwareSpec
-    from onnxperf.predict.memory import LargestFit, MemoryResult
-    from onnxperf.predict.precision import Precision
-    from onnxperf.predict.roofline import RooflineResult
-
-#: how the layers above show an analysis: ``"html"`` (a notebook's fragment), ``"line"`` (IPython's one
-#: line), ``"dataframe"`` (pandas). Registered by :mod:`onnxperf.api` (the products make them), so this
-#: result type, which every layer reads, imports none of them
-VIEWS: dict[str, Any] = {}
 
 SCHEMA = "onnxperf.analysis/1"
 
@@ -172,7 +161,11 @@ class Coverage:
 
 
 @dataclass(frozen=True)
-class Analysis:
+class Costs:
+    """The costs of a model at one request's bindings: shapes, per-node MACs/FLOPs/bytes/params, totals,
+    coverage. What the layers above predict from (memory, the execution plan, the insights); the result
+    a command prints, with those added, is :class:`onnxperf.analysis.result.Analysis`, a ``Costs`` too."""
+
     model: ModelInfo
     convention: str
     dims: tuple[tuple[str, int], ...]
@@ -190,23 +183,6 @@ class Analysis:
     sequences: dict[str, SequenceInfo] | None = field(default=None, compare=False, repr=False)
     #: the branch each If takes where its cond is known (``then_branch``/``else_branch``), by node key
     branches: dict[str, str] | None = field(default=None, compare=False, repr=False)
-    #: what the request adds (:mod:`onnxperf.analysis.compose`), else None: activation memory over the
-    #: execution order
-    memory: MemoryResult | None = field(default=None, hash=False, repr=False)
-    #: with ``hw``: the hardware spec and the roofline prediction on it
-    spec: HardwareSpec | None = field(default=None, hash=False, repr=False)
-    roofline: RooflineResult | None = field(default=None, hash=False, repr=False)
-    #: with ``memory`` (a budget): the largest value of ``memory_dim`` that fits it
-    largest: LargestFit | None = field(default=None, hash=False, repr=False)
-    #: with ``precision``: the what-if every figure is for (the analysis is its what-if)
-    precision: Precision | None = field(default=None, hash=False, repr=False)
-    #: ``hw``, ``memory``, ``memory_dim`` and ``precision`` as given (the report's header shows them)
-    options: tuple[tuple[str, Any], ...] = field(default=(), hash=False, repr=False)
-    #: a decode step with a KV cache: the cache recognized, and with ``--llm`` the deployment figures
-    #: (:class:`onnxperf.insights.llm.section.LLMSection`)
-    llm: Any = field(default=None, hash=False, repr=False)
-    #: with ``hw``: the time grouped the way an engineer acts on it (:mod:`onnxperf.insights.bottlenecks`)
-    bottlenecks: Any = field(default=None, hash=False, repr=False)
 
     @property
     def main_nodes(self) -> tuple[NodeCost, ...]:
@@ -223,45 +199,14 @@ class Analysis:
             return max(int(self.model.inputs[0].shape[0]), 1)
         return 1
 
-    def to_dataframe(self, kind: str = "nodes"):
-        """The nodes (``kind="nodes"``, subgraph nodes included) or the op types (``"op_types"``) as a
-        pandas DataFrame with nullable dtypes: a cost that is not known is NA, never 0; with ``hw``,
-        the predicted times too. pandas is an optional extra: ``pip install "onnxperf[notebook]"``."""
-        return VIEWS["dataframe"](self, kind)
-
-    def _repr_html_(self) -> str | None:
-        """Shown by Jupyter: cards, the cost by op type, the top nodes, warnings (:mod:`onnxperf.products.notebook`)."""
-        view = VIEWS.get("html")
-        return None if view is None else view(self)
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        """IPython's text for the analysis: one line, not every node."""
-        view = VIEWS.get("line")
-        p.text(repr(self) if view is None else view(self))
-
     def top_nodes(self, k: int = 10, key: str = "flops") -> list[NodeCost]:
         """The k main-graph nodes with the largest ``key``, ties broken by file order."""
         nodes = [n for n in self.main_nodes if getattr(n, key) > 0]
         return sorted(nodes, key=lambda n: (-getattr(n, key), n.id))[:k]
 
     def to_dict(self, encoded_rows: bool = False) -> dict[str, Any]:
-        """The JSON contract (schema ``onnxperf.analysis/1``): the costs, and the sections of what the
-        request asked for: ``memory``, ``roofline`` and ``bottlenecks`` (with ``hw``), ``largest_fit``,
-        ``llm``, ``precision``. ``encoded_rows``: the node records as JSON text already (for writing)."""
-        d = to_dict(self, encoded_rows)
-        if self.memory is not None:
-            d["memory"] = self.memory.to_dict()
-        if self.roofline is not None:
-            d["roofline"] = self.roofline.to_dict(self.batch, self.spec.id if self.spec is not None else None)
-        if self.bottlenecks is not None:
-            d["bottlenecks"] = self.bottlenecks.to_dict()  # what the text's Bottlenecks block says
-        if self.largest is not None:
-            d["largest_fit"] = self.largest.to_dict()
-        if self.llm is not None:
-            d["llm"] = self.llm.to_dict()
-        if self.precision is not None:
-            d["precision"] = self.precision.to_dict()
-        return d
+        """The cost sections of the JSON contract (schema ``onnxperf.analysis/1``, :func:`to_dict`)."""
+        return to_dict(self, encoded_rows)
 
     def to_json(self) -> str:
         """The JSON contract as text: indented, one node per line (as ``summary --format json``)."""
@@ -308,7 +253,7 @@ def _encoded_nodes(nodes):
     return node_rows(nodes, lambda n: _node_dict(n, tref))
 
 
-def to_dict(a: Analysis, encoded_rows: bool = False) -> dict[str, Any]:
+def to_dict(a: Costs, encoded_rows: bool = False) -> dict[str, Any]:
     """The JSON contract (schema ``onnxperf.analysis/1``): plain types, stable key order.
     ``encoded_rows``: the node records as JSON text already (:func:`onnxperf.ui.jsonrows.node_rows`,
     for writing JSON; the text is what the dicts would give)."""
@@ -571,7 +516,7 @@ def parse_shape(text: str) -> tuple[int | str, ...]:
 
 def cost_analysis(model: str | os.PathLike | onnx.ModelProto | LoadedModel, dims: dict[str, int] | None = None,
                   input_shapes: dict[str, tuple[int, ...] | str] | None = None,
-                  convention: str = "default", default_batch: bool = False) -> Analysis:
+                  convention: str = "default", default_batch: bool = False) -> Costs:
     """The costs of a model: shapes, per-node MACs/FLOPs/bytes/params, totals and coverage (the
     deployment fields of the result left empty: :func:`onnxperf.analysis.compose` fills them).
 
@@ -588,7 +533,7 @@ def cost_analysis(model: str | os.PathLike | onnx.ModelProto | LoadedModel, dims
         return _analyze(model, dims, input_shapes, convention, default_batch)
 
 
-def costs(request: Request, empty_dims: bool = False) -> Analysis:
+def costs(request: Request, empty_dims: bool = False) -> Costs:
     """:func:`cost_analysis` of what ``request`` names (its model, dims, input shapes, convention and
     default batch): the one way a derived run (a sweep point, a validated batch, a decode context, a
     largest-fit probe) gets its costs, so none of the request is dropped on the way. ``empty_dims``:
@@ -621,7 +566,7 @@ def _gc_paused():
             gc.enable()
 
 
-def _analyze(model, dims, input_shapes, convention: str, default_batch: bool = False) -> Analysis:
+def _analyze(model, dims, input_shapes, convention: str, default_batch: bool = False) -> Costs:
     loaded = model if isinstance(model, LoadedModel) else load(model)
     shapes_in = {k: (parse_shape(v) if isinstance(v, str) else tuple(x if isinstance(x, str) else int(x) for x in v))
                  for k, v in (input_shapes or {}).items()}
@@ -670,7 +615,7 @@ def _analyze(model, dims, input_shapes, convention: str, default_batch: bool = F
         if n.op_type in ("If", "Loop", "Scan") and n.note:
             notes.append(f"{n.op_type} node {n.id} {n.name!r}: {n.note}")
     info = _model_info(loaded, sr)
-    return Analysis(
+    return Costs(
         model=info, convention=convention, dims=tuple(sorted(sr.bound.items())),
         input_shapes=tuple(sorted(shapes_in.items())), free_dims=tuple(sr.free_dims),
         totals=totals, by_op_type=_by_op_type(nodes), coverage=_coverage(nodes, sr.free_dims, info.inputs),
@@ -737,4 +682,4 @@ def _model_info(loaded: LoadedModel, sr: ShapeResult) -> ModelInfo:
     )
 
 
-__all__ = ["Analysis", "VIEWS", "cost_analysis", "costs", "input_dim_names", "parse_shape", "SCHEMA"]
+__all__ = ["Costs", "cost_analysis", "costs", "input_dim_names", "parse_shape", "SCHEMA"]

@@ -19,9 +19,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from onnxperf.cost.analysis import Costs
 from onnxperf.predict.plan import COMPUTE, DISPATCH, FILL, MEMORY, NONE
 from onnxperf.predict.precision import get, what_if
-from onnxperf.predict.roofline import roofline
+from onnxperf.predict.roofline import RooflineResult, roofline
 from onnxperf.ui.numbers import binary_bytes, pct, seconds, si
 
 def ridge(r, spec) -> float | None:
@@ -94,12 +95,12 @@ def node_why(r, spec, batch: int | None = None, precision: str | None = None) ->
     return f"memory-bound{where}: intensity {r.intensity:.3g} op/B{below}; {_rate(r)}"
 
 
-def verdict(a, groups: Sequence[Any], opportunities: Sequence[Any]) -> tuple[str, ...]:
-    """Two or three lines on a whole model with a plan (``a.roofline``): what is slow and why (the op type
-    with the most predicted time and its limiter, with its number), what to change and how much it saves
-    (from the plan: the time lost to fill, to dispatch, a fusion's saving, or the plan at a lower
-    precision on the same spec)."""
-    rl, spec = a.roofline, a.spec
+def verdict(a: Costs, rl: RooflineResult, spec: Any, precision: Any, groups: Sequence[Any],
+            opportunities: Sequence[Any]) -> tuple[str, ...]:
+    """Two or three lines on a whole model (its costs ``a``, at ``precision``, and their plan ``rl`` on
+    ``spec``): what is slow and why (the op type with the most predicted time and its limiter, with its
+    number), what to change and how much it saves (from the plan: the time lost to fill, to dispatch, a
+    fusion's saving, or the plan at a lower precision on the same spec)."""
     total = rl.node_time_s
     timed = [g for g in groups if g.time_s > 0 and g.bound in (COMPUTE, FILL, MEMORY, DISPATCH)]
     if not timed or total <= 0:
@@ -108,12 +109,12 @@ def verdict(a, groups: Sequence[Any], opportunities: Sequence[Any]) -> tuple[str
     rows = [r for r in rl.nodes if r.op_type == g.op_type and r.time_s]
     limited = [r for r in rows if r.bound == g.bound]
     held = sum(r.time_s for r in limited)
-    precision = getattr(a.precision, "name", None)
+    precision = getattr(precision, "name", None)
     first = (f"{g.op_type} takes {pct(g.share)} of the predicted {seconds(rl.latency_s)} ({g.nodes} node"
              f"{'s' if g.nodes != 1 else ''}); {pct(held / g.time_s if g.time_s else None)} of that is "
              f"{_LIMITED[g.bound]}")
     lines = [first + _detail(g.bound, limited, spec, a.batch) + "."]
-    fix = _fix(a, g.bound, limited, precision, total)
+    fix = _fix(a, rl, spec, g.bound, limited, precision, total)
     if fix:
         lines.append(fix)
     best = max((o for o in opportunities if o.saving_s > 0), key=lambda o: o.saving_s, default=None)
@@ -151,9 +152,8 @@ def _detail(bound: str, rows, spec, batch: int | None) -> str:
     return ""
 
 
-def _fix(a, bound: str, rows, precision: str | None, total: float) -> str:
+def _fix(a: Costs, rl: RooflineResult, spec: Any, bound: str, rows, precision: str | None, total: float) -> str:
     """What to change for the limiter that holds the top op type, and how much the plan says it saves."""
-    spec = a.spec
     if bound == FILL:
         lost = sum(r.compute_s - r.compute_s * r.fill for r in rows)
         needs = [f[2] for f in (fill_facts(r, spec, a.batch) for r in rows) if f is not None and f[2] is not None]
@@ -168,26 +168,26 @@ def _fix(a, bound: str, rows, precision: str | None, total: float) -> str:
                 "time), a larger batch spreads it over more items.")
     lower = _lower(rows, precision)
     if lower is not None and a.loaded is not None:
-        faster = _at_precision(a, lower)
-        if faster is not None and faster < a.roofline.latency_s:
-            saved = a.roofline.latency_s - faster
+        faster = _at_precision(a, spec, lower)
+        if faster is not None and faster < rl.latency_s:
+            saved = rl.latency_s - faster
             return (f"Change: --precision {lower} predicts {seconds(faster)} on this hardware "
-                    f"({pct(saved / a.roofline.latency_s)} less).")
+                    f"({pct(saved / rl.latency_s)} less).")
     if bound == MEMORY:
         return "Change: fewer bytes per item: a larger batch reuses each weight, fusion keeps tensors on chip."
     return ""
 
 
-def _at_precision(a, name: str) -> float | None:
-    """The plan's latency for the same analysis at precision ``name`` on the same spec."""
+def _at_precision(a: Costs, spec: Any, name: str) -> float | None:
+    """The plan's latency for the same costs at precision ``name`` on the same spec."""
     p = get(name)
     try:
-        peak = a.spec.peak_for(p.peak_key)
+        peak = spec.peak_for(p.peak_key)
     except Exception:  # noqa: BLE001 - a spec without that peak offers nothing
         return None
     if not peak:
         return None
-    return roofline(what_if(a, p), a.spec, p).latency_s
+    return roofline(what_if(a, p), spec, p).latency_s
 
 
 __all__ = ["fill_facts", "node_why", "ridge", "verdict"]

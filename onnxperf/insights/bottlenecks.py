@@ -2,7 +2,7 @@
 opportunity, each with its share of the predicted time and bytes and a one-line action.
 
 Every figure comes from the roofline's per-node results (:class:`onnxperf.predict.roofline.RooflineResult`)
-of a :class:`~onnxperf.cost.analysis.Analysis` made with ``--hw``; nothing is predicted again. For a set S
+of the costs (:class:`~onnxperf.cost.analysis.Costs`) made with ``--hw``; nothing is predicted again. For a set S
 of main-graph nodes:
 
     time(S)  = Σ t_n over n in S with a predicted time t_n
@@ -43,13 +43,14 @@ from typing import Any
 
 import onnx.defs
 
+from onnxperf.cost.analysis import Costs
 from onnxperf.cost.walker import COUNTED
 from onnxperf.insights.advice import verdict
 from onnxperf.patterns.matchers import ACTIVATIONS, layout_transposes, scalar_value
 from onnxperf.patterns.side import Side
 from onnxperf.predict.gpu_kernels import is_pointwise
 from onnxperf.predict.plan import COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, dominant
-from onnxperf.predict.roofline import TRANSCENDENTAL
+from onnxperf.predict.roofline import TRANSCENDENTAL, RooflineResult
 from onnxperf.predict.tensors import _numel, links
 from onnxperf.ui.numbers import pct, seconds
 
@@ -220,13 +221,13 @@ def _lists(x: Any) -> Any:
 
 # ------------------------------------------------------------------------------------ entry point
 
-def bottlenecks(sm) -> Bottlenecks | None:
-    """The bottleneck groups of a summary with a roofline (None without one: no ``--hw``)."""
-    rl = sm.roofline
+def bottlenecks(sm: Costs, rl: RooflineResult | None, spec: Any = None, precision: Any = None) -> Bottlenecks | None:
+    """The bottleneck groups of the costs ``sm`` with their execution plan ``rl`` on ``spec`` (at
+    ``precision``, the what-if the costs are for); None without a plan (no ``--hw``)."""
     if rl is None:
         return None
     nodes = sm.main_nodes
-    ctx = _Context(sm, nodes)
+    ctx = _Context(sm, nodes, rl, spec, precision)
     notes = []
     unc = tuple(Uncosted(k, n.name, n.op_type, n.status) for n, k in zip(nodes, ctx.keys) if ctx.rows[k].time_s is None)
     if unc:
@@ -238,28 +239,28 @@ def bottlenecks(sm) -> Bottlenecks | None:
     method, blocks, kinds, outside = _blocks(ctx, {g.op_type: g for g in by_op})
     opps = _opportunities(ctx, notes)
     return Bottlenecks(
-        hardware=getattr(sm.spec, "id", None) or rl.spec_id, prediction=rl.prediction, latency_s=rl.latency_s,
+        hardware=getattr(spec, "id", None) or rl.spec_id, prediction=rl.prediction, latency_s=rl.latency_s,
         node_time_s=ctx.total_s, run_overhead_s=rl.run_overhead_s, bytes=ctx.total_bytes,
         lower_bound=rl.lower_bound or bool(unc), uncosted=unc, by_op_type=by_op, block_method=method,
         blocks=blocks, block_kinds=kinds, outside=outside, opportunities=opps, notes=tuple(notes),
-        verdict=verdict(sm, by_op, opps))
+        verdict=verdict(sm, rl, spec, precision, by_op, opps))
 
 
 class _Context:
     """What every grouping reads: nodes in execution order and their keys, their rows of the execution
     plan (time, bytes, limiter, placement: :data:`OWN`, :data:`INSIDE`, :data:`FREE`), and totals."""
 
-    def __init__(self, sm, nodes):
-        self.sm, self.nodes = sm, nodes
+    def __init__(self, sm, nodes, rl, spec, precision):
+        self.sm, self.nodes, self.spec = sm, nodes, spec
         self.keys = [n.key for n in nodes]
-        self.rows = {r.key: r for r in sm.roofline.nodes}
+        self.rows = {r.key: r for r in rl.nodes}
         self.treatment = {k: r.runs for k, r in self.rows.items()}
         self.t = {k: r.time_s or 0.0 for k, r in self.rows.items()}
         self.q = {k: r.bytes if r.time_s else 0 for k, r in self.rows.items()}
-        self.total_s = sum(r.time_s for r in sm.roofline.nodes if r.time_s is not None)
+        self.total_s = sum(r.time_s for r in rl.nodes if r.time_s is not None)
         self.total_bytes = sum(self.q.values())
-        self.prediction = sm.roofline.prediction
-        self.precision = getattr(sm.precision, "name", None)
+        self.prediction = rl.prediction
+        self.precision = getattr(precision, "name", None)
         self.pos = {k: i for i, k in enumerate(self.keys)}
         self.shape = [_is_shape_node(n) for n in nodes]
         self.family: dict[str, str] = {}
@@ -828,7 +829,7 @@ def _opportunity(ctx: _Context, oid: str, islands: list[list[str]], keep: str, i
 
 def _fusing_spec(ctx: _Context) -> str:
     """A spec whose prediction models the runtime's fusions."""
-    spec = ctx.sm.spec
+    spec = ctx.spec
     sid = str(getattr(spec, "id", ""))
     if getattr(spec, "kind", "") == "gpu":
         return f"--hw {sid[:-len(':plain')]}" if sid.endswith(":plain") else "a GPU preset (--hw rtx3090, t4 ...)"

@@ -4,14 +4,14 @@
 A node that is not costed (``unsupported``, ``unknown_shape`` or ``rule_error``) makes every cost total a lower
 bound. Its cost is unknown, never zero: the totals say ``complete: false`` and name the op types
 left out, and the warnings below say why and which flag fixes it. They are built from the
-:class:`~onnxperf.cost.analysis.Analysis` alone; renderers only format them.
+:class:`~onnxperf.cost.analysis.Costs` alone; renderers only format them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from onnxperf.cost.analysis import Analysis, Totals
+from onnxperf.cost.analysis import Costs, Totals
 
 #: ops whose output size depends on the values of their inputs: no binding makes it static
 DATA_DEPENDENT = frozenset({"NonZero", "Unique", "NonMaxSuppression", "Compress", "StringSplit",
@@ -68,7 +68,7 @@ def totals_side_text(t: Totals) -> str:
     return "; ".join(x for x in (lower, upper) if x)
 
 
-def unresolved_cause(a: Analysis) -> tuple[str, str]:
+def unresolved_cause(a: Costs) -> tuple[str, str]:
     """(likely cause, the fix) for nodes blocked by dims that are not graph-input dims."""
     c = a.coverage
     free = [d for d in a.free_dims]
@@ -99,7 +99,7 @@ def unresolved_cause(a: Analysis) -> tuple[str, str]:
             "give the inputs fixed shapes: --input-shape INPUT=AxB...")
 
 
-def warnings(a: Analysis) -> list[dict[str, Any]]:
+def warnings(a: Costs) -> list[dict[str, Any]]:
     """Why the cost totals are partial, each with a code, a one-line message and what fixes it."""
     c = a.coverage
     out: list[dict[str, Any]] = []
@@ -144,7 +144,7 @@ def warnings(a: Analysis) -> list[dict[str, Any]]:
 
 
 def reasons(sm: Any) -> list[str]:
-    """Why the figures of a :class:`~onnxperf.cost.analysis.Analysis` are partial (empty: none is)."""
+    """Why the figures of a :class:`~onnxperf.analysis.result.Analysis` are partial (empty: none is)."""
     out = []
     t = sm.totals
     if not t.complete:

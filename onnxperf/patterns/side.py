@@ -16,7 +16,7 @@ import onnx
 
 from onnxperf.cost.walker import NodeCost
 from onnxperf.graph.loader import GraphIR, Initializer
-from onnxperf.cost.analysis import Analysis
+from onnxperf.cost.analysis import Costs
 from onnxperf.cost.walker import family_of, is_param
 
 
@@ -45,7 +45,7 @@ class Side:
 
     index: int
     label: str
-    analysis: Analysis
+    analysis: Costs
     dims_applied: tuple[tuple[str, int], ...] = ()
     dims_ignored: tuple[str, ...] = ()
     #: the request this side answers (:class:`~onnxperf.cost.request.Request`): the comparison's, with the

@@ -4,7 +4,7 @@ each control-flow node, and the branch an If takes where its cond is known."""
 
 from __future__ import annotations
 
-from onnxperf.cost.analysis import Analysis
+from onnxperf.cost.analysis import Costs
 
 #: the ops whose bodies run while they run
 CONTROL_FLOW = frozenset({"If", "Loop", "Scan", "SequenceMap"})
@@ -19,7 +19,7 @@ class BodyIndex:
     """``by_scope``: a body's records in its order, by scope (``"<id>/<attribute>"`` paths); ``under``: the
     scopes of the bodies of a control-flow node, by its key; ``branches``: the branch an If takes."""
 
-    def __init__(self, a: Analysis):
+    def __init__(self, a: Costs):
         self.by_scope: dict[str, list] = {}
         for n in a.nodes:
             if n.scope:

@@ -3,11 +3,11 @@ finds what could fold; here, whether the runtime's view of the file lets it)."""
 
 from __future__ import annotations
 
-from onnxperf.cost.analysis import Analysis
+from onnxperf.cost.analysis import Costs
 from onnxperf.graph.folding import foldable_nodes
 
 
-def folded(a: Analysis, bound_shapes: bool = False) -> set[str]:
+def folded(a: Costs, bound_shapes: bool = False) -> set[str]:
     """Keys of the main-graph nodes that a runtime folds at load time (:mod:`onnxperf.graph.folding`).
 
     ``Shape``/``Size`` fold only when every graph input of the model *file* has fixed dims: the

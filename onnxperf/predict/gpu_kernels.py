@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from onnxperf.cost.analysis import Analysis
+from onnxperf.cost.analysis import Costs
 from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.predict.folding import folded as folded_nodes
 from onnxperf.predict.tensors import _numel, links
@@ -101,7 +101,7 @@ class KernelPlan:
         return len(self.launches)
 
 
-def kernel_plan(a: Analysis) -> KernelPlan:
+def kernel_plan(a: Costs) -> KernelPlan:
     """Group the main graph's nodes into the kernels a GPU runtime runs (see the module text)."""
     nodes = a.main_nodes
     graph_outputs = {o.name for o in a.model.outputs}

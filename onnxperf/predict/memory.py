@@ -30,7 +30,7 @@ from itertools import accumulate, islice
 from onnxperf.base import dtypes
 from onnxperf.base.errors import OptionError
 from onnxperf.base.formula import NotPolynomialError, fit, fit_many, largest_int
-from onnxperf.cost.analysis import Analysis, parse_shape
+from onnxperf.cost.analysis import Costs, parse_shape
 from onnxperf.cost.request import Request
 from onnxperf.graph.loader import LoadedModel, load
 from onnxperf.predict.precision import priced
@@ -88,7 +88,7 @@ class MemoryResult:
         }
 
 
-def _weights_as(a: Analysis, bits: int) -> int:
+def _weights_as(a: Costs, bits: int) -> int:
     """Parameter bytes if the floating-point weights were stored with ``bits`` bits."""
     total = 0
     for name, count in a.totals.params_by_dtype:
@@ -99,7 +99,7 @@ def _weights_as(a: Analysis, bits: int) -> int:
     return total
 
 
-def liveness(a: Analysis) -> MemoryResult:
+def liveness(a: Costs) -> MemoryResult:
     """Activation liveness over the analysis's execution order (see module docstring)."""
     nodes = a.main_nodes
     tensors = a.tensors or {}
@@ -238,7 +238,7 @@ class _Bodies:
     """The working set of every control-flow body of an analysis: the peak of each body's liveness, the
     body tensors of unknown size, and the bytes of every body tensor (each counted once)."""
 
-    def __init__(self, a: Analysis):
+    def __init__(self, a: Costs):
         self.index = BodyIndex(a)
         self.by_scope = self.index.by_scope
         self.tensors = a.tensors or {}
@@ -361,7 +361,7 @@ def largest_fitting(request: Request, limit: int = 1 << 40) -> LargestFit:
                           "input shape: --input-shape INPUT=batchx3x224x224")
     base = replace(request, model=loaded)
 
-    def analyze(d: dict[str, int]) -> Analysis:
+    def analyze(d: dict[str, int]) -> Costs:
         return priced(base.at(**d))
 
     def complete_total(d: int) -> int | None:

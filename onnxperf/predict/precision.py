@@ -29,7 +29,7 @@ import onnx
 
 from onnxperf.base import dtypes
 from onnxperf.base.errors import OptionError
-from onnxperf.cost.analysis import Analysis, _by_op_type, costs
+from onnxperf.cost.analysis import Costs, _by_op_type, costs
 from onnxperf.cost.request import Request
 
 _T = onnx.TensorProto
@@ -120,7 +120,7 @@ def _scaled(total: int, refs, new_dtype: str) -> int:
     return (total * after + before // 2) // before  # rounded, exact integers
 
 
-def what_if(a: Analysis, precision: Precision | str) -> Analysis:
+def what_if(a: Costs, precision: Precision | str) -> Costs:
     """``a`` with every floating-point tensor in ``precision`` (see the module docstring)."""
     p = get(precision) if isinstance(precision, str) else precision
     new = p.dtype
@@ -161,7 +161,7 @@ def what_if(a: Analysis, precision: Precision | str) -> Analysis:
     return replace(a, model=model, nodes=nodes_t, totals=totals, by_op_type=_by_op_type(nodes_t), tensors=tensors)
 
 
-def priced(request: Request, empty_dims: bool = False) -> Analysis:
+def priced(request: Request, empty_dims: bool = False) -> Costs:
     """The costs ``request`` names (:func:`onnxperf.cost.analysis.costs`), at its precision what-if when it
     asks for one (:func:`what_if`)."""
     a = costs(request, empty_dims)

@@ -25,7 +25,7 @@ its tensors give: ``bytes_read`` over its inputs, ``bytes_written`` over its out
 
 from __future__ import annotations
 
-from onnxperf.cost.analysis import Analysis
+from onnxperf.cost.analysis import Costs
 from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.predict.tensors import tensor_bytes
 
@@ -61,7 +61,7 @@ def _split(size: int, distance: int, capacities: tuple[int, ...]) -> list[int]:
     return out
 
 
-def level_bytes(a: Analysis, capacities: tuple[int, ...]) -> dict[str, tuple[float, ...]]:
+def level_bytes(a: Costs, capacities: tuple[int, ...]) -> dict[str, tuple[float, ...]]:
     """Per costed main-graph node: its bytes (read + written) at each level, innermost first, main
     memory last (``len(capacities) + 1`` entries). Uncosted nodes are left out."""
     nodes = [n for n in a.main_nodes if n.status in (COUNTED, ZERO)]

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from onnxperf.base import dtypes
-from onnxperf.cost.analysis import Analysis
+from onnxperf.cost.analysis import Costs
 from onnxperf.predict.bodies import BodyIndex, is_control
 from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.graph.folding import foldable_nodes
@@ -444,12 +444,12 @@ class Fusions:
     inside: frozenset[str] = frozenset()
 
 
-def epilogues(a: Analysis) -> dict[str, frozenset[str]]:
+def epilogues(a: Costs) -> dict[str, frozenset[str]]:
     """Main-graph nodes that run inside the kernel before them (:func:`fusions`)."""
     return fusions(a).epilogue
 
 
-def fusions(a: Analysis) -> Fusions:
+def fusions(a: Costs) -> Fusions:
     """onnxruntime's CPU fusions found in ``a`` (see :data:`FUSED_ACTIVATIONS` for the patterns).
 
     A fused input must be read by the fusing node alone and not be a graph output; a chain
@@ -569,7 +569,7 @@ def _qdq_convs(nodes, producer, users, consts, graph_outputs):
 _LN_FLOATS = frozenset({"float32", "float16", "bfloat16"})
 
 
-def _skip_layer_norms(a: Analysis, nodes, producer, users, consts, graph_outputs):
+def _skip_layer_norms(a: Costs, nodes, producer, users, consts, graph_outputs):
     """(LayerNormalization, its Adds) that onnxruntime's SkipLayerNormFusion makes one
     SkipLayerNormalization: ``Add(x, skip) -> LayerNormalization`` where the Add's inputs are both 3-D
     of the same dims in the model *file* (equal values, or the same symbolic name: checked on
@@ -612,7 +612,7 @@ def _skip_layer_norms(a: Analysis, nodes, producer, users, consts, graph_outputs
     return out
 
 
-def _zero_pad(a: Analysis, n, consts: set[str]) -> bool:
+def _zero_pad(a: Costs, n, consts: set[str]) -> bool:
     """A constant-mode Pad with constant pads and a zero (or absent) fill value."""
     if a.loaded is None or n.scope:
         return False
@@ -750,7 +750,7 @@ def _per_channel_or_scalar(t) -> bool:
     return _numel(dims) == 1 or (len(dims) >= 3 and all(d == 1 for d in dims[-2:]) and all(d == 1 for d in dims[:-3]))
 
 
-def _constant_names(a: Analysis) -> set[str]:
+def _constant_names(a: Costs) -> set[str]:
     if a.loaded is None:
         return set()
     g = a.loaded.graph
@@ -799,7 +799,7 @@ class _Bodies:
 
         t = t_run(main memory) + (runs − 1) · t_run(the innermost level that holds the working set)"""
 
-    def __init__(self, a: Analysis, spec: Spec, key: str | None, fold: bool = False, gpu: bool = False):
+    def __init__(self, a: Costs, spec: Spec, key: str | None, fold: bool = False, gpu: bool = False):
         self.spec, self.key = spec, key
         self.index = BodyIndex(a)
         self.by_scope = self.index.by_scope
@@ -958,7 +958,7 @@ def _input_bytes(n) -> list[tuple[str, int]]:
 ELTWISE_TRANSPOSE = "Transpose.eltwise"
 
 
-def op_keys(a: Analysis) -> dict[str, str]:
+def op_keys(a: Costs) -> dict[str, str]:
     """Main-graph nodes whose per-op efficiency key is not their op type: a Transpose that moves the
     innermost axis and is not a single axis moved (onnxruntime's DoTransposeEltWise, one element at
     a time: MaxViT's 6-D window partitions, perm (0,5,1,3,2,4), take 170-200 µs for 400 KB where a
@@ -994,7 +994,7 @@ def _eltwise_perm(perm: list[int]) -> bool:
     return True
 
 
-def roofline(a: Analysis, spec: Spec, precision=None) -> RooflineResult:
+def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
     """The execution plan of an analysis on a hardware spec (:mod:`onnxperf.predict.plan`): per node its
     placement, the parts of its predicted time, its limiter and its rate against the named peak, and
     the latency; ``precision`` (:class:`onnxperf.predict.precision.Precision`, with ``a`` its

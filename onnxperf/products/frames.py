@@ -19,7 +19,7 @@ from onnxperf.ui.numbers import shape
 from onnxperf.base.errors import OptionError
 
 if TYPE_CHECKING:
-    from onnxperf.cost.analysis import Analysis
+    from onnxperf.analysis.result import Analysis
 
 INSTALL = 'pip install "onnxperf[notebook]"'
 #: the cost figures of a node or an op type, unknown (NA) when it is not wholly costed

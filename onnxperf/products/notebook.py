@@ -1,4 +1,4 @@
-"""An :class:`~onnxperf.cost.analysis.Analysis` in a notebook: ``_repr_html_`` is :func:`repr_html`.
+"""An :class:`~onnxperf.analysis.result.Analysis` in a notebook: ``_repr_html_`` is :func:`repr_html`.
 
 :func:`view` builds plain rows from the analysis (every figure formatted here, with the functions the
 text output uses: a partial total reads ``≥ 1.06 G (partial)``, an unknown one ``unknown``, never 0);
@@ -21,7 +21,7 @@ from onnxperf.products.frames import op_type_times
 from onnxperf.products.render.report import environment
 
 if TYPE_CHECKING:
-    from onnxperf.cost.analysis import Analysis
+    from onnxperf.analysis.result import Analysis
 
 #: rows of the op-type table and of each node list
 TOP_OP_TYPES = 15

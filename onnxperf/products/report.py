@@ -38,7 +38,7 @@ from onnxperf.insights.partial import uncosted_text, upper_text, warnings as par
 from onnxperf.products.accuracy import error_figures, large_error_warning
 from onnxperf.products.render.report import render_html
 from onnxperf.products.render.summary import kernel_model_note
-from onnxperf.cost.analysis import Analysis
+from onnxperf.analysis.result import Analysis
 
 SCHEMA = "onnxperf.report/1"
 

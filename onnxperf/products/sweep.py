@@ -11,7 +11,7 @@ from typing import Any
 from onnxperf.analysis.compose import compose
 from onnxperf.base.errors import OptionError
 from onnxperf.base.formula import NotPolynomialError, Polynomial, fit_many
-from onnxperf.cost.analysis import Analysis
+from onnxperf.analysis.result import Analysis
 from onnxperf.cost.request import Request
 from onnxperf.graph.loader import load
 from onnxperf.hardware import load_spec

@@ -1,7 +1,7 @@
 """The timeline: the predicted per-node schedule (and, with a validation, the measured one beside it)
 as Chrome trace-event JSON, the format that ui.perfetto.dev and chrome://tracing open.
 
-Pure functions: :func:`build_trace` makes a plain dict from a :class:`~onnxperf.cost.analysis.Analysis` (and a
+Pure functions: :func:`build_trace` makes a plain dict from a :class:`~onnxperf.analysis.result.Analysis` (and a
 validation result), :func:`render_trace` its JSON text; the CLI writes it with :func:`write_trace`.
 
 Layout (schema ``onnxperf.trace/1``, see docs/trace.md):

@@ -30,7 +30,7 @@ from fractions import Fraction
 from typing import Any
 
 from onnxperf.base import dtypes
-from onnxperf.cost.analysis import Analysis
+from onnxperf.cost.analysis import Costs
 from onnxperf.cost.request import Request
 from onnxperf.predict.precision import FLOAT_TYPES, get, priced
 from onnxperf.predict.plan import dominant
@@ -177,7 +177,7 @@ class _Evaluator:
         #: the model's parameter bytes (the same at every point)
         self.param_bytes = 0
 
-    def analysis(self, batch: int, past: int, new: int) -> Analysis:
+    def analysis(self, batch: int, past: int, new: int) -> Costs:
         self.analyses += 1
         # past may be 0 (an empty cache), which the public entry points refuse
         return priced(self.request.at(**self.step.bindings(batch, past, new)), empty_dims=True)
@@ -190,7 +190,7 @@ class _Evaluator:
             hit = self._cache[key] = self._step(a, batch, past, new, key[3])
         return hit
 
-    def _kv(self, a: Analysis) -> frozenset[str]:
+    def _kv(self, a: Costs) -> frozenset[str]:
         """The cache tensors: inputs, presents, and their copies by data-movement ops."""
         if self._kv_names is None:
             kv = {c.name for c in self.step.caches} | {c.present for c in self.step.caches if c.present}
@@ -201,7 +201,7 @@ class _Evaluator:
             self._kv_names = frozenset(kv)
         return self._kv_names
 
-    def _step(self, a: Analysis, batch: int, past: int, new: int, timed: bool) -> Step:
+    def _step(self, a: Costs, batch: int, past: int, new: int, timed: bool) -> Step:
         kv = self._kv(a)
         weights = set(self.loaded.graph.initializers) | set(self.loaded.graph.constants)
         tensors = a.tensors or {}

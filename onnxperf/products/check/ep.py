@@ -31,7 +31,7 @@ from functools import lru_cache
 import onnx
 
 from onnxperf.base import dtypes
-from onnxperf.cost.analysis import Analysis
+from onnxperf.analysis.result import Analysis
 from onnxperf.cost.walker import NodeCost
 from onnxperf.base.errors import OptionError
 

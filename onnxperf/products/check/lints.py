@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 import onnx
 
 from onnxperf.base import dtypes
-from onnxperf.cost.analysis import Analysis, newer_than_onnx_notes
+from onnxperf.cost.analysis import newer_than_onnx_notes
+from onnxperf.analysis.result import Analysis
 from onnxperf.cost.walker import RULE_ERROR, UNKNOWN_SHAPE, UNSUPPORTED, NodeCost
 from onnxperf.graph.folding import foldable_nodes
 from onnxperf.graph.loader import GraphIR

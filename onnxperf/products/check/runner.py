@@ -19,7 +19,7 @@ from typing import Any
 from onnxperf.analysis.compose import compose
 from onnxperf.base import dtypes
 from onnxperf.base.errors import DimBindingError, OnnxPerfError
-from onnxperf.cost.analysis import Analysis
+from onnxperf.analysis.result import Analysis
 from onnxperf.cost.request import Request
 from onnxperf.graph.loader import load
 from onnxperf.insights.llm.section import LLMOptions
@@ -315,8 +315,9 @@ def _llm_limits(sm: Analysis, b: Budget) -> list[BudgetResult]:
                                     f"min_decode_tokens_per_s: cannot verify: {partial}"))
         else:
             out.append(BudgetResult("min_decode_tokens_per_s", PASS, limit, tps,
-                                    f"min_decode_tokens_per_s: {si(tps)}/s ({at}) on {f.hardware} meets {si(limit)}/s "
-                                    "(a roofline prediction: an upper bound on speed)"))
+                                    f"min_decode_tokens_per_s: {si(tps)}/s ({at}) on {f.hardware} meets {si(limit)}/s"
+                                    + (" (a plain roofline: an upper bound on speed)"
+                                       if f.decode.latency_is_lower_bound else "")))
     if b.max_time_to_first_token_s is not None:
         t = f.prefill_latency_s
         if t is None:

@@ -1,4 +1,4 @@
-"""Renderers of an :class:`~onnxperf.cost.analysis.Analysis`: text, json, csv, md."""
+"""Renderers of an :class:`~onnxperf.analysis.result.Analysis`: text, json, csv, md."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import io
 import textwrap
 from collections.abc import Callable, Iterator
 
-from onnxperf.cost.analysis import Analysis
+from onnxperf.analysis.result import Analysis
 from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.insights.bottlenecks import ops_text
 from onnxperf.insights.llm.section import md_rows, text_lines

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from onnxperf.products.accuracy import ErrorFigures, error_figures
-from onnxperf.cost.analysis import Analysis
+from onnxperf.analysis.result import Analysis
 from onnxperf.cost.analysis import costs
 from onnxperf.cost.request import Request
 from onnxperf.shapes.infer import is_binding_note

@@ -1,4 +1,4 @@
-"""Deterministic random inputs for a measured run, built from an :class:`~onnxperf.cost.analysis.Analysis`.
+"""Deterministic random inputs for a measured run, built from an :class:`~onnxperf.analysis.result.Analysis`.
 
 Every graph input must have a static shape (bind symbolic dims with ``analyze(..., dims=...)``).
 Values, per input, from ``numpy.random.default_rng([seed, input position])``:
@@ -30,7 +30,7 @@ from onnxperf.cost.walker import TensorRef
 from onnxperf.base.errors import OptionError
 
 if TYPE_CHECKING:
-    from onnxperf.cost.analysis import Analysis
+    from onnxperf.cost.analysis import Costs as Analysis
     from onnxperf.graph.loader import GraphIR
 
 DEFAULT_MAX_BYTES = 4 << 30
