@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from onnxperf.cost.conventions import CONVENTIONS
+from onnxperf.cost.convention_names import CONVENTIONS
 from onnxperf.ui.progress import Progress
 from onnxperf.base.errors import OptionError, one_line
 

@@ -27,17 +27,12 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the rules are imported where a cost is re-expressed: the CLI's parser reads only the names
-    from onnxperf.cost.ops.registry import NodeView, OpCost, RuleEntry
-
-CONVENTIONS = ("default", "torch", "fvcore", "tf")
+from onnxperf.cost.convention_names import CONVENTIONS
+from onnxperf.cost.ops.registry import FAMILIES, REGISTRY, NodeView, OpCost, RuleEntry, prod
 
 
 def _cost(macs: int = 0, flops: int = 0, exact: bool = True) -> OpCost:
-    from onnxperf.cost.ops.registry import OpCost
-
     return OpCost(macs=macs, flops=flops, exact=exact)
 
 
@@ -147,8 +142,6 @@ def _fvcore_grid_sample(n: NodeView, cost: OpCost) -> OpCost:
 def _fvcore_matmul(n: NodeView, cost: OpCost) -> OpCost:
     """fvcore's ``matmul_flop_jit``: elements of A × the last dim of B (a batch that only B has
     is not counted)."""
-    from onnxperf.cost.ops.registry import prod
-
     a, b = n.inp(0), n.inp(1)
     if b.rank < 2:
         return _cost(cost.macs, cost.macs, cost.exact)
@@ -259,8 +252,6 @@ def _tf_conv_transpose(n: NodeView, cost: OpCost) -> OpCost:
     as the profiler does; it equals 2 per MAC only where Y's spatial size is X's times the stride
     (padding "same"). ``Conv3DBackpropInputV2`` has no function: 0 on 5-D tensors. A bias 1 per
     output element."""
-    from onnxperf.cost.ops.registry import prod
-
     y, w = n.out(0), n.inp(1)
     bias = y.numel if n.has_input(2) else 0
     if y.rank > 4:
@@ -280,8 +271,6 @@ def _tf_matmul(n: NodeView, cost: OpCost) -> OpCost:
 def _tf_pool(n: NodeView, cost: OpCost) -> OpCost:
     """TF's ``MaxPool``/``AvgPool`` (1-D pooling runs as them): kernel area × output elements;
     ``MaxPool3D``/``AvgPool3D`` have no function: 0 on 5-D tensors."""
-    from onnxperf.cost.ops.registry import prod
-
     y = n.out(0)
     if y.rank > 4:
         return _cost(exact=cost.exact)
@@ -434,8 +423,6 @@ def _cell(text: str) -> str:
 
 def conventions_markdown() -> str:
     """The section of docs/conventions.md generated from :data:`TABLES` and :data:`ONNX_LIMITS`."""
-    from onnxperf.cost.ops.registry import FAMILIES
-
     names = list(TABLES)
     head = "| | `default` (onnxperf) | " + " | ".join(f"`{c}`" for c in names) + " |"
     lines = [BEGIN, head, "|---|---|" + "---|" * len(names)]
@@ -476,8 +463,6 @@ def _cell_for(conv: Convention, family: str, op_label: str | None) -> str:
 
 
 def _family_of(op_key: str) -> str:
-    from onnxperf.cost.ops.registry import REGISTRY
-
     domain, _, op = op_key.rpartition("::")
     entry = REGISTRY.lookup(domain, op, None)
     return entry.family if entry is not None else "misc"
