@@ -231,7 +231,7 @@ def report(all_rows: list[dict], ks: list[dict]) -> str:
         "",
         "Made by `python benchmarks/gpu_realism.py` (no GPU needed). Every prediction uses the device's",
         "preset as shipped (`onnxperf hw show <id>` lists its [efficiency] and their sources), the GPU kernel",
-        "model (`onnxperf/gpu_kernels.py`) and `--precision` of the published run. ratio = predicted /",
+        "model (`onnxperf/predict/gpu_kernels.py`) and `--precision` of the published run. ratio = predicted /",
         "published throughput (above 1: onnxperf is optimistic). Constants fitted on the A100 rows only",
         "(`--fit`); the other devices are held out.",
         "",

@@ -1,6 +1,6 @@
 """The speed-ups of the analysis path give what the slow, obvious code gives.
 
-Each fast path (onnxperf/frozen.py, the loader's direct decoding of small constants, the in-place
+Each fast path (onnxperf/base/frozen.py, the loader's direct decoding of small constants, the in-place
 Constant nodes of the shape-value rounds, the DAG ids made on demand) is checked against the
 code it replaces: ``dataclass`` ``__init__``, ``numpy_helper.to_array``, ``make_node`` +
 ``from_array``, and ids spelled out."""

@@ -1,4 +1,4 @@
-"""The fast static shape functions (onnxperf/shape_static.py) give what ONNX's own inference of the
+"""The fast static shape functions (onnxperf/shapes/static.py) give what ONNX's own inference of the
 same node gives, and say None, never a wrong shape, where they do not handle a case.
 
 Each case is one node with static input shapes (and the values the op reads); the expected answer

@@ -1,6 +1,6 @@
 """Run a model in onnxruntime, in a child process with a time limit, and collect what was measured.
 
-onnxruntime runs in a fresh interpreter (``python onnxperf/validate/_child.py JOBDIR``, inputs
+onnxruntime runs in a fresh interpreter (``python onnxperf/products/validate/_child.py JOBDIR``, inputs
 passed in an ``.npz``), so a hang is killed at ``timeout_s`` and a crash (segfault, abort) ends the child,
 never the caller; both become :class:`RuntimeRunError` with one line of explanation.
 
