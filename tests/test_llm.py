@@ -427,6 +427,18 @@ def test_report_llm_section_and_chart_data(tmp_path):
         assert p["kv_cache_bytes"] == GPT2["kv_bytes_per_token"] * p["batch"] * p["context"]
     html = RENDERERS["html"](model)
     assert 'id="llm"' in html and 'id="llm-speed-chart"' in html and 'href="#llm"' in html
+    # the deployment answers are cards under the summary's, with the verdict of the plan below them
+    import re
+    from markupsafe import escape
+
+    from onnxperf.ui.numbers import si
+
+    summary = html[html.index('<section id="summary">'):html.index("</section>", html.index('<section id="summary">'))]
+    cards = summary[summary.index('id="llm-cards"'):]
+    assert f"{si(f['decode']['tokens_per_s'])} <small>tokens/s</small>" in cards
+    assert "Time to first token" in cards and "KV cache per token" in cards
+    verdict = re.search(r'<div class="verdict" id="verdict">(.*?)</div>', summary, re.S).group(1)
+    assert [str(escape(v)) for v in model["verdict"]] == re.findall(r"<p>(.*?)</p>", verdict) and model["verdict"]
 
 
 def test_report_escapes_cache_names(tmp_path):
