@@ -50,10 +50,24 @@ class Outputs:
                        if e.get("ph") == "X" and e.get("pid") == 1 and "key" in e.get("args", {})}
 
 
+_MADE: dict[str, Outputs] = {}
+
+
+def _outputs(name: str, tmp_path_factory) -> Outputs:
+    """Every output of scenario ``name``, made once per test session."""
+    if name not in _MADE:
+        _MADE[name] = _make(name, tmp_path_factory)
+    return _MADE[name]
+
+
 @pytest.fixture(scope="module", params=sorted(SCENARIOS))
 def out(request, tmp_path_factory) -> Outputs:
-    model, opts = SCENARIOS[request.param]
-    d = tmp_path_factory.mktemp(request.param)
+    return _outputs(request.param, tmp_path_factory)
+
+
+def _make(name: str, tmp_path_factory) -> Outputs:
+    model, opts = SCENARIOS[name]
+    d = tmp_path_factory.mktemp(name)
     path = str(ROOT / model)
     args = [path, *opts, "--no-progress"]
     assert cli.main(["summary", *args, "--format", "json", "-o", str(d / "s.json"), "--trace", str(d / "t.json")]) == 0
@@ -186,10 +200,11 @@ def _advice(out: Outputs) -> list[str]:
     return texts
 
 
-def test_advice_never_offers_the_precision_it_has(out):
-    prec = out.summary.get("precision")
-    if prec is None:
-        pytest.skip("no --precision in this scenario")
+def test_advice_never_offers_the_precision_it_has(tmp_path_factory):
+    """With --precision fp16, no action, why or verdict offers --precision fp16."""
+    out = _outputs("resnet50-rtx3090-fp16", tmp_path_factory)
+    prec = out.summary["precision"]
+    assert prec["name"] == "fp16" and _advice(out)
     for text in _advice(out):
         assert not re.search(r"--precision\s+(?:\w+/)*" + prec["name"] + r"\b", text), text
 
@@ -225,13 +240,11 @@ def test_cost_chart_ranks_by_predicted_time(out):
     assert sum(b["predicted_share"] for b in bars) == pytest.approx(1.0)
 
 
-def test_llm_section_reads_the_plan(out):
+def test_llm_section_reads_the_plan(tmp_path_factory):
     """The decode step's limiter and share are the plan's at the same bindings; a lower bound on time is
     claimed only by a plain roofline."""
-    llm = (out.summary.get("llm") or {}).get("figures")
-    if not llm:
-        pytest.skip("not a decoder step")
-    dec = llm["decode"]
+    out = _outputs("qwen2-decode-h100", tmp_path_factory)
+    dec = out.summary["llm"]["figures"]["decode"]
     by = {b: out.plan[f"{b}_bound_time_s"] for b in LIMITERS}
     assert dec["latency_s"] == pytest.approx(out.plan["latency_s"])
     assert dec["bound"] == dominant(by) and dec["bound_share"] == pytest.approx(by[dec["bound"]] / dec["latency_s"])
