@@ -30,27 +30,28 @@ Format (``schema = "onnxperf.hardware/1"``, optional on read)::
 
     [efficiency]                              # optional calibration per op family
     [efficiency_sources]                      # optional: where each efficiency figure comes from
+
+Bounds, checked on reading with one line naming the key and the file (exit 2): a peak or a bandwidth
+is a finite number from 1e-3 to 1e30 per second, a capacity at least 1 byte and at most 1e30 bytes, an
+efficiency figure from 1e-12 to 1e30 (see :mod:`onnxperf.hardware.spec`); ``inf``, ``nan``, ``5e-324``,
+an integer of 400 digits and a file nested hundreds of levels deep are refused, never half-used.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import re
-import sys
 from collections.abc import Mapping
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from onnxperf.base.errors import OptionError
 from onnxperf.ui.output import note_input
-from onnxperf.hardware.spec import KINDS, MEMORY_KEYS, PEAK_KEYS, HardwareSpec, MemoryLevel, cpu_parts_text, cpu_peak_fp32, gpu_parts_text, gpu_peak_fp32
+from onnxperf.ui.units import MAX_FIGURE, MIN_RATE, parse_toml, shown, within
+from onnxperf.hardware.spec import (KINDS, MEMORY_KEYS, MIN_EFFICIENCY, PEAK_KEYS, HardwareSpec, MemoryLevel,
+                                    check_bytes, check_figure, cpu_parts_text, cpu_peak_fp32, gpu_parts_text,
+                                    gpu_peak_fp32)
 
 SCHEMA = "onnxperf.hardware/1"
 _TOP_KEYS = {"schema", "id", "name", "kind", "notes", "memory_bandwidth_bytes_per_s", "memory_capacity_bytes",
@@ -88,14 +89,14 @@ def spec_from_mapping(data: Mapping, origin: str) -> HardwareSpec:
     for k, v in peaks.items():
         if k not in PEAK_KEYS:
             raise bad(f"unknown peak key {k!r}; known: {', '.join(PEAK_KEYS)}")
-        peaks[k] = _number(v, f"peak_flops_per_s.{k}", bad)
+        peaks[k] = _number(v, f"peak_flops_per_s.{k}", bad)  # FLOP/s (int8/int4: integer op/s)
     for k, v in sources.items():
         if k not in PEAK_KEYS + MEMORY_KEYS:
             raise bad(f"unknown source key {k!r}; known: {', '.join(PEAK_KEYS + MEMORY_KEYS)}")
         if not isinstance(v, str) or not v.strip():
             raise bad(f"sources.{k} must be a non-empty string")
     for k, v in efficiency.items():
-        efficiency[k] = _number(v, f"efficiency.{k}", bad)
+        efficiency[k] = _number(v, f"efficiency.{k}", bad, MIN_EFFICIENCY, unit="")
     levels = _levels(data.get("memory_levels", []), bad)
     eff_sources = dict(_table(data, "efficiency_sources", bad))
     for k, v in eff_sources.items():
@@ -128,6 +129,7 @@ def spec_from_mapping(data: Mapping, origin: str) -> HardwareSpec:
                 text = gpu_parts_text(**p)
         except OptionError as exc:
             raise bad(str(exc)) from None
+        peaks["fp32"] = _number(peaks["fp32"], f"the fp32 peak that [{table}] gives", bad)
         sources["fp32"] = f"{text}; {src}" if src else text
     elif "fp32" not in peaks:
         raise bad("an fp32 peak is required: peak_flops_per_s.fp32, or [cpu] / [gpu] parts")
@@ -147,10 +149,13 @@ def spec_from_mapping(data: Mapping, origin: str) -> HardwareSpec:
     notes = data.get("notes", "")
     if not isinstance(notes, str):
         raise bad("notes must be a string")
-    return HardwareSpec(id=spec_id, name=data["name"], kind=data["kind"], peak_flops_per_s=peaks,
-                        memory_bandwidth_bytes_per_s=bandwidth, memory_capacity_bytes=capacity,
-                        sources=sources, notes=notes, efficiency=efficiency, efficiency_sources=eff_sources,
-                        memory_levels=levels)
+    try:  # the spec checks its own figures too; its message then names the file as well
+        return HardwareSpec(id=spec_id, name=data["name"], kind=data["kind"], peak_flops_per_s=peaks,
+                            memory_bandwidth_bytes_per_s=bandwidth, memory_capacity_bytes=capacity,
+                            sources=sources, notes=notes, efficiency=efficiency, efficiency_sources=eff_sources,
+                            memory_levels=levels)
+    except OptionError as exc:
+        raise bad(str(exc)) from None
 
 
 def _levels(raw: object, bad) -> tuple[MemoryLevel, ...]:
@@ -162,14 +167,15 @@ def _levels(raw: object, bad) -> tuple[MemoryLevel, ...]:
         if not isinstance(t, Mapping) or set(t) - {"name", "capacity_bytes", "bandwidth_bytes_per_s", "source"} \
                 or not {"name", "capacity_bytes", "bandwidth_bytes_per_s"} <= set(t):
             raise bad(f"memory_levels[{i}] takes name, capacity_bytes, bandwidth_bytes_per_s (and source)")
-        cap = t["capacity_bytes"]
-        if isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0:
-            raise bad(f"memory_levels[{i}].capacity_bytes must be a positive integer")
+        try:
+            cap = check_bytes(f"memory_levels[{i}].capacity_bytes", t["capacity_bytes"])
+        except OptionError as exc:
+            raise bad(str(exc)) from None
         src = t.get("source", "not stated")
         if not isinstance(t["name"], str) or not isinstance(src, str):
             raise bad(f"memory_levels[{i}]: name and source must be strings")
-        out.append(MemoryLevel(t["name"], cap, _number(t["bandwidth_bytes_per_s"], f"memory_levels[{i}].bandwidth", bad),
-                               src))
+        bandwidth = _number(t["bandwidth_bytes_per_s"], f"memory_levels[{i}].bandwidth_bytes_per_s", bad)
+        out.append(MemoryLevel(t["name"], cap, bandwidth, src))
     return tuple(out)
 
 
@@ -180,10 +186,14 @@ def _table(data: Mapping, key: str, bad) -> Mapping:
     return t
 
 
-def _number(v: object, what: str, bad) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
-        raise bad(f"{what} must be a positive finite number, got {v!r}")
-    return float(v)
+def _number(v: object, what: str, bad, low: float = MIN_RATE, unit: str = " per second") -> float:
+    """``v`` as a float: a rate from :data:`~onnxperf.ui.units.MIN_RATE` by default, or a figure from
+    ``low`` (an efficiency), up to :data:`~onnxperf.ui.units.MAX_FIGURE`; out of range, NaN, infinite or
+    past the float range (an int of 400 digits): ``bad``, naming ``what``."""
+    try:
+        return check_figure(what, v, low, unit=unit)
+    except OptionError as exc:
+        raise bad(str(exc)) from None
 
 
 def _capacity(data: Mapping, bad) -> int | None:
@@ -193,12 +203,17 @@ def _capacity(data: Mapping, bad) -> int | None:
     if len(given) > 1:
         raise bad(f"give one of {', '.join(given)}")
     key = given[0]
-    v = _number(data[key], key, bad)
+    raw = data[key]
     scale = {"memory_capacity_bytes": 1, "memory_capacity_gib": 2 ** 30, "memory_capacity_gb": 10 ** 9}[key]
-    exact = Decimal(repr(v)) * scale
+    if not within(raw, 0, MAX_FIGURE) or not raw > 0:  # before any conversion: an int of 400 digits, inf, nan
+        raise bad(f"{key} must be a positive finite number up to {MAX_FIGURE:g}, got {shown(raw)}")
+    exact = (Decimal(raw) if isinstance(raw, int) else Decimal(repr(float(raw)))) * scale
     if exact != exact.to_integral_value():
-        raise bad(f"{key} = {data[key]!r} is not a whole number of bytes")
-    return int(exact)
+        raise bad(f"{key} = {shown(raw)} is not a whole number of bytes")
+    try:
+        return check_bytes(key, int(exact))
+    except OptionError as exc:
+        raise bad(str(exc)) from None
 
 
 def read_spec_file(path: str | Path) -> HardwareSpec:
@@ -215,13 +230,7 @@ def read_spec_file(path: str | Path) -> HardwareSpec:
 
 
 def _parse(raw: bytes, origin: str) -> HardwareSpec:
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise OptionError(f"hardware spec {origin}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise OptionError(f"hardware spec {origin}: not valid TOML: {exc}") from None
-    return spec_from_mapping(data, origin)
+    return spec_from_mapping(parse_toml(raw, f"hardware spec {origin}"), origin)
 
 
 @functools.lru_cache(maxsize=None)

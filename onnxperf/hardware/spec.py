@@ -3,17 +3,48 @@
 Every figure is *dense* (no 2:4 structured-sparsity figures) and carries its source. Peaks are per
 second: floating-point operations for float dtypes, integer operations for int8/int4 (a multiply-add
 counts as 2 either way, as the data sheets count it).
+
+Every figure is bounded (:func:`check_figure`), wherever the spec comes from (a preset, a user's file,
+the API, a probe): a rate (a peak, a bandwidth) is a finite number from
+:data:`~onnxperf.ui.units.MIN_RATE` (1e-3) to :data:`~onnxperf.ui.units.MAX_FIGURE` (1e30) per second, a
+capacity a whole number of bytes up to 1e30, an efficiency-table figure from :data:`MIN_EFFICIENCY`
+(1e-12) to 1e30. Within those bounds every time, ratio and total computed from a spec is a finite
+float, so no NaN or Infinity reaches an output.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import replace, dataclass, field
 from decimal import Decimal
 from types import MappingProxyType
 
 from onnxperf.base.errors import OptionError
+from onnxperf.ui.units import MAX_FIGURE, MIN_RATE, shown, within
+
+#: The smallest figure of a spec's ``efficiency`` table. The table holds fractions of a roof (0.4),
+#: seconds of overhead (2e-6), counts (108 SMs) and byte thresholds; 1e-12 is below any of them (a
+#: picosecond of overhead, a millionth of a millionth of a roof), and a time divided by it stays finite.
+MIN_EFFICIENCY = 1e-12
+#: The range of a clock in ``[cpu]`` / ``[gpu]`` parts, in GHz: 1 kHz to 1 PHz, far outside any chip.
+CLOCK_GHZ_RANGE = (1e-6, 1e6)
+
+
+def check_figure(what: str, v: object, low: float = MIN_RATE, high: float = MAX_FIGURE,
+                 unit: str = " per second") -> float:
+    """``v`` as a float when it is a finite number in ``[low, high]``; else an :class:`OptionError` naming
+    ``what`` and the range. A huge int (400 digits) is compared exactly, never converted (no OverflowError)."""
+    if not isinstance(v, (int, float)) or not within(v, low, high):
+        raise OptionError(f"{what} must be a positive finite number from {low:g} to {high:g}{unit}, got {shown(v)}")
+    return float(v)
+
+
+def check_bytes(what: str, v: object) -> int:
+    """``v`` when it is a whole number of bytes from 1 to :data:`MAX_FIGURE`; else an :class:`OptionError`."""
+    if isinstance(v, bool) or not isinstance(v, int) or not within(v, 1, MAX_FIGURE):
+        raise OptionError(f"{what} must be a whole number of bytes from 1 to {MAX_FIGURE:g}, got {shown(v)}")
+    return v
+
 
 #: Keys of ``peak_flops_per_s``, widest first. ``tf32`` is the tensor-core rate for fp32 inputs,
 #: used only when asked for by name: ``float32`` maps to ``fp32``.
@@ -73,11 +104,12 @@ def _exact_product(clock_ghz: float, *factors: int) -> float:
 
 def _check_parts(where: str, ints: Mapping[str, object], clock_ghz: object) -> None:
     for name, v in ints.items():
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise OptionError(f"{where}: {name} must be a positive integer, got {v!r}")
-    if isinstance(clock_ghz, bool) or not isinstance(clock_ghz, (int, float)) or not (
-            math.isfinite(clock_ghz) and clock_ghz > 0):
-        raise OptionError(f"{where}: clock_ghz must be a positive number, got {clock_ghz!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or not within(v, 1, MAX_FIGURE):
+            raise OptionError(f"{where}: {name} must be a positive integer up to {MAX_FIGURE:g}, got {shown(v)}")
+    low, high = CLOCK_GHZ_RANGE
+    if not within(clock_ghz, low, high):
+        raise OptionError(f"{where}: clock_ghz must be a positive number from {low:g} to {high:g}, "
+                          f"got {shown(clock_ghz)}")
 
 
 def cpu_peak_fp32(cores: int, clock_ghz: float, simd_fp32_lanes: int, fma_units: int, sockets: int = 1) -> float:
@@ -178,23 +210,22 @@ class HardwareSpec:
             raise OptionError(f"hardware {self.id!r}: unknown peak key(s) {', '.join(unknown)}; "
                               f"known: {', '.join(PEAK_KEYS)}")
         for k, v in self.peak_flops_per_s.items():
-            _check_positive(f"hardware {self.id!r}: peak {k}", v)
-        _check_positive(f"hardware {self.id!r}: memory bandwidth", self.memory_bandwidth_bytes_per_s)
-        cap = self.memory_capacity_bytes
-        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0):
-            raise OptionError(f"hardware {self.id!r}: memory capacity must be a positive integer of bytes, got {cap!r}")
+            check_figure(f"hardware {self.id!r}: peak {k}", v)
+        check_figure(f"hardware {self.id!r}: memory bandwidth", self.memory_bandwidth_bytes_per_s)
+        if self.memory_capacity_bytes is not None:
+            check_bytes(f"hardware {self.id!r}: memory capacity", self.memory_capacity_bytes)
         for k, v in self.efficiency.items():
-            _check_positive(f"hardware {self.id!r}: efficiency {k}", v)
+            check_figure(f"hardware {self.id!r}: efficiency {k}", v, MIN_EFFICIENCY, unit="")
         object.__setattr__(self, "memory_levels", tuple(self.memory_levels or ()))
         last = 0
         for lv in self.memory_levels:
             if not isinstance(lv, MemoryLevel):
                 raise OptionError(f"hardware {self.id!r}: memory_levels must be MemoryLevel records")
-            cap = lv.capacity_bytes
-            if isinstance(cap, bool) or not isinstance(cap, int) or cap <= last:
+            cap = check_bytes(f"hardware {self.id!r}: memory level {lv.name!r}: capacity", lv.capacity_bytes)
+            if cap <= last:
                 raise OptionError(f"hardware {self.id!r}: memory level {lv.name!r}: capacity must be a whole number "
                                   f"of bytes larger than the level before, got {cap!r}")
-            _check_positive(f"hardware {self.id!r}: memory level {lv.name!r} bandwidth", lv.bandwidth_bytes_per_s)
+            check_figure(f"hardware {self.id!r}: memory level {lv.name!r} bandwidth", lv.bandwidth_bytes_per_s)
             last = cap
         stray = sorted(set(self.efficiency_sources) - set(self.efficiency))
         if stray:
@@ -252,11 +283,6 @@ def _rebuild(*args) -> HardwareSpec:
     return HardwareSpec(*args)
 
 
-def _check_positive(what: str, v: object) -> None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
-        raise OptionError(f"{what} must be a positive finite number, got {v!r}")
-
-
 def cpu_from_parts(cores: int, clock_ghz: float, simd_fp32_lanes: int, fma_units: int, sockets: int = 1, *,
                    memory_bandwidth_bytes_per_s: float, id: str = "custom-cpu", name: str | None = None,
                    memory_capacity_bytes: int | None = None, source: str = "",
@@ -272,7 +298,8 @@ def cpu_from_parts(cores: int, clock_ghz: float, simd_fp32_lanes: int, fma_units
     if memory_capacity_bytes is not None:
         sources["memory_capacity"] = memory_capacity_source
     return HardwareSpec(id=id, name=name or id, kind="cpu", peak_flops_per_s={"fp32": peak},
-                        memory_bandwidth_bytes_per_s=float(memory_bandwidth_bytes_per_s),
+                        memory_bandwidth_bytes_per_s=check_figure("memory_bandwidth_bytes_per_s",
+                                                                  memory_bandwidth_bytes_per_s),
                         memory_capacity_bytes=memory_capacity_bytes, sources=sources, notes=notes)
 
 

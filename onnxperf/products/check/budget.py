@@ -42,12 +42,21 @@ disables a limit::
     large_constant = "1MiB"            # OP010
     fp32_weights_min = "1MiB"          # OP002
     duplicate_min = "1KiB"             # OP007
+
+Every number is bounded, so no limit can be NaN or Infinity (neither is JSON) nor overflow what is
+computed from it: counts and sizes are whole numbers up to 10^30 (:data:`~onnxperf.ui.units.MAX_FIGURE`;
+a size string at least 1 byte), rates (``min_throughput``, ``min_decode_tokens_per_s``) from 1e-3 to 1e30
+per second, durations from :data:`MIN_SECONDS` to :data:`MAX_SECONDS`, dims, ``context``, ``prompt``,
+``min_context_fit`` and opsets fit an ONNX int64. ``inf``, ``nan``, ``5e-324``, an integer of 400 digits
+and a file nested hundreds of levels deep are refused on reading: one line naming the key and the file,
+exit 2.
 """
 
 from __future__ import annotations
 
+import decimal
+import math
 import re
-import sys
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -59,13 +68,15 @@ from onnxperf.base import dtypes
 from onnxperf.base.errors import OptionError
 from onnxperf.predict.precision import PRECISIONS
 from onnxperf.ui.output import note_input
-from onnxperf.ui.units import parse_bytes
+from onnxperf.ui.units import MAX_FIGURE, MIN_RATE, parse_bytes, parse_toml, shown, within
 from onnxperf.products.check.lints import LINT_LEVELS, LINTS, LintConfig
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+#: The shortest duration a budget may give: a picosecond, far below any kernel, and 1 / it is finite.
+MIN_SECONDS = 1e-12
+#: The longest: 10^12 s (31,700 years); a latency or a time to first token beyond it is no limit.
+MAX_SECONDS = 1e12
+#: The largest dim, context, prompt or opset: what an ONNX int64 holds.
+MAX_INT64 = 2 ** 63 - 1
 
 @dataclass(frozen=True)
 class Budget:
@@ -139,71 +150,100 @@ def parse_count(value: object, key: str) -> int:
     if isinstance(value, bool):
         raise OptionError(f"budget key {key!r}: expected a count, got {value!r}")
     if isinstance(value, int):
-        n = value
+        n: int | Decimal = value
     else:
         m = re.fullmatch(r"\s*([0-9][0-9_]*(?:\.[0-9]+)?|\.[0-9]+)\s*([kKMGTP]?)\s*", str(value))
         if not m:
-            raise OptionError(f"budget key {key!r}: {value!r} is not a count (e.g. 25000000, \"25M\", \"4.1G\")")
-        exact = Decimal(m.group(1).replace("_", "")) * _SI[m.group(2)]
-        if exact != exact.to_integral_value():
-            raise OptionError(f"budget key {key!r}: {value!r} is not a whole number")
-        n = int(exact)
+            raise OptionError(f"budget key {key!r}: {shown(value)} is not a count (e.g. 25000000, \"25M\", \"4.1G\")")
+        number = Decimal(m.group(1).replace("_", ""))
+        if not within(number, 0, MAX_FIGURE):  # before multiplying: exact, no overflow
+            n = number
+        else:
+            with decimal.localcontext() as ctx:
+                ctx.prec = 64  # exact up to 10^30 x 10^15: the default 28 digits would round
+                n = number * _SI[m.group(2)]
+            if n != n.to_integral_value():
+                raise OptionError(f"budget key {key!r}: {shown(value)} is not a whole number")
     if n < 0:
         raise OptionError(f"budget key {key!r}: must not be negative")
-    return n
+    if not within(n, 0, MAX_FIGURE):
+        raise OptionError(f"budget key {key!r}: {shown(value)} is more than {MAX_FIGURE:g}: no count is that large")
+    return int(n)
 
 
 def parse_size(value: object, key: str) -> int:
+    """``4096`` (bytes), ``"100MiB"``, ``"1.5GB"``: a whole number of bytes up to 10^30."""
     if isinstance(value, bool):
         raise OptionError(f"budget key {key!r}: expected a size, got {value!r}")
     if isinstance(value, int):
         if value < 0:
             raise OptionError(f"budget key {key!r}: must not be negative")
+        if not within(value, 0, MAX_FIGURE):
+            raise OptionError(f"budget key {key!r}: {shown(value)} bytes is more than {MAX_FIGURE:g}")
         return value
+    if isinstance(value, float) and not math.isfinite(value):
+        raise OptionError(f"budget key {key!r}: must be a finite number, got {shown(value)}")
     try:
-        return parse_bytes(str(value))
-    except OptionError:
-        raise OptionError(f"budget key {key!r}: {value!r} is not a size (e.g. 100MiB, 1.5GB, 4096)") from None
+        return parse_bytes(value if isinstance(value, str) else repr(value))
+    except OptionError as exc:  # the reason: not a size (with examples), too large, under a byte
+        raise OptionError(f"budget key {key!r}: {exc}") from None
 
 
 _TIME_UNITS = {"s": 1, "ms": Decimal("1e-3"), "us": Decimal("1e-6"), "µs": Decimal("1e-6"), "ns": Decimal("1e-9")}
 
 
 def parse_seconds(value: object, key: str) -> float:
-    """``"5ms"``, ``"250us"``, ``"0.2s"`` or a number of seconds."""
+    """``"5ms"``, ``"250us"``, ``"0.2s"`` or a number of seconds, from :data:`MIN_SECONDS` to
+    :data:`MAX_SECONDS`."""
     if isinstance(value, bool):
         raise OptionError(f"budget key {key!r}: expected a duration, got {value!r}")
     if isinstance(value, (int, float)):
-        v = float(value)
+        v: object = value
     else:
         m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|ms|us|µs|ns)?\s*", str(value))
         if not m:
-            raise OptionError(f"budget key {key!r}: {value!r} is not a duration (e.g. 5ms, 250us, 0.2s)")
-        v = float(Decimal(m.group(1)) * _TIME_UNITS[m.group(2) or "s"])
-    if not v > 0:
-        raise OptionError(f"budget key {key!r}: must be positive")
-    return v
+            raise OptionError(f"budget key {key!r}: {shown(value)} is not a duration (e.g. 5ms, 250us, 0.2s)")
+        try:  # 1e999999999: compared, never multiplied past what a Decimal holds
+            number = Decimal(m.group(1))
+            v = number * _TIME_UNITS[m.group(2) or "s"] if within(number, 0, MAX_FIGURE) else number
+        except ArithmeticError:
+            v = Decimal("Infinity")
+    return _bounded(v, value, key, MIN_SECONDS, MAX_SECONDS, " s")
 
 
 def parse_rate(value: object, key: str) -> float:
-    """``200``, ``"200/s"``, ``"1.5k/s"``: items per second."""
+    """``200``, ``"200/s"``, ``"1.5k/s"``: items per second, from 1e-3 to 1e30."""
     if isinstance(value, bool):
         raise OptionError(f"budget key {key!r}: expected a rate, got {value!r}")
     if isinstance(value, (int, float)):
-        v = float(value)
+        v: object = value
     else:
         m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kKMG]?)\s*(?:/\s*s)?\s*", str(value))
         if not m:
-            raise OptionError(f"budget key {key!r}: {value!r} is not a rate (e.g. 200, \"1.5k/s\")")
-        v = float(Decimal(m.group(1)) * _SI[m.group(2)])
+            raise OptionError(f"budget key {key!r}: {shown(value)} is not a rate (e.g. 200, \"1.5k/s\")")
+        number = Decimal(m.group(1))
+        v = number * _SI[m.group(2)] if within(number, 0, MAX_FIGURE) else number
+    return _bounded(v, value, key, MIN_RATE, MAX_FIGURE, "/s")
+
+
+def _bounded(v: object, given: object, key: str, low: float, high: float, unit: str) -> float:
+    """``v`` (a number, or the Decimal read from ``given``) as a float when it is finite and within
+    ``[low, high]``; NaN, inf, 5e-324 or an int of 400 digits is an :class:`OptionError` naming ``key``."""
+    if isinstance(v, float) and not math.isfinite(v):
+        raise OptionError(f"budget key {key!r}: must be a finite number, got {shown(given)}")
     if not v > 0:
-        raise OptionError(f"budget key {key!r}: must be positive")
-    return v
+        raise OptionError(f"budget key {key!r}: must be positive, got {shown(given)}")
+    if not within(v, low, high):
+        raise OptionError(f"budget key {key!r}: {shown(given)} is outside {low:g} to {high:g}{unit}")
+    return float(v)
 
 
 def _int(value: object, key: str) -> int:
+    """An integer an ONNX int64 holds (an opset)."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise OptionError(f"budget key {key!r}: expected an integer, got {value!r}")
+        raise OptionError(f"budget key {key!r}: expected an integer, got {shown(value)}")
+    if not within(value, -MAX_INT64 - 1, MAX_INT64):
+        raise OptionError(f"budget key {key!r}: {shown(value)} does not fit an int64")
     return value
 
 
@@ -243,8 +283,9 @@ def _dims(value: object, key: str) -> tuple[tuple[str, int], ...]:
         raise OptionError(f"budget key {key!r}: expected a table, e.g. dims = {{ batch = 1 }}")
     out = []
     for k, v in value.items():
-        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-            raise OptionError(f"budget key {key}.{k}: expected a positive integer, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or not within(v, 1, MAX_INT64):
+            raise OptionError(f"budget key {key}.{k}: expected a positive integer up to {MAX_INT64} (int64), "
+                              f"got {shown(v)}")
         out.append((str(k), v))
     return tuple(sorted(out))
 
@@ -323,7 +364,10 @@ def _lint_config(table: object, where: str) -> LintConfig:
             levels[k] = v
         elif k in _LINT_OPTIONS:
             attr, parse = _LINT_OPTIONS[k]
-            opts[attr] = parse(v, f"lints.{k}")
+            try:
+                opts[attr] = parse(v, f"lints.{k}")
+            except OptionError as exc:
+                raise OptionError(f"{where}: {exc}") from None
         else:
             raise OptionError(f"{where}: unknown key {('lints.' + k)!r} (lint ids like OP001, or "
                               f"{', '.join(_LINT_OPTIONS)})")
@@ -362,10 +406,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise OptionError(f"budget {path}: is a directory") from None
     except OSError as exc:
         raise OptionError(f"budget {path}: cannot be read ({exc.strerror})") from None
-    try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise OptionError(f"budget {path}: not valid TOML ({exc})") from None
+    return parse_toml(raw, f"budget {path}")
 
 
 def read_budget(path: str | Path) -> Budget:
