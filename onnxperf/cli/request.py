@@ -45,7 +45,11 @@ def announce_bindings(notes) -> None:
 
 
 def llm_options(args: argparse.Namespace) -> LLMOptions:
-    """The LLM options the command line asks for."""
+    """The LLM options the command line asks for; a ``--prompt`` longer than ``--context`` is refused
+    (the prompt is in the context: its KV cache is the first ``--prompt`` tokens of it)."""
+    if args.context is not None and args.prompt is not None and args.prompt > args.context:
+        raise OptionError(f"--prompt {args.prompt}: longer than --context {args.context}; the prompt is part of the "
+                          f"context: give --context {args.prompt} or more")
     full = bool(args.llm or args.context or args.prompt)
     return LLMOptions(full=full, context=args.context, prompt=args.prompt,
                       overrides=Overrides.parse(args.kv_dim, args.kv_cache))

@@ -12,15 +12,24 @@
   other kind of file (a block device, a socket) is refused.
 - Every file the run has read (the models, their external data, a spec or budget file: see
   :func:`note_input`) is refused as an output, so ``-o model.onnx`` can never overwrite the model.
+- Where an output would go (:func:`destination`): two outputs of one run that reach the same file or
+  stream (``-`` and ``/dev/stdout``, a hard link, the file standard output is redirected to) are
+  told apart from two that do not.
+- A signal while a file is written (:func:`stop_writes_on_signals`, which the command line turns on):
+  SIGTERM or SIGHUP removes the temporary file and raises :class:`Stopped`, as Ctrl-C's
+  ``KeyboardInterrupt`` does; the old file stays as it was.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from onnxperf.base.errors import OptionError, OutputError
@@ -43,6 +52,115 @@ def announce_writes(on: bool, colour: str = "never") -> None:
     written to the terminal with ``write_output(..., text_format=True)``."""
     global _ANNOUNCE, _COLOUR
     _ANNOUNCE, _COLOUR = on, colour
+
+#: a signal that stops a write raises :class:`Stopped` there (the command line turns it on; a library
+#: caller keeps the process's own handling)
+_STOP_ON_SIGNALS = False
+#: the signals that end a process by default and are turned into :class:`Stopped` while a file is written
+_STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+class Stopped(BaseException):
+    """A signal (SIGTERM, SIGHUP) arrived while a file was written: the temporary file is removed
+    (the old file, if any, stays as it was) and the run stops. A ``BaseException``, as
+    ``KeyboardInterrupt`` is, so no ``except Exception`` swallows it; ``signum`` names the signal
+    (a command line exits with 128 + signum) and ``path`` the output that was being written."""
+
+    def __init__(self, signum: int, path: str = "") -> None:
+        super().__init__(signum, path)
+        self.signum, self.path = signum, path
+
+    @property
+    def name(self) -> str:
+        try:
+            return signal.Signals(self.signum).name
+        except ValueError:
+            return f"signal {self.signum}"
+
+
+def stop_writes_on_signals(on: bool) -> None:
+    """The command line's setting: while a regular file is written, SIGTERM and SIGHUP (where they
+    would end the process: their default action) remove the temporary file and raise
+    :class:`Stopped`; Ctrl-C (SIGINT, where it raises ``KeyboardInterrupt``) is held the same way
+    while a temporary file is made. Only then: the rest of a run keeps the default, so a signal still
+    ends a run at once even inside a long C call (Python runs a handler only between bytecodes)."""
+    global _STOP_ON_SIGNALS
+    _STOP_ON_SIGNALS = on
+
+
+def _raise_for(signum: int) -> None:
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Stopped(signum)
+
+
+class _SignalGuard:
+    """The stop signals while one file is written: each raises (:func:`_raise_for`), except inside
+    :meth:`held`, which delivers a signal that arrived in it when it ends. Installed only in the
+    main thread (where Python runs signal handlers), only over the default handling, and only when
+    :func:`stop_writes_on_signals` is on; otherwise :meth:`held` changes nothing."""
+
+    def __init__(self) -> None:
+        self.installed: dict[int, object] = {}
+        self.holding = False
+        self.arrived: list[int] = []
+
+    def __enter__(self) -> _SignalGuard:
+        if not _STOP_ON_SIGNALS or threading.current_thread() is not threading.main_thread():
+            return self
+        wanted = [(sig, signal.SIG_DFL) for sig in _STOP_SIGNALS] + [(signal.SIGINT, signal.default_int_handler)]
+        for sig, default in wanted:
+            try:
+                if signal.getsignal(sig) is default:  # ignored (nohup) or someone else's handler: left alone
+                    self.installed[sig] = signal.signal(sig, self._on_signal)
+            except (OSError, ValueError):
+                pass
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for sig, previous in self.installed.items():
+            signal.signal(sig, previous)
+
+    def _on_signal(self, signum: int, frame) -> None:
+        if self.holding:
+            self.arrived.append(signum)
+            return
+        _raise_for(signum)
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Signals wait until the block ends: a temporary file is made and its name kept (or removed)
+        in one step, so a signal never leaves one that nothing will remove."""
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+            arrived, self.arrived = self.arrived, []
+            if arrived:
+                _raise_for(arrived[0])
+
+
+def destination(path: str | None) -> tuple | None:
+    """Where an output named ``path`` goes, as a key that two outputs share only when they would
+    write to the same file or stream: standard output for None or ``-``, and for every other name of
+    the file standard output is (``/dev/stdout``, ``/proc/self/fd/1``, the file it is redirected
+    to); else the file (its device and inode: a link or a hard link is the same file) or, for a
+    file not made yet, its real path. None for the null device: what goes there is lost either way."""
+    try:
+        st = os.fstat(sys.stdout.fileno()) if path is None or path == "-" else os.stat(path)
+    except (AttributeError, OSError, ValueError):  # no stdout file (a test's capture); a file not made yet
+        if path is None or path == "-":
+            return ("stdout",)
+        return ("path", os.path.realpath(path))
+    try:
+        null = os.stat(os.devnull)
+        if (st.st_dev, st.st_ino) == (null.st_dev, null.st_ino):
+            return None
+    except OSError:
+        pass
+    return ("file", st.st_dev, st.st_ino)
+
 
 #: names that stand for a process's open files: streamed to, never renamed over (when one points
 #: at a regular file, writing through it truncates that file, as a shell redirection does)
@@ -164,27 +282,31 @@ def _atomic(text: str | Iterable[str], target: Path, path: str, option: str) -> 
         old_mode = stat.S_IMODE(os.stat(target).st_mode)
     except OSError:
         old_mode = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as exc:  # a name too long, a folder we may not enter or write in
-        raise OutputError(f"{option} {path}: cannot write: {_reason(exc)}") from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            _write_all(fh, text)
-        if old_mode is None:  # mkstemp makes a private (0600) file: give it what a plain open() would
-            umask = os.umask(0)
-            os.umask(umask)
-            old_mode = 0o666 & ~umask
-        os.chmod(tmp, old_mode)
-        os.replace(tmp, target)
-    except BaseException as exc:
+    with _SignalGuard() as guard:
+        tmp = None
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise OutputError(f"{option} {path}: cannot write: {_reason(exc)}") from exc
-        raise
+            with guard.held():
+                fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                _write_all(fh, text)
+            if old_mode is None:  # mkstemp makes a private (0600) file: give it what a plain open() would
+                umask = os.umask(0)
+                os.umask(umask)
+                old_mode = 0o666 & ~umask
+            os.chmod(tmp, old_mode)
+            os.replace(tmp, target)
+        except BaseException as exc:
+            if isinstance(exc, Stopped):
+                exc.path = exc.path or path
+            if tmp is not None:
+                with guard.held():
+                    try:
+                        os.unlink(tmp)
+                    except OSError:
+                        pass
+            if isinstance(exc, OSError):  # a name too long, a folder we may not write in, a full disk
+                raise OutputError(f"{option} {path}: cannot write: {_reason(exc)}") from exc
+            raise
 
 
 def _write_all(fh, text: str | Iterable[str]) -> None:
