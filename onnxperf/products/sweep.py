@@ -4,6 +4,7 @@ exact polynomial of each figure in those dims where it is one."""
 from __future__ import annotations
 
 import itertools
+import math
 import os
 from dataclasses import dataclass, replace
 from typing import Any
@@ -13,11 +14,12 @@ from onnxperf.base.errors import OptionError
 from onnxperf.base.formula import NotPolynomialError, Polynomial, fit_many
 from onnxperf.analysis.result import Analysis
 from onnxperf.cost.request import Request
-from onnxperf.graph.loader import load
+from onnxperf.graph.loader import LoadedModel, load
 from onnxperf.hardware import load_spec
 from onnxperf.predict.memory import LargestFit, largest_fitting
 from onnxperf.predict.plan import dominant
-from onnxperf.shapes.infer import is_binding_note
+from onnxperf.shapes.infer import input_dim_names, is_binding_note
+from onnxperf.base.suggest import did_you_mean
 from onnxperf.ui.progress import advance
 
 #: the knee: the smallest batch that no larger batch beats in throughput by more than this fraction
@@ -90,6 +92,8 @@ class SweepResult:
     #: ``--memory``: the budget, and the largest ``memory_dim`` value that fits it
     memory_budget: int | None = None
     largest: LargestFit | None = None
+    #: the formulas hold where every swept dim is a multiple of this (the swept values' gcd; 1: everywhere)
+    formula_step: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -105,6 +109,7 @@ class SweepResult:
                       **({"fits_memory": r.fits_memory} if self.memory_budget is not None else {})}
                      for r in self.rows],
             "formulas": {name: (p.to_dict() if p is not None else {"error": why}) for name, p, why in self.formulas},
+            **({"formulas_hold_for_multiples_of": self.formula_step} if self.formula_step > 1 else {}),
             "knee": None if self.knee is None else dict(self.knee),
             **({"precision": self.precision} if self.precision else {}),
             **({"latency_is_lower_bound": self.latency_lower_bound} if self.hardware else {}),
@@ -157,6 +162,30 @@ def _figures(sm: Analysis) -> list[int]:
     return [t.macs, t.flops, t.bytes_total, sm.memory.peak_bytes, sm.memory.total_bytes]
 
 
+def _check_swept(loaded, grid: dict[str, list[int]], input_shapes: dict[str, tuple]) -> None:
+    """Every swept dim must be one the model's inputs have (or an input shape names): a dim it lacks
+    would give the same row at every value. Refused with what the model has and, for a static input,
+    the --input-shape that names one."""
+    known = input_dim_names(loaded)
+    for shape in input_shapes.values():
+        known += [d for d in shape if isinstance(d, str) and d not in known]
+    for name in grid:
+        if name in known:
+            continue
+        hint = did_you_mean(name, known)
+        if not hint:
+            real = [vi for vi in loaded.proto.graph.input if vi.name not in loaded.graph.initializers]
+            example = next((vi for vi in real if vi.type.tensor_type.HasField("shape")
+                            and vi.type.tensor_type.shape.dim), None)
+            if example is not None:
+                dims = [d.dim_param or str(d.dim_value) for d in example.type.tensor_type.shape.dim]
+                dims[0] = name
+                hint = f"; name one in an input shape: --input-shape {example.name}={'x'.join(dims)}"
+        raise OptionError(f"--dim {name}={','.join(map(str, grid[name]))}: the model's inputs have no dim named "
+                          f"{name!r} (symbolic dims: {', '.join(known) or 'none'}), so every row would be the same"
+                          + hint)
+
+
 def sweep(request: Request, grid: dict[str, list[int]], formulas: bool = True) -> SweepResult:
     """Evaluate every combination of ``grid`` values and fit formulas: each row is ``request`` with
     those values bound (``request.at(...)``), so its fixed dims, input shapes, convention, precision,
@@ -170,7 +199,8 @@ def sweep(request: Request, grid: dict[str, list[int]], formulas: bool = True) -
     if not grid:
         raise OptionError("sweep needs at least one --dim NAME=V1,V2,...")
     model = request.model
-    loaded = load(model) if not hasattr(model, "graph") else model
+    loaded = model if isinstance(model, LoadedModel) else load(model)
+    _check_swept(loaded, grid, dict(request.input_shapes))
     hw = request.hw
     spec = load_spec(hw) if isinstance(hw, (str, os.PathLike)) else hw  # loaded once for every row
     base = replace(request, model=loaded, hw=spec, llm=None)
@@ -190,6 +220,9 @@ def sweep(request: Request, grid: dict[str, list[int]], formulas: bool = True) -
                 notes.append(n)
     advance(len(combos), len(combos), "rows")
     fits: list[tuple[str, Polynomial | None, str]] = []
+    # the fit points share the swept values' step (their gcd): a resolution swept at 160, 224, 320 is fitted
+    # at multiples of 32, where a stride-32 network's sizes are exact polynomials (at R = 1, 2, 3 they are not)
+    step = math.gcd(*(v for vals in grid.values() for v in vals))
     if formulas:
         def evaluate(b: dict[str, int]) -> list[int]:
             sm = compose(replace(base, hw=None, memory_budget=None).at(**b))
@@ -198,7 +231,7 @@ def sweep(request: Request, grid: dict[str, list[int]], formulas: bool = True) -
             return _figures(sm)
 
         try:
-            polys = fit_many(evaluate, names, degree=3)
+            polys = fit_many(evaluate, names, degree=3, scale=step)
             for k, (name, p) in enumerate(zip(FIGURES, polys)):
                 why = "" if p is not None else f"not a polynomial of degree ≤ 3 in {', '.join(names)}"
                 # the swept rows check the fit too: a peak (a max over the graph's steps) can look
@@ -219,4 +252,5 @@ def sweep(request: Request, grid: dict[str, list[int]], formulas: bool = True) -
     largest = largest_fitting(base) if request.memory_budget is not None else None
     return SweepResult(str(getattr(loaded, "path", model)), names, tuple(sorted(request.dims.items())),
                        hw if hw is None or isinstance(hw, str) else getattr(hw, "id", str(hw)), tuple(rows),
-                       tuple(fits), knee, request.precision, lower, tuple(notes), request.memory_budget, largest)
+                       tuple(fits), knee, request.precision, lower, tuple(notes), request.memory_budget, largest,
+                       step if formulas else 1)

@@ -64,7 +64,8 @@ def render_text(s: SweepResult) -> str:
                 why.append(f"{r.unknown_size_tensors:,} tensors of unknown size")
             if r.lost_at:
                 why.append(f"shapes lost first at {clean(r.lost_at, 80)} (a value past the model's limits?)")
-            lines.append("  " + " ".join(f"{k}={v}" for k, v in r.values) + ": " + "; ".join(why))
+            # op types and domains come from the model: control characters and bidi overrides escaped
+            lines.append("  " + " ".join(f"{k}={v}" for k, v in r.values) + ": " + clean("; ".join(why), 1000))
     if s.hardware and s.latency_lower_bound:
         lines += ["", "Latency: a plain roofline (every node at its roof, no launch overhead, no fusion): a lower "
                   "bound, and throughput an upper bound; its knee comes early, with no overhead to amortize"]
@@ -74,12 +75,14 @@ def render_text(s: SweepResult) -> str:
                   + ("no value fits" if f is None or f.value is None else
                      f"the largest {f.dim} that fits is {f.value:,} (needs {binary_bytes(f.total_bytes)})")]
     if s.notes:
-        lines += ["", *(f"Note: {n}" for n in s.notes)]
+        lines += ["", *(f"Note: {clean(n, 1000)}" for n in s.notes)]
     if s.knee:
         lines += ["", "Throughput stops rising at " + ", ".join(f"{k}={v}" for k, v in s.knee)
                   + f" (no larger value gains more than {KNEE_GAIN:.0%})"]
     if s.formulas:
-        lines += ["", "Formulas (exact, fitted and checked off the fit points)"]
+        lines += ["", "Formulas (exact, fitted and checked off the fit points"
+                  + (f"; they hold where {' and '.join(s.dims)} {'is a multiple' if len(s.dims) == 1 else 'are multiples'}"
+                     f" of {s.formula_step}, as the swept values are)" if s.formula_step > 1 else ")")]
         for name, p, why in s.formulas:
             lines.append(f"  {_LABELS[name]:<16}= {p.format()}" if p is not None else f"  {_LABELS[name]:<16}: {why}")
     return "\n".join(lines) + "\n"
