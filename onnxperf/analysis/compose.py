@@ -18,7 +18,7 @@ from onnxperf.graph.loader import LoadedModel, load
 from onnxperf.hardware import load_spec
 from onnxperf.insights.bottlenecks import bottlenecks
 from onnxperf.insights.llm.section import build, decode_bindings
-from onnxperf.predict.memory import largest_fitting, liveness
+from onnxperf.predict.memory import device_fit, largest_fitting, liveness
 from onnxperf.predict.precision import get, priced
 from onnxperf.predict.roofline import roofline
 
@@ -29,7 +29,9 @@ def compose(request: Request) -> Analysis:
     if llm is not None and llm.full:
         # the figures are the decode step's at the context: bind the cache's past dim to it
         model = request.model if isinstance(request.model, LoadedModel) else load(request.model)
-        request = replace(request, model=model, dims=decode_bindings(model, dict(request.dims), llm.context))
+        dims, default = decode_bindings(model, dict(request.dims), llm.context)
+        llm = replace(llm, default_context=default)
+        request = replace(request, model=model, dims=dims, llm=llm)
     a = priced(request)
     request = replace(request, model=a.loaded)  # loaded once: every derived run reads this one
     prec = get(request.precision) if request.precision is not None else None
@@ -40,8 +42,10 @@ def compose(request: Request) -> Analysis:
         rl = roofline(a, spec, prec)
     largest = largest_fitting(request) if request.memory_budget is not None else None
     section = build(a, request, spec) if llm is not None and a.loaded is not None else None
-    return Analysis.of(a, memory=liveness(a), spec=spec, roofline=rl, largest=largest, precision=prec, llm=section,
-                       bottlenecks=bottlenecks(a, rl, spec, prec) if rl is not None else None)
+    mem = liveness(a)
+    return Analysis.of(a, memory=mem, spec=spec, roofline=rl, largest=largest, precision=prec, llm=section,
+                       bottlenecks=bottlenecks(a, rl, spec, prec) if rl is not None else None,
+                       device=device_fit(request, mem, spec) if spec is not None else None)
 
 
 def summarize(model, dims: dict[str, int] | None = None, input_shapes=None, convention: str = "default",

@@ -16,7 +16,9 @@ from onnxperf.cost.analysis import Costs
 from onnxperf.hardware import HardwareSpec
 from onnxperf.insights.bottlenecks import Bottlenecks
 from onnxperf.insights.llm.section import LLMSection
-from onnxperf.predict.memory import LargestFit, MemoryResult
+from onnxperf.insights.partial import warnings as cost_warnings
+from onnxperf.predict.memory import DeviceFit, LargestFit, MemoryResult
+from onnxperf.ui.numbers import binary_bytes
 from onnxperf.predict.precision import Precision
 from onnxperf.predict.roofline import RooflineResult
 
@@ -26,7 +28,7 @@ from onnxperf.predict.roofline import RooflineResult
 VIEWS: dict[str, Any] = {}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # the costs' one-line repr, not every node
 class Analysis(Costs):
     #: activation memory over the execution order
     memory: MemoryResult | None = field(default=None, hash=False, repr=False)
@@ -43,6 +45,8 @@ class Analysis(Costs):
     llm: LLMSection | None = field(default=None, hash=False, repr=False)
     #: with ``hw``: the time grouped the way an engineer acts on it, and the verdict
     bottlenecks: Bottlenecks | None = field(default=None, hash=False, repr=False)
+    #: with ``hw`` on a spec with a memory capacity: whether weights + activation peak fit the device
+    device: DeviceFit | None = field(default=None, hash=False, repr=False)
 
     @classmethod
     def of(cls, costs: Costs, **more: Any) -> Analysis:
@@ -65,7 +69,26 @@ class Analysis(Costs):
             d["llm"] = self.llm.to_dict()
         if self.precision is not None:
             d["precision"] = self.precision.to_dict()
+        if self.device is not None:
+            d["device_memory"] = self.device.to_dict()
         return d
+
+    def warnings(self) -> list[dict[str, Any]]:
+        """What makes a figure partial (the costs', :func:`onnxperf.insights.partial.warnings`) and a run the
+        device cannot hold, each with a code, a level and a one-line message: every output lists these."""
+        out = cost_warnings(self)
+        f = self.device
+        if f is not None and f.fits is False:  # (None: the memory is partial, which its own warning says)
+            fix = ""
+            if f.largest is not None:
+                fix = (f"; the largest {f.largest.dim} that fits is {f.largest.value:,}" if f.largest.value
+                       else f"; not even {f.largest.dim}=1 fits")
+            out.append({"code": "device_memory", "level": "warning",
+                        "message": f"Does not fit {f.hardware}: weights + activation peak need "
+                                   f"{binary_bytes(f.total_bytes)}{'' if self.memory.complete else ' or more'}, the "
+                                   f"device has {binary_bytes(f.capacity_bytes)}{fix}; the predicted latency is for a "
+                                   "run that cannot happen"})
+        return out
 
     def to_dataframe(self, kind: str = "nodes"):
         """The nodes (``kind="nodes"``, subgraph nodes included) or the op types (``"op_types"``) as a

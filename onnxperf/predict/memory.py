@@ -339,6 +339,41 @@ class LargestFit:
         }
 
 
+@dataclass(frozen=True)
+class DeviceFit:
+    """Whether the run fits the memory of the device the spec names: weights + activation peak against
+    its capacity. ``fits``: True, False, or None when the total is a lower bound below the capacity
+    (some sizes unknown: it may not fit); ``largest``: when it does not fit, the largest value of the
+    request's memory dim that does (None when the model has no such dim)."""
+
+    hardware: str
+    capacity_bytes: int
+    total_bytes: int
+    fits: bool | None
+    largest: LargestFit | None = None
+
+    def to_dict(self) -> dict:
+        return {"hardware": self.hardware, "capacity_bytes": self.capacity_bytes, "total_bytes": self.total_bytes,
+                "fits": self.fits, "largest": None if self.largest is None else self.largest.to_dict()}
+
+
+def device_fit(request: Request, mem: MemoryResult, spec) -> DeviceFit | None:
+    """:class:`DeviceFit` of ``mem`` (the memory of ``request``'s analysis) on ``spec``; None for a spec
+    without a memory capacity (a CPU server's depends on its configuration)."""
+    cap = getattr(spec, "memory_capacity_bytes", None)
+    if not cap:
+        return None
+    total = mem.total_bytes
+    fits = total <= cap if mem.complete else (False if total > cap else None)
+    largest = None
+    if fits is False:
+        try:
+            largest = largest_fitting(replace(request, memory_budget=cap))
+        except OptionError:  # no dim to grow (a static export): the answer is the model as it is
+            largest = None
+    return DeviceFit(getattr(spec, "id", "?"), cap, total, fits, largest)
+
+
 def largest_fitting(request: Request, limit: int = 1 << 40) -> LargestFit:
     """Largest ``request.memory_dim`` such that weights + dynamic activation peak ≤ ``request.memory_budget``,
     every other part of the request as asked (its dims, input shapes, convention, and its precision:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.base.errors import one_line
 from onnxperf.insights.partial import uncosted_text, upper_text
-from onnxperf.insights.partial import warnings as partial_warnings
 from onnxperf.ui.numbers import binary_bytes, lower_bound, pct, seconds, shape, si, upper_bound
 from onnxperf.products.frames import op_type_times
 from onnxperf.products.render.report import environment
@@ -167,7 +166,7 @@ def view(a: Analysis) -> dict[str, Any]:
         "op_types": _op_types(a),
         "top": _top(a),
         "slowest": _slowest(a),
-        "warnings": [{"level": w["level"], "message": w["message"]} for w in partial_warnings(a)],
+        "warnings": [{"level": w["level"], "message": w["message"]} for w in a.warnings()],
         "notes": list(a.notes),
     }
 

@@ -5,11 +5,11 @@ renderers in :mod:`onnxperf.products.render.report` only format.
 Schema ``onnxperf.report/1`` (keys in this order)::
 
     schema, generator {name, version}, options {...as given}, convention, model {...}, bindings {...},
-    hardware {...} | null, totals {...}, coverage {...}, by_op_type [...], nodes {columns, rows},
-    tensors {columns, rows}, bottlenecks {flops [...], predicted [...], measured [...]},
-    bottleneck_groups {...} | null, memory {...},
-    roofline {...} | null, measured {...} | null, largest_fit {...} | null, warnings [...],
-    conventions [...], notes [...]
+    hardware {...} | null, totals {...}, coverage {...}, by_op_type [...], cost_chart {...}, verdict [...],
+    nodes {columns, rows}, tensors {columns, rows}, bottlenecks {flops [...], predicted [...], measured [...]},
+    bottleneck_groups {...} | null, memory {...}, roofline {...} | null, measured {...} | null,
+    largest_fit {...} | null, device_memory {...} | null, llm {...} | null, precision {...} | null,
+    warnings [...], conventions [...], notes [...]
 
 Per-node data is compact, one array per node in ``nodes.rows`` with the names in ``nodes.columns``
 (:data:`NODE_COLUMNS`); ``inputs`` and ``outputs`` are indices into ``tensors.rows`` (null for an
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import html as htmllib
 import math
 import os
 from dataclasses import replace
@@ -34,7 +35,7 @@ from typing import Any
 from onnxperf import __version__
 from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.insights.advice import node_why, ridge
-from onnxperf.insights.partial import uncosted_text, upper_text, warnings as partial_warnings
+from onnxperf.insights.partial import uncosted_text, upper_text
 from onnxperf.products.accuracy import error_figures, large_error_warning
 from onnxperf.products.render.report import render_html
 from onnxperf.products.render.summary import kernel_model_note
@@ -468,6 +469,7 @@ def _build(sm: Analysis, validation: Any, options: dict[str, Any] | None) -> dic
         "roofline": roof,
         "measured": meas,
         "largest_fit": d.get("largest_fit"),
+        "device_memory": d.get("device_memory"),
         "llm": sm.llm.to_dict() if getattr(sm, "llm", None) is not None else None,
         "precision": sm.precision.to_dict() if getattr(sm, "precision", None) is not None else None,
         "warnings": _warnings(sm, meas),
@@ -531,7 +533,7 @@ def _warnings(sm: Analysis, meas: dict[str, Any] | None = None) -> list[dict[str
     """What makes figures partial, each with a code and what to do; with a measurement, every
     warning ``onnxperf validate`` prints for it (a spec of another machine, a noisy measurement)
     and a prediction far off the measured latency."""
-    out = partial_warnings(sm)
+    out = sm.warnings()
     if sm.memory.unknown_tensors:
         out.append({"code": "memory_partial", "level": "warning",
                     "message": f"Activation memory is partial: {_n(sm.memory.unknown_tensors, 'tensor')} of "
@@ -585,13 +587,22 @@ def _conventions(sm: Analysis) -> list[str]:
 __all__ = ["SCHEMA", "NODE_COLUMNS", "TENSOR_COLUMNS", "build_report", "measured_section"]
 
 
-def html(analysis: Any) -> str:
+class ReportPage(str):
+    """The page as text (write it to a file), shown in a notebook in a frame of its own: a cell that ends
+    with it displays the report, charts and all, not its length."""
+
+    def _repr_html_(self) -> str:
+        return ('<iframe title="onnxperf report" style="width:100%;height:820px;border:1px solid #dee2e6;'
+                f'border-radius:8px" srcdoc="{htmllib.escape(str(self), quote=True)}"></iframe>')
+
+
+def html(analysis: Any) -> ReportPage:
     """The HTML page ``onnxperf report`` writes for ``analysis`` (an :func:`onnxperf.analyze` result)
     and the options it was made with: ``analyze(m, dims={"batch": 1}, hw="rtx3090", memory="8GiB")``
     gives the page of ``onnxperf report m --dim batch=1 --hw rtx3090 --memory 8GiB``, byte for byte.
     Nothing is analyzed again (memory is computed here when ``analyze`` was given no ``hw``,
-    ``memory`` or ``precision``)."""
-    return render_html(build_report(analysis, None, report_options(analysis)))
+    ``memory`` or ``precision``). A :class:`ReportPage`: a ``str``, shown in a notebook as the page."""
+    return ReportPage(render_html(build_report(analysis, None, report_options(analysis))))
 
 
 def report_options(a: Analysis) -> dict[str, Any]:

@@ -29,7 +29,6 @@ from onnxperf.analysis.compose import compose
 from onnxperf.base.errors import OptionError
 from onnxperf.cost.request import Request
 from onnxperf.graph.loader import LoadedModel, load
-from onnxperf.insights.partial import warnings as partial_warnings
 from onnxperf.shapes.infer import input_dim_names
 from onnxperf.ui.numbers import seconds
 from onnxperf.ui.progress import advance
@@ -137,7 +136,7 @@ def _totals(side: Side, heavy: int, measured: float | None) -> dict[str, Any]:
 def _model_dict(side: Side, heavy: int, measured: float | None) -> dict[str, Any]:
     a = side.analysis
     m, c = a.model, a.coverage
-    warnings = [w["message"] for w in partial_warnings(a)]
+    warnings = [w["message"] for w in a.warnings()]
     if side.dims_ignored:
         warnings.append("--dim not in this model, ignored: " + ", ".join(side.dims_ignored))
     warnings += [n for n in a.notes if n.startswith("unbound batch dim ")]

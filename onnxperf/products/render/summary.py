@@ -12,7 +12,6 @@ from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.insights.bottlenecks import ops_text
 from onnxperf.insights.llm.section import md_rows, text_lines
 from onnxperf.insights.partial import op_counts, totals_side_text, uncosted_text, upper_text
-from onnxperf.insights.partial import warnings as partial_warnings
 from onnxperf.predict.plan import LIMITER_WORDS
 from onnxperf.ui.jsonrows import dumps, iter_dumps
 from onnxperf.ui.numbers import binary_bytes, clean, lower_bound, pct, shape, si, seconds, upper_bound
@@ -47,7 +46,7 @@ def coverage_line(a: Analysis) -> str:
 
 def warnings(a: Analysis) -> list[str]:
     """What makes the totals partial, and what to do about it."""
-    return [w["message"] for w in partial_warnings(a)]
+    return [w["message"] for w in a.warnings()]
 
 
 def _row_partial(r) -> bool:
@@ -204,8 +203,11 @@ def _roofline_text(sm: Analysis) -> list[str]:
     partial = (f"  (partial: {r.unknown_nodes} nodes without cost)" if r.unknown_nodes else
                "  (partial: the costs leave something out)" if part in ("lower", "unknown") else
                "  (an upper bound: the costs are)" if part == "upper" else "")
+    dev = sm.device
+    cannot = (f"  (cannot run: needs {binary_bytes(dev.total_bytes)} of the device's {binary_bytes(dev.capacity_bytes)})"
+              if dev is not None and dev.fits is False else "")
     out.append(f"  Predicted latency   {lower_bound(seconds(r.latency_s), r.latency_s, part, True)}   "
-               f"throughput {upper_bound(si(tput) + '/s', tput, part, True)} (batch {sm.batch}){partial}")
+               f"throughput {upper_bound(si(tput) + '/s', tput, part, True)} (batch {sm.batch}){partial}{cannot}")
     if r.lower_bound:
         out.append("  Plain roofline: every node at its roof, no launch overhead, no fusion: the latency is a lower "
                    "bound (throughput an upper bound)")
