@@ -40,6 +40,7 @@ from onnxperf.graph.loader import LoadedModel
 from onnxperf.predict.memory import liveness
 from onnxperf.cost.ops.registry import combine_bounds
 from onnxperf.insights.llm.recognize import DecoderStep
+from onnxperf.ui.progress import advance
 
 #: how many steps of a token-by-token prefill are evaluated (the others are interpolated)
 PREFILL_SAMPLES = 17
@@ -140,6 +141,9 @@ class LLMFigures:
     #: the KV cache's bytes per token in the figures' precision (the cache inputs' own, or a
     #: ``--precision`` what-if's width for floating-point caches)
     kv_bytes_per_token: int | None = None
+    #: the prefill's time is interpolated between evaluated steps (a token-by-token prefill of more
+    #: steps than :data:`PREFILL_SAMPLES`): an upper estimate, shown as one (``≤``)
+    prefill_upper_estimate: bool = False
 
     @property
     def kv_cache_bytes(self) -> int | None:
@@ -359,7 +363,7 @@ def figures(model: LoadedModel | Request, step: DecoderStep, batch: int = 1, con
     points = _curve(ev, batch, context, new_fixed, kv_tok) if curve else ()
     return LLMFigures(step, batch, context, prompt, ev.param_bytes, dec, method, pre_macs, pre_flops,
                       pre_lat, pre_ok, tuple(formulas), getattr(spec, "id", None), ctx_fit, b_fit, tuple(notes),
-                      points, kv_tok)
+                      points, kv_tok, method == "token by token" and pre_lat is not None and prompt > PREFILL_SAMPLES)
 
 
 def kv_per_token(step: DecoderStep, precision: Any | None = None, seen: int | None = None) -> int | None:
@@ -400,13 +404,13 @@ def curve_grid(batch: int, context: int, max_context: int | None) -> tuple[list[
 def _curve(ev: _Evaluator, batch: int, context: int, new: int, kv: int | None) -> tuple[CurvePoint, ...]:
     batches, contexts = curve_grid(batch, context, ev.step.max_context)
     out = []
-    for b in batches:
-        for c in contexts:
-            if c < new:
-                continue
-            s = ev(b, c - new, new, timed=True)
-            out.append(CurvePoint(b, c, s.latency_s, b / s.latency_s if s.latency_s else None, s.total_memory_bytes,
-                                  None if kv is None else kv * b * c, s.dominant, s.complete))
+    points = [(b, c) for b in batches for c in contexts if c >= new]
+    for k, (b, c) in enumerate(points):
+        advance(k, len(points), "curve points")
+        s = ev(b, c - new, new, timed=True)
+        out.append(CurvePoint(b, c, s.latency_s, b / s.latency_s if s.latency_s else None, s.total_memory_bytes,
+                              None if kv is None else kv * b * c, s.dominant, s.complete))
+    advance(len(points), len(points), "curve points")
     return tuple(out)
 
 
@@ -448,7 +452,11 @@ def _token_by_token_latency(ev: _Evaluator, batch: int, prompt: int) -> float | 
     if ev.spec is None:
         return None
     xs = _samples(prompt)
-    ys = [ev(batch, c - 1, 1, timed=True).latency_s for c in xs]
+    ys = []
+    for k, c in enumerate(xs):  # the steps are the slow part of --llm: counted in the progress
+        advance(k, len(xs), "prefill steps")
+        ys.append(ev(batch, c - 1, 1, timed=True).latency_s)
+    advance(len(xs), len(xs), "prefill steps")
     if any(y is None for y in ys):
         return None
     total = 0.0

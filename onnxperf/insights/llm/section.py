@@ -36,6 +36,9 @@ class LLMOptions:
     memory_bytes: int | None = None
     #: tokens/s and memory over a grid of contexts and batches (the report's chart)
     curve: bool = False
+    #: the context is :data:`DEFAULT_CONTEXT`, bound for the user (no ``--context``, no past dim bound):
+    #: said in every output (:func:`decode_bindings` tells)
+    default_context: bool = False
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ class LLMSection:
                 "prefill": {"prompt": f.prompt, "method": f.prefill_method, "macs": f.prefill_macs,
                             "flops": f.prefill_flops, "latency_s": f.prefill_latency_s,
                             "time_to_first_token_s": f.prefill_latency_s,
+                            "time_is_upper_estimate": f.prefill_upper_estimate,
                             "tokens_per_s": f.prefill_tokens_per_s, "complete": f.prefill_complete},
                 "formulas": {name: (p.to_dict() if p is not None else {"error": why}) for name, p, why in f.formulas},
                 "largest_context": _fit_dict(f.context_fit), "largest_batch": _fit_dict(f.batch_fit),
@@ -169,7 +173,10 @@ def text_lines(sec: LLMSection) -> list[str]:
     out.append(f"  Prefill      {lower_bound(si(f.prefill_macs) + 'MACs', f.prefill_macs, not f.prefill_complete)} "
                f"({pre})")
     if f.prefill_latency_s is not None:
-        out.append(f"  TTFT         {seconds(f.prefill_latency_s)} -> prefill {si(f.prefill_tokens_per_s)} tokens/s")
+        at_most = "≤ " if f.prefill_upper_estimate else ""
+        out.append(f"  TTFT         {at_most}{seconds(f.prefill_latency_s)} -> prefill {'≥ ' if at_most else ''}"
+                   f"{si(f.prefill_tokens_per_s)} tokens/s" + (" (interpolated between evaluated steps: an upper "
+                                                               "estimate)" if at_most else ""))
     for name in ("decode.macs", "decode.kv_bytes", "decode.total_memory_bytes", "prefill.macs"):
         p = f.formula(name)
         if p is not None:
@@ -199,7 +206,8 @@ def md_rows(sec: LLMSection, cell) -> list[str]:
             rows.append(f"| Decode ({cell(f.hardware or '?')}) | {seconds(f.decode.latency_s)} per token, "
                         f"{si(f.decode_tokens_per_s)} tokens/s; {_DOMINATES[f.decode.dominant]} |")
         if f.prefill_latency_s is not None:
-            rows.append(f"| Time to first token (prompt {f.prompt}) | {seconds(f.prefill_latency_s)} |")
+            rows.append(f"| Time to first token (prompt {f.prompt}) | {'≤ ' if f.prefill_upper_estimate else ''}"
+                        f"{seconds(f.prefill_latency_s)} |")
         if f.context_fit is not None and f.context_fit.value is not None:
             rows.append(f"| Largest context in {binary_bytes(f.context_fit.budget_bytes)} | {f.context_fit.value:,} |")
     return rows
@@ -228,7 +236,9 @@ def build(a, request: Request, spec=None) -> LLMSection | None:
         batch, src = (step.batch if isinstance(step.batch, int) else 1), "default"
     sources.append(("batch", src))
     new = step.new if isinstance(step.new, int) else 1
-    if opts.context is not None:
+    if opts.default_context:
+        context, src = DEFAULT_CONTEXT, "default: pass --context N for yours"
+    elif opts.context is not None:
         context, src = opts.context, "--context"
     elif step.past in dims:
         context, src = dims[step.past] + new, f"bound {step.past} + {new} new"
@@ -242,6 +252,9 @@ def build(a, request: Request, spec=None) -> LLMSection | None:
     else:
         prompt, src = min(DEFAULT_PROMPT, context), "default"
     sources.append(("prompt", src))
+    if prompt > context:
+        raise OptionError(f"--prompt {prompt}: longer than the context of {context:,} tokens "
+                          f"({dict(sources)['context']}); give --context {prompt} or more")
     fixed = {**{d: v for d, v, _ in step.inferred},
              **{k: v for k, v in dims.items() if k not in (step.batch, step.past, step.new, step.total)}}
     fg = figures(replace(request, model=a.loaded, dims=fixed), step, batch=batch, context=context, prompt=prompt,
@@ -250,20 +263,22 @@ def build(a, request: Request, spec=None) -> LLMSection | None:
     return LLMSection(step, fg, tuple(sources))
 
 
-def decode_bindings(loaded, dims: dict[str, int] | None, context: int | None) -> dict[str, int]:
+def decode_bindings(loaded, dims: dict[str, int] | None, context: int | None) -> tuple[dict[str, int], bool]:
     """For a decoder step, the context binds the past (and total) dims that ``dims`` leaves
     unbound (past = context − new tokens; default context :data:`DEFAULT_CONTEXT`), so that every
-    figure of the summary is the decode step's at that context. Other graphs: ``dims`` unchanged."""
+    figure of the summary is the decode step's at that context; and whether that context is the
+    default. Other graphs: ``dims`` unchanged."""
     dims = dict(dims or {})
     try:
         step = recognize(loaded)
     except NotRecognized:
-        return dims
+        return dims, False
+    default = not context and step.past not in dims
     new = step.new if isinstance(step.new, int) else 1
     batch = dims.get(step.batch, 1) if isinstance(step.batch, str) else 1
     ctx = context or (dims[step.past] + new if step.past in dims else DEFAULT_CONTEXT)
     bound = step.bindings(batch, max(ctx - new, 0), new)
     bound.update({d: v for d, v, _ in step.inferred})
     if bound.get(step.past) == 0:
-        return {**{d: v for d, v, _ in step.inferred}, **dims}  # an empty cache: positive sizes only
-    return {**bound, **dims}
+        return {**{d: v for d, v, _ in step.inferred}, **dims}, default  # an empty cache: positive sizes only
+    return {**bound, **dims}, default
