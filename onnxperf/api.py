@@ -24,15 +24,15 @@ from onnxperf.ui.units import parse_bytes
 
 
 def analyze(model: Any, dims: dict[str, int] | None = None, input_shapes: dict[str, Any] | None = None,
-            convention: str = "default", default_batch: bool = False, *, hw: Any = None,
+            convention: str = "default", default_batch: bool = True, *, hw: Any = None,
             memory: int | str | None = None, memory_dim: str = "batch", precision: str | None = None) -> Analysis:
     """Analyze a model (a path, an ``onnx.ModelProto`` or a loaded model): shapes, per-node
     MACs/FLOPs/bytes/params, totals, coverage and activation memory.
 
     ``dims`` binds symbolic input dims by name (``{"batch": 8}``); ``input_shapes`` replaces whole input
     shapes (``{"input": (1, 3, 224, 224)}`` or ``"1x3x224x224"``; a dim may be a name that ``dims``
-    binds). A dim a model's inputs lack is left out with a note; ``default_batch`` binds an unbound batch
-    dim to 1 with a note. ``hw`` (a preset id such as ``"rtx3090"``, a spec file path or a loaded
+    binds). A dim a model's inputs lack is left out with a note; ``default_batch`` (on, as on the command
+    line) binds an unbound batch dim to 1 with a note. ``hw`` (a preset id such as ``"rtx3090"``, a spec file path or a loaded
     :class:`~onnxperf.hardware.HardwareSpec`) adds the roofline prediction and the bottleneck groups;
     ``memory`` (a budget, in bytes or as ``"8GiB"``) the largest ``memory_dim`` within it; ``precision``
     (``"fp16"``, ``"int8"``...) makes every figure that what-if's."""

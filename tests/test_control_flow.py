@@ -129,7 +129,7 @@ def test_the_leading_unnamed_dim_is_the_batch():
 
 
 def test_an_unnamed_dim_never_takes_a_name_the_model_uses():
-    a = onnxperf.analyze(_unnamed_inputs(["x0_d1", None]))
+    a = onnxperf.analyze(_unnamed_inputs(["x0_d1", None]), default_batch=False)
     assert a.model.inputs[0].shape == ("x0_d1", "x0_d1_2")
 
 

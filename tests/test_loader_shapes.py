@@ -138,7 +138,7 @@ def _symbolic_mlp():
 
 def test_unbound_dims_are_unknown_not_zero_and_listed():
     m, h, f = _symbolic_mlp()
-    a = onnxperf.analyze(m)
+    a = onnxperf.analyze(m, default_batch=False)
     assert [n.status for n in a.main_nodes] == ["unknown_shape", "unknown_shape"]
     assert a.coverage.dims_to_bind == ("batch", "seq")
     assert a.main_nodes[0].blocking == ("batch", "seq")
@@ -180,7 +180,8 @@ def test_default_batch_binds_the_batch_dim_to_1_with_a_note_and_leaves_the_rest_
     assert b.totals.macs == 1 * 5 * h * f
     c = onnxperf.analyze(m, dims={"batch": 4, "seq": 5}, default_batch=True)  # bound: left alone
     assert c.totals.macs == 4 * 5 * h * f and not any("set to 1" in n for n in c.notes)
-    assert onnxperf.analyze(m).dims == ()  # off unless asked for
+    assert onnxperf.analyze(m).dims == (("batch", 1),)  # on by default, as on the command line
+    assert onnxperf.analyze(m, default_batch=False).dims == ()  # off when asked
 
 
 @pytest.mark.parametrize("inputs,want", [
@@ -207,7 +208,7 @@ def test_a_named_dim_in_an_input_shape_is_bound_by_dims():
     m = model(nodes, [vi("x", [1, 16])], [vi("y", None)], [const("w1", [16, 8])])
     a = onnxperf.analyze(m, input_shapes={"x": "Bx16"}, dims={"B": 6})
     assert a.totals.macs == 6 * 16 * 8 and a.dims == (("B", 6),)
-    free = onnxperf.analyze(m, input_shapes={"x": "Bx16"})
+    free = onnxperf.analyze(m, input_shapes={"x": "Bx16"}, default_batch=False)
     assert free.coverage.dims_to_bind == ("B",) and not free.totals.complete
 
 

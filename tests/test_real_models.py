@@ -42,7 +42,7 @@ def test_params_match_torchvision_after_batchnorm_folding(name):
 
 def test_bert_encoder_symbolic_dims():
     p = ROOT / "models" / "bert_encoder_torch.onnx"
-    unbound = onnxperf.analyze(p)
+    unbound = onnxperf.analyze(p, default_batch=False)
     assert set(unbound.coverage.dims_to_bind) == {"batch", "sequence"}
     batch, seq, hidden, ffn, layers = 2, 128, 256, 1024, 4
     a = onnxperf.analyze(p, dims={"batch": batch, "sequence": seq})

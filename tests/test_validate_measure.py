@@ -185,7 +185,7 @@ def test_input_ranges_and_determinism():
 
 
 def test_unbound_dims_are_named():
-    a = onnxperf.analyze(_embedding())
+    a = onnxperf.analyze(_embedding(), default_batch=False)
     with pytest.raises(OptionError, match=r"input_ids.*batch"):
         make_inputs(a)
 

@@ -199,6 +199,18 @@ class Costs:
             return max(int(self.model.inputs[0].shape[0]), 1)
         return 1
 
+    def __repr__(self) -> str:
+        """One line, not every node: the model, the bindings and the totals."""
+        t = self.totals
+        mark = {"lower": "≥", "upper": "≤", "unknown": "~"}.get(t.bound, "")
+
+        def fig(x: int) -> str:  # unknown is not zero: nothing counted of a partial total is 'unknown'
+            return "unknown" if t.bound in ("lower", "unknown") and x == 0 else f"{mark}{x:,}"
+
+        return (f"{type(self).__name__}({(self.model.path or self.model.graph_name)!r}, dims={dict(self.dims)}, "
+                f"macs={fig(t.macs)}, flops={fig(t.flops)}, params={t.params:,}, nodes={len(self.nodes):,}"
+                + (f", {t.bound} bound" if t.bound != "exact" else "") + ")")
+
     def top_nodes(self, k: int = 10, key: str = "flops") -> list[NodeCost]:
         """The k main-graph nodes with the largest ``key``, ties broken by file order."""
         nodes = [n for n in self.main_nodes if getattr(n, key) > 0]
