@@ -195,7 +195,7 @@ def test_html_is_self_contained_and_escaped(injected):
 
 def _text(fragment: str) -> str:
     """The text a reader sees in an HTML fragment: tags dropped, entities decoded, spaces collapsed."""
-    inline = re.sub(r"</?(?:a|b|i|code|span|small)\b[^>]*>", "", fragment)
+    inline = re.sub(r"</?(?:a|b|i|code|span|small|wbr)\b[^>]*>", "", fragment)
     return " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", inline)).split())
 
 

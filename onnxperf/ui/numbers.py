@@ -8,8 +8,11 @@ def si(x: float | int | None, unit: str = "") -> str:
     if x is None:
         return "?"
     ax = abs(x)
-    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if ax >= scale:
+    if ax >= 999.5e24:  # past the last prefix: a power of ten, never "4.09e+05 P"
+        return f"{x:.3g} {unit}".rstrip()
+    for scale, prefix in ((1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"),
+                          (1e3, "k")):
+        if ax >= scale * 0.9995:  # what rounds to 1.00 of a prefix takes it: 1 P, never 1e+03 T
             return f"{x / scale:.3g} {prefix}{unit}".rstrip()
     if isinstance(x, int) or float(x).is_integer():
         return f"{int(x)} {unit}".rstrip()
@@ -20,7 +23,10 @@ def binary_bytes(x: int | None) -> str:
     """Bytes with binary prefixes: 97.5 MiB."""
     if x is None:
         return "?"
-    for scale, prefix in ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+    if abs(x) >= 1 << 80:  # past the last prefix: a power of ten, never "876188 TiB"
+        return f"{x:.3g} B"
+    for scale, prefix in ((1 << 70, "ZiB"), (1 << 60, "EiB"), (1 << 50, "PiB"), (1 << 40, "TiB"), (1 << 30, "GiB"),
+                          (1 << 20, "MiB"), (1 << 10, "KiB")):
         if abs(x) >= scale:
             v = x / scale
             return f"{v:.0f} {prefix}" if abs(v) >= 999.5 else f"{v:.3g} {prefix}"  # never 1.02e+03

@@ -87,11 +87,20 @@ def _filters() -> dict[str, Any]:
     def shape(s):
         return "?" if s is None else "[" + ",".join("?" if d is None else str(d) for d in s) + "]"
 
+    def breakable(text):
+        """A name (escaped) that wraps after its ``/`` and ``.`` separators, not inside a word."""
+        from markupsafe import Markup, escape  # with jinja2, off the paths that render no page
+
+        if text is None:
+            return ""
+        shown = cut_text(one_line(str(text)))  # what the environment's finalize makes of plain text
+        return Markup(re.sub(r"([/.])", r"\1<wbr>", str(escape(shown))))
+
     return {
         "si": si_, "bytes": lambda x: "—" if x is None else binary_bytes(x),
         "secs": lambda x: "—" if x is None else seconds(x), "pct": lambda x: "—" if x is None else pct(x),
         "spct": spct, "int_": lambda x: "—" if x is None else f"{x:,}", "g3": _g3, "repr_": repr_,
-        "width": width, "shape": shape, "fixed2": lambda x: "—" if x is None else f"{x:.2f}",
+        "width": width, "shape": shape, "breakable": breakable, "fixed2": lambda x: "—" if x is None else f"{x:.2f}",
         "tojson_text": lambda x: x if isinstance(x, str) else json.dumps(x, ensure_ascii=False, sort_keys=True),
         # a total that leaves something out: "≥ 1.06 G (partial)", or "unknown" (never 0)
         "atleast": lambda text, value, partial, short=False: lower_bound(text, value, partial, short),
