@@ -36,7 +36,12 @@ def _load(trace: dict) -> dict:
 
 
 def _slices(t: dict, pid: int) -> list[dict]:
-    return [e for e in t["traceEvents"] if e["ph"] == "X" and e["pid"] == pid]
+    """The node and runtime slices of a process, in schedule order (the name-scope slices left out)."""
+    return [e for e in t["traceEvents"] if e["ph"] == "X" and e["pid"] == pid and e.get("cat") != "scope"]
+
+
+def _scope_slices(t: dict) -> list[dict]:
+    return [e for e in t["traceEvents"] if e["ph"] == "X" and e.get("cat") == "scope"]
 
 
 def _nodes(t: dict, pid: int) -> list[dict]:
@@ -73,10 +78,21 @@ def _check_format(t: dict) -> None:
 
 
 def _check_predicted(sm, t: dict) -> None:
-    """Every main-graph node once, in the analysis's order, the durations adding up to the latency."""
+    """Every main-graph node once, in the analysis's order, the durations adding up to the latency; the
+    nodes with no work on their own thread; each name scope spanning exactly a run of its nodes."""
     _check_format(t)
     _check_layout(t, tr.PREDICTED_PID)
     nodes = _nodes(t, tr.PREDICTED_PID)
+    for e in nodes:
+        assert (e["tid"] == tr.IDLE_TID) == (e["dur"] == 0 and "uncosted" not in e["args"]
+                                            and e["args"].get("predicted_s") == 0), e
+    work = [e for e in nodes if e["tid"] == tr.TID]
+    names = {n.key: n.name for n in sm.main_nodes}
+    for sc in _scope_slices(t):
+        inside = [e for e in work if e["dur"] > 0 and e["ts"] >= sc["ts"] - 2e-6
+                  and e["ts"] + e["dur"] <= sc["ts"] + sc["dur"] + 2e-6]
+        assert len(inside) == sc["args"]["nodes"] > 1
+        assert all(names[e["args"]["key"]].lstrip("/").startswith(sc["name"] + "/") for e in inside)
     assert [e["args"]["key"] for e in nodes] == [n.key for n in sm.main_nodes]
     assert [e["name"] for e in nodes] == [n.op_type for n in sm.main_nodes]
     total = sum(e["dur"] for e in _slices(t, tr.PREDICTED_PID))
