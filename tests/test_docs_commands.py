@@ -34,6 +34,9 @@ from pathlib import Path
 
 import pytest
 
+#: slow (a browser, onnxruntime, every doc page or every ONNX node case): left out by -m "not slow"
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 DECODER = "models/corpus/gpt2_decode_legacy.onnx"

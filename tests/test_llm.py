@@ -123,6 +123,7 @@ def test_decode_matches_the_flop_counter_truth(loaded):
         assert fg.decode.macs == truth[name], name
 
 
+@pytest.mark.slow
 def test_prefill_token_by_token_is_the_exact_sum_of_steps(loaded):
     """A decode-only export prefills P tokens in P steps at contexts 1..P:
     MACs = batch·(P·linear + attention·P(P+1)/2)."""
@@ -176,6 +177,7 @@ def test_decode_speed_and_what_dominates(loaded):
     assert long.decode.latency_s >= long.decode.bytes / spec.memory_bandwidth_bytes_per_s * (1 - 1e-9)
 
 
+@pytest.mark.slow
 def test_token_by_token_prefill_time_is_the_sum_of_step_times(loaded):
     """Few prompt tokens: every step is evaluated and summed exactly; many: interpolated between
     evaluated steps, never below the exact sum (the step time is convex in the context)."""
@@ -192,6 +194,7 @@ def test_token_by_token_prefill_time_is_the_sum_of_step_times(loaded):
     assert exact40 <= many.prefill_latency_s <= exact40 * 1.01
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dim", ["context", "batch"])
 def test_largest_context_and_batch_that_fit(loaded, dim):
     """The answer fits the budget and one more does not (each checked by its own analysis)."""
@@ -286,6 +289,7 @@ def _run(argv, capsys):
     return rc, out.out, out.err
 
 
+@pytest.mark.slow
 def test_summary_json_llm_section(capsys, tmp_path):
     model = str(CORPUS / "qwen2_decode_dynamo18.onnx")
     argv = ["summary", model, "--dim", "batch=2", "--dim", "past=255", "--hw", "h100-sxm", "--llm",
@@ -309,6 +313,7 @@ def test_summary_json_llm_section(capsys, tmp_path):
     assert f["largest_context"]["value"] > 0 and f["largest_batch"]["value"] > 0
 
 
+@pytest.mark.slow
 def test_summary_text_and_md(capsys):
     model = str(CORPUS / "gpt2_decode_legacy.onnx")
     rc, out, _ = _run(["summary", model, "--context", "1024", "--prompt", "64", "--hw", "a100-80gb"], capsys)
@@ -353,6 +358,7 @@ def _budget(tmp_path, text):
     return str(p)
 
 
+@pytest.mark.slow
 def test_check_llm_limits(tmp_path, capsys):
     """KV bytes at (batch 4, context 4096) = 2048·4·4096 = 32 MiB: over 16 MiB, under 64 MiB; the
     context binds the past dim for the whole check (no unbound-dim warning)."""
@@ -373,6 +379,7 @@ def test_check_llm_limits(tmp_path, capsys):
     assert rc == 0, out
 
 
+@pytest.mark.slow
 def test_check_min_context_fit_and_non_decoders(tmp_path, capsys):
     """min_context_fit: the largest context that fits device_memory; a CNN in the same run skips
     the LLM limits; min_context_fit without device_memory is refused."""
@@ -389,6 +396,7 @@ def test_check_min_context_fit_and_non_decoders(tmp_path, capsys):
     assert rc == 2 and "needs device_memory" in err
 
 
+@pytest.mark.slow
 def test_learned_position_table_bounds_the_context(loaded):
     """GPT-2 (n_positions 1024) gathers a [1024, 256] position table: no context fits beyond it,
     and a context past it is said; RoPE models (Qwen2) have no such table."""
@@ -405,6 +413,7 @@ def test_learned_position_table_bounds_the_context(loaded):
 
 # ---------------------------------------------------------------- the report
 
+@pytest.mark.slow
 def test_report_llm_section_and_chart_data(tmp_path):
     """The report carries the section and a grid of decode steps for the chart: tokens/s = batch /
     latency at each (batch, context), memory = weights + step peak; contexts stop at GPT-2's
@@ -458,6 +467,7 @@ def test_report_escapes_cache_names(tmp_path):
 
 # ---------------------------------------------------------------- validate: decode latency by context
 
+@pytest.mark.slow
 def test_validate_measures_the_decode_step_at_each_context(capsys):
     """onnxruntime runs the decode step (random weights) at each context beside the predictions;
     the predictions are those of the step analyzed at that context: the plain roofline, and the
@@ -755,6 +765,7 @@ def test_token_by_token_prefill_formula(loaded):
     ("llama_genai_gqa_int8.onnx", LLAMA, 4, "com.microsoft::GroupQueryAttention"),
     ("llama_genai_gqa_int4_asym.onnx", LLAMA, 4, "com.microsoft::GroupQueryAttention"),
 ])
+@pytest.mark.slow
 def test_more_fused_and_quantized_decoders(loaded, name, cfg, kv_dtype_bytes, attention):
     """models/corpus/make_llm.py's exports (tests/fixtures/llm_truth.json holds their config-derived
     figures): GPT-2 fused by onnxruntime into com.microsoft Attention with one stacked past

@@ -17,6 +17,9 @@ from onnx.backend.test.case.node import collect_testcases
 
 import onnxperf
 
+#: slow (a browser, onnxruntime, every doc page or every ONNX node case): left out by -m "not slow"
+pytestmark = pytest.mark.slow
+
 
 @functools.lru_cache(maxsize=1)
 def _cases():

@@ -31,6 +31,9 @@ from onnxperf.products.report import build_report
 
 from .report_util import MODELS, RESNET, FakeSpec, injection_model, report_model, spec, summary_of
 
+#: slow (a browser, onnxruntime, every doc page or every ONNX node case): left out by -m "not slow"
+pytestmark = pytest.mark.slow
+
 CHROMIUM = os.environ.get("ONNXPERF_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]

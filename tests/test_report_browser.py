@@ -29,6 +29,9 @@ from onnxperf.products.render.report import render_html, render_json
 from .report_util import (FLAG_IMG, FLAG_SCRIPT, FLAG_SVG, IMG_NAME, RESNET, SCRIPT_NAME, FakeSpec,
                           FakeValidation, injection_model, report_model, spec, summary_of)
 
+#: slow (a browser, onnxruntime, every doc page or every ONNX node case): left out by -m "not slow"
+pytestmark = pytest.mark.slow
+
 CHROMIUM = os.environ.get("ONNXPERF_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]

@@ -22,6 +22,9 @@ from onnxperf.cost.request import Request
 
 from .util import const, model, vi
 
+#: slow (a browser, onnxruntime, every doc page or every ONNX node case): left out by -m "not slow"
+pytestmark = pytest.mark.slow
+
 H = 64  # hidden size of the mlp fixture
 SPEC = "xeon-silver-4210x2"
 
