@@ -48,7 +48,8 @@ from pathlib import Path
 
 from onnxperf.base.errors import OptionError
 from onnxperf.ui.output import note_input
-from onnxperf.ui.units import MAX_FIGURE, MIN_RATE, parse_toml, shown, within
+from onnxperf.ui.tomlfile import parse_toml
+from onnxperf.ui.units import MAX_FIGURE, MIN_RATE, shown, within
 from onnxperf.hardware.spec import (KINDS, MEMORY_KEYS, MIN_EFFICIENCY, PEAK_KEYS, HardwareSpec, MemoryLevel,
                                     check_bytes, check_figure, cpu_parts_text, cpu_peak_fp32, gpu_parts_text,
                                     gpu_peak_fp32)

@@ -68,7 +68,8 @@ from onnxperf.base import dtypes
 from onnxperf.base.errors import OptionError
 from onnxperf.predict.precision import PRECISIONS
 from onnxperf.ui.output import note_input
-from onnxperf.ui.units import MAX_FIGURE, MIN_RATE, parse_bytes, parse_toml, shown, within
+from onnxperf.ui.tomlfile import parse_toml
+from onnxperf.ui.units import MAX_FIGURE, MIN_RATE, parse_bytes, shown, within
 from onnxperf.products.check.lints import LINT_LEVELS, LINTS, LintConfig
 
 #: The shortest duration a budget may give: a picosecond, far below any kernel, and 1 / it is finite.
