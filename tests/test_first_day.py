@@ -69,6 +69,16 @@ def test_a_dim_name_close_to_the_models_says_which(capsys):
     assert rc == 2 and "(did you mean 'sequence'?)" in err and err.count("\n") == 1
 
 
+def test_a_dim_not_applied_by_summary_says_which_name_was_meant(capsys):
+    """summary goes on without a --dim the model lacks (a loop over many exports), and its note names
+    the dim meant."""
+    rc, out, err = _run(capsys, "summary", str(ROOT / "models" / "bert_encoder_torch.onnx"), "--dim", "seq=128",
+                        "--format", "json")
+    assert rc == 0
+    note = next(n for n in json.loads(out)["notes"] if n.startswith("--dim seq=128 not applied"))
+    assert "(did you mean 'sequence'?)" in note and "symbolic dims: batch, sequence" in note
+
+
 # ---------------------------------------------------------------------- item 11: the device's memory
 
 def test_a_run_the_device_cannot_hold_is_said_with_the_batch_that_fits(capsys):

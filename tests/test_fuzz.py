@@ -329,5 +329,5 @@ def test_integer_overflow_in_onnxruntime_inference_drops_its_result(recwarn):
              helper.make_node("Tile", ["x", "r"], ["y"])]
     a = onnxperf.analyze(model(nodes, [vi("x", [4])], [vi("y", None)]))
     assert a.nodes[1].outputs[0].shape is None
-    assert any("FloatingPointError" in n for n in a.notes)
+    assert any("symbolic shape inference could not run on this graph: its result is not used" in n for n in a.notes)
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

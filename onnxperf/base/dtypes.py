@@ -23,6 +23,9 @@ for _name, _bits in (
     if hasattr(_T, _name):
         _BITS[getattr(_T, _name)] = _bits
 
+#: every element type onnx defines (UNDEFINED, 0, excluded)
+_NAMES = frozenset(v for v in _T.DataType.values() if v)
+
 _FLOATING = {
     _T.FLOAT, _T.FLOAT16, _T.DOUBLE, _T.BFLOAT16, _T.COMPLEX64, _T.COMPLEX128,
     *(getattr(_T, n) for n in ("FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
@@ -52,10 +55,16 @@ def is_float(elem_type: int) -> bool:
     return elem_type in _FLOATING
 
 
-@lru_cache(maxsize=None)
+def known(elem_type) -> bool:
+    """True for an element type ONNX defines (a number a file may hold is not one: ``Cast(to=10**12)``)."""
+    return elem_type.__class__ is int and elem_type in _NAMES
+
+
+@lru_cache(maxsize=1024)
 def name(elem_type: int) -> str:
-    """Lower-case short name: ``float32``, ``int8``, ``bfloat16`` ... (cached: one call per tensor)."""
-    if elem_type == 0:
+    """Lower-case short name: ``float32``, ``int8``, ``bfloat16`` ... (cached: one call per tensor);
+    ``undefined`` for 0 and for a number ONNX gives no type (what a hostile file may hold)."""
+    if not known(elem_type):
         return "undefined"
     raw = _T.DataType.Name(elem_type).lower()
     return {"float": "float32", "double": "float64", "float16": "float16"}.get(raw, raw)

@@ -29,6 +29,7 @@ from onnxperf.base.errors import RuleError
 from onnxperf.shapes.loops import LoopTrips
 from onnxperf.cost.ops.registry import EITHER, LOWER, UPPER, BadNode, NodeView, OpCost, RuleEntry, SubgraphCost, TensorView, combine_bounds
 from onnxperf.ui.progress import advance
+from onnxperf.shapes import validity
 from onnxperf.shapes.tensor import Dim, TensorInfo
 
 #: a main graph of at least this many nodes reports its cost walk to the progress, a chunk at a time
@@ -55,6 +56,8 @@ RULE_ERROR = "rule_error"
 STATUSES = (COUNTED, ZERO, UNSUPPORTED, UNKNOWN_SHAPE, RULE_ERROR)
 #: statuses whose nodes are not costed: any of them makes the totals a lower bound
 UNCOSTED = (UNKNOWN_SHAPE, UNSUPPORTED, RULE_ERROR)
+#: how the note of a node with an attribute no runtime accepts begins (:mod:`onnxperf.shapes.validity`)
+INVALID = "invalid attribute: "
 
 #: raise a rule's exception (as :class:`~onnxperf.base.errors.RuleError`) instead of recording the node as
 #: ``rule_error``: the test suite and ``--debug`` set it, so a bug in a rule fails loudly there
@@ -375,6 +378,9 @@ class CostWalker:
         """Apply ``entry``'s rule to node ``idx`` of ``g``: (status, cost, blocking dims, note,
         bytes read, bytes written)."""
         n = g.nodes[idx]
+        why = validity.node_problem(n, domain, opset or 1)
+        if why:  # no runtime runs it: its outputs are not shaped (onnxperf.shapes.validity)
+            return UNKNOWN_SHAPE, OpCost(exact=False), frozenset(), INVALID + why, 0, 0
         in_names, out_names = g.io[idx]
         views_in, block_in = self._views(in_names)
         views_out, block_out = self._views(out_names)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from onnxperf.cost.analysis import Costs, Totals
+from onnxperf.cost.walker import INVALID, UNKNOWN_SHAPE
 
 #: ops whose output size depends on the values of their inputs: no binding makes it static
 DATA_DEPENDENT = frozenset({"NonZero", "Unique", "NonMaxSuppression", "Compress", "StringSplit",
@@ -71,6 +72,10 @@ def totals_side_text(t: Totals) -> str:
 def unresolved_cause(a: Costs) -> tuple[str, str]:
     """(likely cause, the fix) for nodes blocked by dims that are not graph-input dims."""
     c = a.coverage
+    invalid = _invalid(a)
+    if invalid:
+        return (f"the model is invalid: {_node(invalid[0])} has an {invalid[0].note}",
+                "re-export the model (onnxruntime refuses it too)")
     free = [d for d in a.free_dims]
     if free:
         return (f"the input dims {some(free)} are unbound, and shape inference could not carry them through "
@@ -99,10 +104,27 @@ def unresolved_cause(a: Costs) -> tuple[str, str]:
             "give the inputs fixed shapes: --input-shape INPUT=AxB...")
 
 
+def _invalid(a: Costs) -> list:
+    """The nodes left unshaped because an attribute is one no runtime accepts, in graph order."""
+    return [n for n in a.nodes if n.status == UNKNOWN_SHAPE and n.note.startswith(INVALID)]
+
+
+def _node(n) -> str:
+    return f"#{n.key} {n.op_type} {n.name!r}"
+
+
 def warnings(a: Costs) -> list[dict[str, Any]]:
     """Why the cost totals are partial, each with a code, a one-line message and what fixes it."""
     c = a.coverage
     out: list[dict[str, Any]] = []
+    invalid = _invalid(a)
+    if invalid:
+        out.append({"code": "invalid_attributes", "level": "error", "nodes": [n.key for n in invalid],
+                    "message": f"Invalid model: {_n(len(invalid), 'node')} with an attribute no runtime accepts "
+                               f"({_node(invalid[0])}: {invalid[0].note[len(INVALID):]}"
+                               + (f"; and {len(invalid) - 1:,} more" if len(invalid) > 1 else "")
+                               + "): not shaped and not costed (totals are partial); onnxruntime refuses "
+                               "such a model: re-export it"})
     if c.dims_to_bind:
         out.append({"code": "unbound_dims", "level": "warning", "dims": list(c.dims_to_bind),
                     "message": f"Unbound dims: {some(list(c.dims_to_bind), 8)}: {_n(c.unknown_shape, 'node')} not "

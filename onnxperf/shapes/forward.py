@@ -44,6 +44,7 @@ from onnxperf.shapes import rules as shape_rules
 from onnxperf.shapes import static as shape_static
 from onnxperf.graph.loader import GraphIR, LoadedModel
 from onnxperf.shapes import sequences
+from onnxperf.shapes import validity
 from onnxperf.shapes.loops import EXACT, UNKNOWN, UPPER, LoopTrips, run_loop
 from onnxperf.shapes.sequences import SEQUENCE_OPS, SequenceInfo
 from onnxperf.shapes.tensor import TensorInfo, _knownness, _type_of
@@ -451,6 +452,8 @@ class Forward:
                 if op_type in SEQUENCE_OPS and domain == "":
                     self._sequence(g, idx, op_type, in_names, out_names)
                     continue
+                if op_type in validity.CHECKED and validity.problem(op_type, shape_rules.attributes(nodes[idx])):
+                    continue  # an attribute no runtime accepts (a stride of 0): not shaped; the walker names it
                 want_shape = False
                 fresh = True  # no output known at all yet (most nodes of the static-first pass)
                 for o in outs:

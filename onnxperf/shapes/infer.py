@@ -33,6 +33,7 @@ import numpy as np
 import onnx
 
 from onnxperf.base.errors import DimBindingError
+from onnxperf.base.suggest import did_you_mean
 from onnxperf.shapes.loops import LoopTrips
 from onnxperf.shapes.sequences import SequenceInfo
 from onnxperf.shapes.values import EVALUATORS, evaluate
@@ -487,8 +488,8 @@ def binding_notes(loaded: LoadedModel, dims: dict[str, int], input_shapes: dict[
             applied[name] = value
         else:
             avail = ", ".join(known) or "none"
-            notes.append(f"--dim {name}={value} not applied: the model's inputs have no dim named {name!r} "
-                         f"(symbolic dims: {avail})")
+            notes.append(f"--dim {name}={value} not applied: the model's inputs have no dim named {name!r}"
+                         f"{did_you_mean(name, known)} (symbolic dims: {avail})")
     if default_batch:
         b = batch_dim(loaded, applied, input_shapes)
         if b is not None:
@@ -703,9 +704,12 @@ def _ort_symbolic(sk: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto | No
             notes.append("onnxruntime symbolic shape inference was incomplete; its partial result is used")
         return sym.out_mp_
     except (Exception, RecursionError) as exc:  # third-party code on untrusted input: a note, never a crash
-        text = str(exc).strip().splitlines()
-        notes.append(f"onnxruntime symbolic shape inference failed: {type(exc).__name__}"
-                     + (f": {text[0][:160]}" if text else ""))
+        # its exception is about its own code ("'NoneType' object is not iterable"), not the model:
+        # the note says what it means for the result; --debug logs the exception
+        logging.getLogger(__name__).debug("onnxruntime symbolic shape inference raised %s: %s",
+                                          type(exc).__name__, exc)
+        notes.append("onnxruntime's symbolic shape inference could not run on this graph: its result is not used "
+                     "(ONNX's inference and onnxperf's own rules shape the model)")
         return None
     finally:
         log.setLevel(old_level)

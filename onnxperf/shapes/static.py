@@ -24,6 +24,7 @@ from math import prod
 
 import onnx
 
+from onnxperf.base import dtypes
 from onnxperf.shapes.rules import ceil_windows, conv_spatial, matmul_shape
 
 BOOL = onnx.TensorProto.BOOL
@@ -113,9 +114,9 @@ def _to_bool(shapes, types, attr, value, opset) -> Out:
 
 
 def _cast(shapes, types, attr, value, opset) -> Out:
-    """Cast: the input's shape, the element type ``to``."""
+    """Cast: the input's shape, the element type ``to`` (None for a ``to`` that names no element type)."""
     to = attr("to", 0)
-    if not shapes or shapes[0] is None or not to:
+    if not shapes or shapes[0] is None or not dtypes.known(to):
         return None
     return [(int(to), shapes[0])]
 
@@ -838,7 +839,7 @@ def apply(rule: StaticRule, op_type: str, opset: int, shapes, types, attr, value
             return None
         else:
             out = rule(shapes, types, attr, value, opset)
-    except (TypeError, ValueError, IndexError, OverflowError):
+    except (TypeError, ValueError, IndexError, ArithmeticError):  # a bad attribute (a stride of 0): not shaped here
         return None
     if out is not None and any(not 0 <= d <= INT64_MAX for _, shape in out for d in shape):
         return None  # beyond what an ONNX dim (int64) holds: ONNX's own arithmetic would wrap

@@ -11,7 +11,7 @@ import numpy as np
 from onnxperf.base import dtypes
 from onnxperf.cost.ops.quant import REQUANT_OPS
 from onnxperf.shapes.einsum import einsum_labels, einsum_output_shape
-from onnxperf.cost.ops.registry import NodeView, OpCost, arith, prod, rule
+from onnxperf.cost.ops.registry import BadNode, NodeView, OpCost, arith, prod, rule
 
 
 def matmul_macs(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> int:
@@ -130,7 +130,10 @@ def einsum(n: NodeView) -> OpCost:
     those of :func:`einsum_output_shape`."""
     shapes = [t.shape for t in n.present_inputs]
     equation = n.attr("equation", "")
-    macs, ops = einsum_cost(equation, shapes)
+    try:
+        macs, ops = einsum_cost(equation, shapes)
+    except ValueError as exc:  # an equation the ONNX spec does not allow: no runtime runs it
+        raise BadNode(str(exc)) from exc
     written = None
     if not n.has_output(0):
         written = dtypes.nbytes(n.inp(0).elem_type, prod(einsum_output_shape(equation, shapes)))
