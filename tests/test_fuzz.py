@@ -29,7 +29,7 @@ from onnxperf.base.errors import OnnxPerfError
 from .util import const, model, vi
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("ONNXPERF_FUZZ_EXAMPLES", "200")),
+    max_examples=int(os.environ.get("ONNXPERF_FUZZ_EXAMPLES", "400")),
     deadline=None,
     derandomize=not os.environ.get("ONNXPERF_FUZZ_RANDOM"),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
@@ -78,7 +78,55 @@ def _control() -> onnx.ModelProto:
     return model(nodes, [vi("x", [1, 8])], [vi("y", None)], inits, opset=18, extra_opsets={"com.microsoft": 1})
 
 
-SEEDS = [_cnn().SerializeToString(), _control().SerializeToString()]
+def _attention() -> onnx.ModelProto:
+    """Self-attention with the shape arithmetic exporters write (Shape -> Gather -> Concat -> Reshape)."""
+    i64 = lambda name, v: onnx.numpy_helper.from_array(np.array(v, dtype=np.int64), name)  # noqa: E731
+    nodes = [
+        helper.make_node("LayerNormalization", ["x", "g", "bn"], ["n"], axis=-1, epsilon=1e-5),
+        helper.make_node("MatMul", ["n", "wq"], ["q"]), helper.make_node("MatMul", ["n", "wk"], ["k"]),
+        helper.make_node("MatMul", ["n", "wv"], ["v"]),
+        helper.make_node("Shape", ["x"], ["xs"]), helper.make_node("Gather", ["xs", "one"], ["sl"], axis=0),
+        helper.make_node("Unsqueeze", ["sl", "zero"], ["sl1"]),
+        helper.make_node("Concat", ["lead", "sl1", "heads"], ["shp"], axis=0),
+        helper.make_node("Reshape", ["q", "shp"], ["qh"]), helper.make_node("Reshape", ["k", "shp"], ["kh"]),
+        helper.make_node("Transpose", ["kh"], ["kt"], perm=[0, 2, 3, 1]),
+        helper.make_node("Einsum", ["qh", "kh"], ["s"], equation="bihd,bjhd->bhij"),
+        helper.make_node("Div", ["s", "scale"], ["sd"]), helper.make_node("Softmax", ["sd"], ["p"], axis=-1),
+        helper.make_node("Reshape", ["v", "shp"], ["vh"]),
+        helper.make_node("Einsum", ["p", "vh"], ["o"], equation="bhij,bjhd->bihd"),
+        helper.make_node("Reshape", ["o", "flat"], ["y"]),
+    ]
+    inits = [const("g", [16]), const("bn", [16]), const("wq", [16, 16]), const("wk", [16, 16]), const("wv", [16, 16]),
+             i64("one", [1]), i64("zero", [0]), i64("lead", [1]), i64("heads", [2, 8]), const("scale", []),
+             i64("flat", [1, -1, 16])]
+    return model(nodes, [vi("x", [1, "seq", 16])], [vi("y", None)], inits, opset=17)
+
+
+def _loop_and_sizes() -> onnx.ModelProto:
+    """A counted Loop carrying a state through a MatMul, and the size ops a mutated constant turns
+    into bombs (Range, ConstantOfShape, Expand, Tile, Pad, Cast, Resize)."""
+    i64 = lambda name, v: onnx.numpy_helper.from_array(np.array(v, dtype=np.int64), name)  # noqa: E731
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["h_in", "wl"], ["h_out"]), helper.make_node("Identity", ["c_in"], ["c_out"])],
+        "body", [vi("i", [], TensorProto.INT64), vi("c_in", [], TensorProto.BOOL), vi("h_in", [1, 8])],
+        [vi("c_out", [], TensorProto.BOOL), vi("h_out", [1, 8])])
+    nodes = [
+        helper.make_node("Loop", ["trips", "cond", "x"], ["h"], body=body),
+        helper.make_node("Range", ["r0", "rn", "r1"], ["r"]),
+        helper.make_node("ConstantOfShape", ["cshape"], ["c"], value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1])),
+        helper.make_node("Expand", ["h", "eshape"], ["e"]), helper.make_node("Tile", ["e", "reps"], ["t"]),
+        helper.make_node("Pad", ["t", "pads"], ["pd"]), helper.make_node("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
+        helper.make_node("ReduceSum", ["rf"], ["rs"], keepdims=1), helper.make_node("Add", ["pd", "rs"], ["a"]),
+        helper.make_node("Mul", ["a", "c"], ["y"]),
+    ]
+    inits = [i64("trips", 3), onnx.numpy_helper.from_array(np.array(True), "cond"), const("wl", [8, 8]),
+             i64("r0", 0), i64("rn", 8), i64("r1", 1), i64("cshape", [2, 8]), i64("eshape", [2, 8]),
+             i64("reps", [1, 1]), i64("pads", [0, 0, 0, 0])]
+    return model(nodes, [vi("x", [1, 8])], [vi("y", None)], inits, opset=18)
+
+
+SEEDS = [_cnn().SerializeToString(), _control().SerializeToString(), _attention().SerializeToString(),
+         _loop_and_sizes().SerializeToString()]
 
 BIG = st.sampled_from([0, -1, -7, 1, 3, 2**31, 2**40, 2**62, 2**63 - 1, -(2**63)])
 NAMES = st.sampled_from(["", "x", "y", "h", "k", "<b>x</b>", "a\nb", "\x00\x1b[2J", "'\"", "\u202e", "w"])
@@ -246,7 +294,8 @@ def _mutate(m: onnx.ModelProto, data: st.DataObject) -> None:
     elif kind == "attr":
         n = pick(g.node)
         name = data.draw(st.sampled_from(["axis", "group", "kernel_shape", "perm", "strides", "pads",
-                                          "dilations", "num_outputs", "keepdims", "transB"]))
+                                          "dilations", "num_outputs", "keepdims", "transB", "to", "blocksize",
+                                          "epsilon", "equation", "dtype"]))
         if data.draw(st.booleans()):
             n.attribute.append(helper.make_attribute(name, data.draw(BIG)))
         else:

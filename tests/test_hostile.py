@@ -27,6 +27,7 @@ from onnx import TensorProto, helper
 from onnxperf import cli
 from onnxperf.cost.analysis import known_opsets
 
+from .bombs import BOMB_CHILD, CASES, bomb_cases, range_bomb
 from .util import const, model, vi
 
 
@@ -533,35 +534,17 @@ def test_a_dim_beyond_int64_is_one_line_exit_2(tmp_path, capsys, flag):
 
 # ---------------------------------------------------------------- memory bombs (issue 15, item 1)
 
-_BOMB_CHILD = r"""
-import resource, sys
-resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
-from onnxperf import cli
-sys.exit(cli.main(sys.argv[1:]))
-"""
-
-
-def _range_bomb(path: Path, limit: int) -> Path:
-    i64 = lambda name, v: onnx.numpy_helper.from_array(np.array(v, dtype=np.int64), name)  # noqa: E731
-    nodes = [helper.make_node("Range", ["s", "l", "d"], ["r"], name="range"),
-             helper.make_node("Cast", ["r"], ["y"], name="cast", to=TensorProto.FLOAT)]
-    g = helper.make_graph(nodes, "bomb", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                          [i64("s", 0), i64("l", limit), i64("d", 1)])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 9
-    return _save(m, path)
-
 
 def test_a_range_of_10_to_the_15_is_shaped_not_built(tmp_path):
     """A 400-byte model whose Range would hold 10^15 values: ONNX's data propagation would build
-    them (std::bad_alloc after ~20 GB); under a 3 GiB address-space limit the run is clean, the
+    them (std::bad_alloc after ~20 GB); under a 1 GiB address-space limit the run is clean, the
     Range and the Cast are costed on their shapes, and a note names the node and the cap."""
     import subprocess
     import sys
 
-    p = _range_bomb(tmp_path / "bomb.onnx", 10**15)
+    p = range_bomb(tmp_path / "bomb.onnx", 10**15)
     assert p.stat().st_size < 1000
-    proc = subprocess.run([sys.executable, "-c", _BOMB_CHILD, "summary", str(p), "--format", "json"],
+    proc = subprocess.run([sys.executable, "-c", BOMB_CHILD, "summary", str(p), "--format", "json"],
                           capture_output=True, text=True, timeout=300)  # a hang guard, not a speed limit
     assert proc.returncode == 0, proc.stderr[-2000:]
     d = json.loads(proc.stdout)
@@ -570,76 +553,52 @@ def test_a_range_of_10_to_the_15_is_shaped_not_built(tmp_path):
     assert not any("bad_alloc" in n for n in d["notes"])
 
 
-def _bomb_cases(tmp_path: Path) -> dict[str, list[str]]:
-    i64 = lambda name, v: onnx.numpy_helper.from_array(np.array(v, dtype=np.int64), name)  # noqa: E731
-    out = {}
-    g = helper.make_graph([helper.make_node("ConstantOfShape", ["shp"], ["y"], name="cos")], "cos", [],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [i64("shp", [50000, 500000])])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 9
-    out["constant_of_shape_25G"] = [str(_save(m, tmp_path / "cos.onnx"))]
-    g = helper.make_graph([helper.make_node("Reshape", ["x", "shp"], ["y"], name="r")], "rs",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [i64("shp", [2**63 - 1])])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 9
-    out["reshape_int64_max"] = [str(_save(m, tmp_path / "rs.onnx"))]
-    bert = Path(__file__).resolve().parent.parent / "models" / "bert_encoder_torch.onnx"
-    out["bert_1e12_by_2e62"] = [str(bert), "--dim", "batch=1000000000000", "--dim", f"sequence={2**62}"]
-    # issue 28, item 1: amplifiers whose data ONNX's propagation would build, and what is computed from them
-    one = i64("one", [1])
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
-    cases = {
-        # ConstantOfShape([10^10]) of int64 -> Add -> ReduceSum -> Reshape: 49 s and 3.4 GiB, then bad_alloc
-        "constant_of_shape_1e10_add": ([
-            helper.make_node("ConstantOfShape", ["shp"], ["c"], value=helper.make_tensor("v", TensorProto.INT64, [1], [1])),
-            helper.make_node("Add", ["c", "c"], ["d"]), helper.make_node("ReduceSum", ["d"], ["s"], keepdims=1),
-            helper.make_node("Reshape", ["x", "s"], ["y"])], [i64("shp", [10**10])]),
-        "expand_int64_max": ([helper.make_node("Expand", ["one", "shp"], ["c"]), helper.make_node("Add", ["c", "c"], ["d"]),
-                              helper.make_node("Cast", ["d"], ["y"], to=TensorProto.FLOAT)], [one, i64("shp", [2**63 - 1])]),
-        "tile_1e12": ([helper.make_node("Tile", ["one", "rep"], ["c"]), helper.make_node("Mul", ["c", "c"], ["d"]),
-                       helper.make_node("Cast", ["d"], ["y"], to=TensorProto.FLOAT)], [one, i64("rep", [10**12])]),
-        "pad_1e12": ([helper.make_node("Pad", ["one", "pads"], ["c"]), helper.make_node("Sub", ["c", "c"], ["d"]),
-                      helper.make_node("Cast", ["d"], ["y"], to=TensorProto.FLOAT)], [one, i64("pads", [0, 10**12])]),
-        # the size computed from the bound input: Shape(x) * 10^9 -> ConstantOfShape -> Add
-        "computed_shape_4e9": ([helper.make_node("Shape", ["x"], ["xs"]), helper.make_node("Mul", ["xs", "k"], ["n"]),
-                                helper.make_node("ConstantOfShape", ["n"], ["c"], value=helper.make_tensor(
-                                    "v", TensorProto.INT64, [1], [1])),
-                                helper.make_node("Add", ["c", "c"], ["d"]),
-                                helper.make_node("Cast", ["d"], ["y"], to=TensorProto.FLOAT)], [i64("k", [10**9])]),
-    }
-    for key, (nodes, inits) in cases.items():
-        inputs = [x] if any("x" in n.input for n in nodes) else []
-        m = helper.make_model(helper.make_graph(nodes, key, inputs, [y], inits),
-                              opset_imports=[helper.make_opsetid("", 17)])
-        m.ir_version = 9
-        out[key] = [str(_save(m, tmp_path / f"{key}.onnx"))]
-    return out
-
-
-@pytest.mark.parametrize("case", ["constant_of_shape_25G", "reshape_int64_max", "bert_1e12_by_2e62",
-                                  "constant_of_shape_1e10_add", "expand_int64_max", "tile_1e12", "pad_1e12",
-                                  "computed_shape_4e9"])
+@pytest.mark.parametrize("case", CASES)
 def test_memory_bombs_run_clean_under_an_address_space_limit(tmp_path, case):
-    """Issue 15, item 1: the other worst cases, each in a child limited to 3 GiB of address space:
-    a clean exit (0, or 2 with one line), never a crash or a kill."""
+    """Issue 15, item 1 and issue 28, item 1: the other worst cases, each in a child limited to 1 GiB
+    of address space (Python, numpy, onnx, onnxruntime and all they map): a clean exit (0, or 2 with
+    one line), never a crash or a kill."""
     import subprocess
     import sys
 
-    args = _bomb_cases(tmp_path)[case]
-    proc = subprocess.run([sys.executable, "-c", _BOMB_CHILD, "summary", *args, "--format", "json"],
+    args = bomb_cases(tmp_path)[case]
+    proc = subprocess.run([sys.executable, "-c", BOMB_CHILD, "summary", *args, "--format", "json"],
                           capture_output=True, text=True, timeout=300)  # a hang guard, not a speed limit
     assert proc.returncode in (0, 2), proc.stderr[-2000:]
+    err = [line for line in proc.stderr.splitlines() if not line.startswith("maxrss_kib ")]
     if proc.returncode == 0:
         d = json.loads(proc.stdout)
         assert not any("bad_alloc" in n for n in d["notes"])
     else:
-        assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+        assert len(err) == 1 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if not c.startswith("bert")] + ["range_1e15"])
+def test_memory_bombs_build_no_value_beyond_the_budget(tmp_path, case, capsys):
+    """Issue 28, item 1: memory bounded by design. What Python and numpy allocate while a bomb is
+    analyzed, summarized and priced on a device (tracemalloc's peak: every numpy array is traced) stays
+    under the 64 MiB value budget: no value of more than MAX_ELEMENTS (65,536) elements is computed,
+    and onnx's data propagation and onnxruntime's symbolic inference are never handed one (their
+    C++ side is bounded by the 1 GiB address-space test above)."""
+    import tracemalloc
+
+    from onnxperf.shapes.values import MAX_ELEMENTS
+
+    args = bomb_cases(tmp_path)[case] if case != "range_1e15" else [str(range_bomb(tmp_path / "r.onnx", 10**15))]
+    assert Path(args[0]).stat().st_size < 1000
+    tracemalloc.start()
+    try:
+        rc = cli.main(["summary", *args, "--format", "json", "--hw", "a100-80gb", "--no-progress"])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert rc == 0, capsys.readouterr().err
+    assert MAX_ELEMENTS * 8 <= 1 << 20  # one value at most 512 KiB (int64)
+    assert peak < 64 << 20, f"{peak / 2**20:.1f} MiB"
 
 
 def test_a_small_constant_range_still_reaches_onnx_data_propagation(tmp_path, capsys):
-    p = _range_bomb(tmp_path / "small.onnx", 100)
+    p = range_bomb(tmp_path / "small.onnx", 100)
     assert cli.main(["summary", str(p), "--format", "json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["totals"]["bytes_written"] == 100 * 8 + 100 * 4
