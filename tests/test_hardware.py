@@ -11,7 +11,7 @@ import pytest
 from onnxperf.cli import hw
 from onnxperf.base.errors import OptionError
 from onnxperf.hardware import FALLBACKS, PEAK_KEYS, HardwareSpec, cpu_from_parts, cpu_peak_fp32, gpu_peak_fp32, list_presets, load_preset, load_spec, to_toml
-from onnxperf.hardware.spec import MEMORY_KEYS
+from onnxperf.hardware.spec import MEMORY_KEYS, SOURCE_KEYS
 
 GB = 1e9
 
@@ -66,7 +66,13 @@ def test_cpu_from_parts_rejects_bad_parts(bad):
 REQUIRED = {"x86 server": "epyc-9654", "laptop": "ryzen-7840u", "arm board": "rpi5", "t4": "t4", "l4": "l4",
             "a10": "a10", "3090": "rtx3090", "4090": "rtx4090", "a100 40": "a100-40gb", "a100 80": "a100-80gb",
             "h100 sxm": "h100-sxm", "h100 pcie": "h100-pcie", "h200": "h200", "jetson": "jetson-orin",
-            "apple": "apple-m1", "worked example": "xeon-silver-4210x2"}
+            "apple": "apple-m1", "worked example": "xeon-silver-4210x2",
+            # issue 29, item 4: the devices people deploy on
+            "l40s": "l40s", "h100 nvl": "h100-nvl", "gh200 hbm3": "gh200-96gb", "gh200 hbm3e": "gh200-144gb",
+            "h20": "h20", "b200": "b200", "a30": "a30", "a40": "a40", "v100": "v100-sxm2-32gb", "5090": "rtx5090",
+            "rtx 6000 ada": "rtx6000-ada", "orin nx": "jetson-orin-nx-16gb", "orin nano": "jetson-orin-nano-8gb",
+            "mi300x": "mi300x", "graviton3": "graviton3", "graviton4": "graviton4",
+            "sapphire rapids": "xeon-8480plus", "granite rapids": "xeon-6980p", "turin": "epyc-9755"}
 
 
 def test_required_presets_exist():
@@ -80,6 +86,8 @@ def test_every_preset_loads_with_a_source_for_every_figure(preset_id):
     figures = [*spec.peak_flops_per_s, "memory_bandwidth"]
     if spec.memory_capacity_bytes is not None:
         figures.append("memory_capacity")
+    if spec.interconnect_bytes_per_s is not None:
+        figures.append("interconnect")
     assert set(spec.sources) == set(figures)
     for k in figures:
         assert len(spec.sources[k]) > 20 and not spec.sources[k].startswith("not stated in"), (preset_id, k)
@@ -96,6 +104,11 @@ def test_every_preset_loads_with_a_source_for_every_figure(preset_id):
     ("h200", 989.4e12, 1978.9e12), ("h100-pcie", 756.5e12, 1513e12), ("t4", 65e12, 130e12),
     ("l4", 121e12, 242.5e12), ("a10", 125e12, 250e12), ("rtx3090", 71e12, 284e12), ("rtx4090", 165.2e12, 660.6e12),
     ("jetson-orin", 42.5e12, 85e12),
+    ("l40s", 362.05e12, 733e12), ("h100-nvl", 1671e12 / 2, 3341e12 / 2), ("gh200-96gb", 989.4e12, 1978.9e12),
+    ("gh200-144gb", 989.4e12, 1978.9e12), ("h20", 148e12, 296e12), ("b200", 36e15 / 8 / 2, 72e15 / 8 / 2),
+    ("a30", 165e12, 330e12), ("a40", 149.7e12, 299.3e12), ("rtx5090", 209.5e12, 838e12),
+    ("rtx6000-ada", 1457e12 / 4, 1457e12 / 2), ("mi300x", 1307.4e12, 2614.9e12),
+    ("jetson-orin-nano-8gb", 40e12 / 4, 40e12 / 2),
 ])
 def test_gpu_presets_are_dense_figures(preset_id, fp16_dense, int8_dense):
     spec = load_preset(preset_id)
@@ -108,6 +121,10 @@ def test_memory_figures_of_some_presets():
     assert load_spec("a100-80gb").memory_capacity_bytes == 80 * 2 ** 30
     assert load_spec("t4").memory_bandwidth_bytes_per_s == 320 * GB
     assert load_spec("rpi5").memory_bandwidth_bytes_per_s == 4267e6 * 4  # LPDDR4X-4267, 32-bit
+    assert load_spec("h100-nvl").memory_bandwidth_bytes_per_s == 3.9e12
+    assert load_spec("mi300x").memory_bandwidth_bytes_per_s == 5.3e12
+    assert load_spec("graviton3").memory_bandwidth_bytes_per_s == 8 * 4800e6 * 8   # 8 x DDR5-4800
+    assert load_spec("xeon-6980p").memory_bandwidth_bytes_per_s == 12 * 6400e6 * 8  # 12 x DDR5-6400
 
 
 def test_presets_ship_as_package_data():
@@ -318,3 +335,4 @@ def test_hw_show_unknown_is_an_option_error():
 
 def test_every_figure_key_is_known():
     assert set(MEMORY_KEYS) == {"memory_bandwidth", "memory_capacity"}
+    assert SOURCE_KEYS == PEAK_KEYS + MEMORY_KEYS + ("interconnect",)

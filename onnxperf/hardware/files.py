@@ -7,6 +7,7 @@ Format (``schema = "onnxperf.hardware/1"``, optional on read)::
     kind = "gpu"                              # cpu | gpu | soc
     memory_bandwidth_bytes_per_s = 936e9
     memory_capacity_gib = 24                  # or memory_capacity_bytes (or _gb, decimal); optional
+    interconnect_bytes_per_s = 32e9           # optional: device-to-device, one direction (NVLink, PCIe)
     notes = "..."
 
     [gpu]                                     # optional: fp32 = cores × clock × 2
@@ -25,16 +26,17 @@ Format (``schema = "onnxperf.hardware/1"``, optional on read)::
     [peak_flops_per_s]                        # dense; int8/int4 in integer op/s
     fp16 = 71e12                              # fp32 here only without [cpu]/[gpu]
 
-    [sources]                                 # one per figure; memory_bandwidth, memory_capacity too
+    [sources]                                 # one per figure; memory_bandwidth, memory_capacity, interconnect too
     fp16 = "..."
 
     [efficiency]                              # optional calibration per op family
     [efficiency_sources]                      # optional: where each efficiency figure comes from
 
 Bounds, checked on reading with one line naming the key and the file (exit 2): a peak or a bandwidth
-is a finite number from 1e-3 to 1e30 per second, a capacity at least 1 byte and at most 1e30 bytes, an
-efficiency figure from 1e-12 to 1e30 (see :mod:`onnxperf.hardware.spec`); ``inf``, ``nan``, ``5e-324``,
-an integer of 400 digits and a file nested hundreds of levels deep are refused, never half-used.
+(memory or interconnect) is a finite number from 1e-3 to 1e30 per second, a capacity at least 1 byte and
+at most 1e30 bytes, an efficiency figure from 1e-12 to 1e30 (see :mod:`onnxperf.hardware.spec`); ``inf``,
+``nan``, ``5e-324``, an integer of 400 digits and a file nested hundreds of levels deep are refused, never
+half-used.
 """
 
 from __future__ import annotations
@@ -50,14 +52,14 @@ from onnxperf.base.errors import OptionError
 from onnxperf.ui.output import note_input
 from onnxperf.ui.tomlfile import parse_toml
 from onnxperf.ui.units import MAX_FIGURE, MIN_RATE, shown, within
-from onnxperf.hardware.spec import (KINDS, MEMORY_KEYS, MIN_EFFICIENCY, PEAK_KEYS, HardwareSpec, MemoryLevel,
-                                    check_bytes, check_figure, cpu_parts_text, cpu_peak_fp32, gpu_parts_text,
-                                    gpu_peak_fp32)
+from onnxperf.hardware.spec import (INTERCONNECT_KEY, KINDS, MIN_EFFICIENCY, PEAK_KEYS, SOURCE_KEYS, HardwareSpec,
+                                    MemoryLevel, check_bytes, check_figure, cpu_parts_text, cpu_peak_fp32,
+                                    gpu_parts_text, gpu_peak_fp32)
 
 SCHEMA = "onnxperf.hardware/1"
 _TOP_KEYS = {"schema", "id", "name", "kind", "notes", "memory_bandwidth_bytes_per_s", "memory_capacity_bytes",
-             "memory_capacity_gib", "memory_capacity_gb", "cpu", "gpu", "peak_flops_per_s", "sources", "efficiency",
-             "efficiency_sources", "memory_levels"}
+             "memory_capacity_gib", "memory_capacity_gb", "interconnect_bytes_per_s", "cpu", "gpu", "peak_flops_per_s",
+             "sources", "efficiency", "efficiency_sources", "memory_levels"}
 _CPU_KEYS = {"cores", "clock_ghz", "simd_fp32_lanes", "fma_units", "sockets", "source"}
 _GPU_KEYS = {"cores", "clock_ghz", "source"}
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -92,8 +94,8 @@ def spec_from_mapping(data: Mapping, origin: str) -> HardwareSpec:
             raise bad(f"unknown peak key {k!r}; known: {', '.join(PEAK_KEYS)}")
         peaks[k] = _number(v, f"peak_flops_per_s.{k}", bad)  # FLOP/s (int8/int4: integer op/s)
     for k, v in sources.items():
-        if k not in PEAK_KEYS + MEMORY_KEYS:
-            raise bad(f"unknown source key {k!r}; known: {', '.join(PEAK_KEYS + MEMORY_KEYS)}")
+        if k not in SOURCE_KEYS:
+            raise bad(f"unknown source key {k!r}; known: {', '.join(SOURCE_KEYS)}")
         if not isinstance(v, str) or not v.strip():
             raise bad(f"sources.{k} must be a non-empty string")
     for k, v in efficiency.items():
@@ -139,9 +141,13 @@ def spec_from_mapping(data: Mapping, origin: str) -> HardwareSpec:
         raise bad("memory_bandwidth_bytes_per_s is required")
     bandwidth = _number(data["memory_bandwidth_bytes_per_s"], "memory_bandwidth_bytes_per_s", bad)
     capacity = _capacity(data, bad)
+    link = data.get("interconnect_bytes_per_s")
+    if link is not None:  # bytes/s, one direction
+        link = _number(link, "interconnect_bytes_per_s", bad)
 
     # A figure without a stated source says where it came from rather than leaving a gap.
     figures = [*peaks, "memory_bandwidth"] + (["memory_capacity"] if capacity is not None else [])
+    figures += [INTERCONNECT_KEY] if link is not None else []
     for k in figures:
         sources.setdefault(k, f"not stated in {origin}")
     extra = sorted(set(sources) - set(figures))
@@ -154,7 +160,7 @@ def spec_from_mapping(data: Mapping, origin: str) -> HardwareSpec:
         return HardwareSpec(id=spec_id, name=data["name"], kind=data["kind"], peak_flops_per_s=peaks,
                             memory_bandwidth_bytes_per_s=bandwidth, memory_capacity_bytes=capacity,
                             sources=sources, notes=notes, efficiency=efficiency, efficiency_sources=eff_sources,
-                            memory_levels=levels)
+                            memory_levels=levels, interconnect_bytes_per_s=link)
     except OptionError as exc:
         raise bad(str(exc)) from None
 
@@ -292,12 +298,15 @@ def to_toml(spec: HardwareSpec, header: str = "") -> str:
     if cap is not None:
         gib = f"  # {cap / 2 ** 30:g} GiB" if cap % 2 ** 20 == 0 else ""
         out.append(f"memory_capacity_bytes = {cap}{gib}")
+    link = spec.interconnect_bytes_per_s
+    if link is not None:
+        out.append(f"interconnect_bytes_per_s = {_float(link)}")
     if spec.notes:
         out.append(f"notes = {_str(spec.notes)}")
     out += ["", "[peak_flops_per_s]  # dense; int8/int4 in integer op/s"]
     out += [f"{k} = {_float(spec.peak_flops_per_s[k])}" for k in PEAK_KEYS if k in spec.peak_flops_per_s]
     out += ["", "[sources]"]
-    order = [k for k in PEAK_KEYS + MEMORY_KEYS if k in spec.sources]
+    order = [k for k in SOURCE_KEYS if k in spec.sources]
     out += [f"{k} = {_str(spec.sources[k])}" for k in order]
     if spec.efficiency:
         out += ["", "[efficiency]"]

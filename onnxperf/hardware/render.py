@@ -82,6 +82,9 @@ def show_text(spec: HardwareSpec) -> str:
     else:
         lines.append(f"memory capacity   {spec.memory_capacity_bytes / _GIB:g} GiB "
                      f"({spec.memory_capacity_bytes:,} bytes)  {spec.sources.get('memory_capacity', '')}")
+    link = spec.interconnect_bytes_per_s
+    if link is not None:
+        lines.append(f"interconnect      {_rate(link)}B/s per direction  {spec.sources.get('interconnect', '')}")
     if spec.memory_levels:
         lines += ["", "memory levels (cache-aware roofline; --hw ID:plain charges every byte at main memory):"]
         for lv in spec.memory_levels:

@@ -53,6 +53,12 @@ PEAK_KEYS: tuple[str, ...] = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "in
 #: Keys of ``sources`` besides the peak keys.
 MEMORY_KEYS: tuple[str, ...] = ("memory_bandwidth", "memory_capacity")
 
+#: The ``sources`` key of :attr:`HardwareSpec.interconnect_bytes_per_s`.
+INTERCONNECT_KEY = "interconnect"
+
+#: Every key ``sources`` may hold, in the order files and outputs list them.
+SOURCE_KEYS: tuple[str, ...] = PEAK_KEYS + MEMORY_KEYS + (INTERCONNECT_KEY,)
+
 KINDS: tuple[str, ...] = ("cpu", "gpu", "soc")
 
 #: dtype name (ONNX short names from :func:`onnxperf.base.dtypes.name`, and common aliases) -> peak key.
@@ -169,9 +175,14 @@ class HardwareSpec:
     """One device: dense peak rates per dtype, memory, and where each figure comes from.
 
     ``peak_flops_per_s`` keys are :data:`PEAK_KEYS` (``fp32`` required); int8/int4 values are integer
-    op/s. ``sources`` has one entry per figure (peak keys, ``memory_bandwidth``, ``memory_capacity``).
+    op/s. ``sources`` has one entry per figure (peak keys, ``memory_bandwidth``, ``memory_capacity``,
+    ``interconnect``).
     ``efficiency`` holds calibration factors per op family (attainable / peak), empty unless measured.
     ``memory_capacity_bytes`` is None where it depends on the configuration (CPU servers).
+    ``interconnect_bytes_per_s`` is the device-to-device bandwidth in one direction (NVLink on SXM and
+    NVL parts, Infinity Fabric on an MI300X, PCIe otherwise; a data sheet's "bidirectional" figure is
+    halved), source key ``interconnect``; None where the device has no peer to talk to (a CPU socket,
+    a Jetson, an Apple SoC) or nobody said.
     """
 
     id: str
@@ -188,15 +199,18 @@ class HardwareSpec:
     #: cache levels, innermost first (a probed spec): the cache-aware roofline charges each byte at the
     #: level that holds it (:mod:`onnxperf.predict.reuse`); empty: every byte at ``memory_bandwidth_bytes_per_s``
     memory_levels: tuple[MemoryLevel, ...] = ()
+    #: device-to-device bandwidth per direction (bytes/s), for collectives across devices; None: not given
+    interconnect_bytes_per_s: float | None = None
 
     def __post_init__(self) -> None:
         figures = [*dict(self.peak_flops_per_s or {}), "memory_bandwidth"]
         figures += ["memory_capacity"] if self.memory_capacity_bytes is not None else []
+        figures += [INTERCONNECT_KEY] if self.interconnect_bytes_per_s is not None else []
         sources = dict(self.sources or {})
         for k in figures:  # every figure says where it came from, even when nobody said
             sources.setdefault(k, "not stated")
         object.__setattr__(self, "sources", sources)
-        order = {k: i for i, k in enumerate(PEAK_KEYS + MEMORY_KEYS)}
+        order = {k: i for i, k in enumerate(SOURCE_KEYS)}
         for name in ("peak_flops_per_s", "sources", "efficiency", "efficiency_sources"):
             items = sorted(dict(getattr(self, name) or {}).items(),
                            key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
@@ -214,6 +228,9 @@ class HardwareSpec:
         check_figure(f"hardware {self.id!r}: memory bandwidth", self.memory_bandwidth_bytes_per_s)
         if self.memory_capacity_bytes is not None:
             check_bytes(f"hardware {self.id!r}: memory capacity", self.memory_capacity_bytes)
+        if self.interconnect_bytes_per_s is not None:
+            object.__setattr__(self, "interconnect_bytes_per_s", check_figure(
+                f"hardware {self.id!r}: interconnect bandwidth", self.interconnect_bytes_per_s))
         for k, v in self.efficiency.items():
             check_figure(f"hardware {self.id!r}: efficiency {k}", v, MIN_EFFICIENCY, unit="")
         object.__setattr__(self, "memory_levels", tuple(self.memory_levels or ()))
@@ -235,7 +252,8 @@ class HardwareSpec:
     def __reduce__(self):  # mapping proxies do not pickle; rebuild from plain dicts
         return (_rebuild, (self.id, self.name, self.kind, dict(self.peak_flops_per_s),
                            self.memory_bandwidth_bytes_per_s, self.memory_capacity_bytes, dict(self.sources),
-                           self.notes, dict(self.efficiency), dict(self.efficiency_sources), self.memory_levels))
+                           self.notes, dict(self.efficiency), dict(self.efficiency_sources), self.memory_levels,
+                           self.interconnect_bytes_per_s))
 
     def resolve_peak(self, dtype_name: str) -> tuple[float, str]:
         """``(peak per second, basis)`` for ``dtype_name``; basis names the figure used (``fp16``,
@@ -270,6 +288,7 @@ class HardwareSpec:
             "peak_flops_per_s": {k: self.peak_flops_per_s[k] for k in PEAK_KEYS if k in self.peak_flops_per_s},
             "memory_bandwidth_bytes_per_s": self.memory_bandwidth_bytes_per_s,
             "memory_capacity_bytes": self.memory_capacity_bytes,
+            "interconnect_bytes_per_s": self.interconnect_bytes_per_s,
             "ridge_point_flop_per_byte": {k: self.ridge_point(k) for k in PEAK_KEYS if k in self.peak_flops_per_s},
             "sources": dict(self.sources),
             "notes": self.notes,
