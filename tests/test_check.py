@@ -173,8 +173,19 @@ def test_partial_totals_cannot_pass_unless_allowed(tmp_path):
     m = _mlp(batch="tokens")  # a length, not a batch: left unbound (a batch dim would be set to 1)
     r = _result(_check(m, tmp_path, max_macs=10**9), "max_macs")
     assert r.status == UNKNOWN and "cannot verify" in r.message and "--dim tokens=N" in r.message
-    assert _result(_check(m, tmp_path, max_macs=10**9, allow_partial=True), "max_macs").status == PASS
+    # nothing is counted (every node waits for tokens): the MACs are unknown, not 0, and there is no lower
+    # bound for allow_partial to accept (issue 28, item 12)
+    r = _result(_check(m, tmp_path, max_macs=10**9, allow_partial=True), "max_macs")
+    assert r.status == UNKNOWN and r.actual is None
     assert _result(_check(m, tmp_path, max_macs=10**9, dims={"tokens": 3}), "max_macs").actual == 3 * K * N
+    # a partial total that counted something (the MLP, then an op no rule knows) is a lower bound:
+    # allow_partial accepts it within the limit
+    mlp = _mlp()
+    part = model([*mlp.graph.node, helper.make_node("Mystery", ["y"], ["z"], domain="com.example")],
+                 [vi("x", [B, K])], [vi("z", None)], [const("w", [K, N])], extra_opsets={"com.example": 1})
+    assert _result(_check(part, tmp_path, max_macs=10**9), "max_macs").status == UNKNOWN
+    r = _result(_check(part, tmp_path, max_macs=10**9, allow_partial=True), "max_macs")
+    assert (r.status, r.actual) == (PASS, B * K * N)
 
 
 def test_an_unbound_batch_dim_is_checked_at_1_with_a_note(tmp_path, capsys):

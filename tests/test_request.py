@@ -58,7 +58,7 @@ def summary_at(capsys, path: str, b: int, *extra: str) -> dict:
 def test_without_the_input_shape_nothing_has_a_size(shapeless, capsys):
     """The premise: the shape is what makes the figures, so a run that drops it cannot hide."""
     d = run_json(capsys, "summary", shapeless, "--dim", f"batch={BATCH}", applied=False)
-    assert d["totals"]["macs"] == 0 and d["coverage"]["unknown_shape"] > 0
+    assert d["totals"]["macs"] is None and d["coverage"]["unknown_shape"] > 0
 
 
 def test_summary_report_and_trace_apply_both(shapeless, capsys, tmp_path):

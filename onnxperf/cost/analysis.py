@@ -36,6 +36,8 @@ from onnxperf.shapes.tensor import TensorInfo
 from onnxperf.ui.jsonrows import dumps, node_rows
 
 SCHEMA = "onnxperf.analysis/1"
+#: the cost figures of :class:`Totals` that are None (unknown) where nothing of them was counted
+FIGURES = ("macs", "flops", "int_ops", "bytes_read", "bytes_written")
 
 
 @dataclass(frozen=True)
@@ -58,13 +60,21 @@ class ModelInfo:
 
 @dataclass(frozen=True)
 class Totals:
-    """Whole-model figures: sums over main-graph nodes (control-flow nodes carry their bodies)."""
+    """Whole-model figures: sums over main-graph nodes (control-flow nodes carry their bodies).
 
-    macs: int
-    flops: int
-    int_ops: int
-    bytes_read: int
-    bytes_written: int
+    The cost figures (``macs``, ``flops``, ``int_ops``, ``bytes_read``, ``bytes_written``) are None,
+    *unknown*, where nothing of the figure was counted while something was left out: a sum of 0 under
+    ``bound`` ``lower`` or ``unknown`` (the one MatMul of a model not costed: its MACs are not 0, they
+    are unknown). A sum of 0 that is exact (a graph of Relu has 0 MACs) or an upper bound stays 0, and
+    a non-zero sum stays a number, with ``bound`` saying on which side of the truth it is. Decided
+    here, once, however the totals are made (a :func:`dataclasses.replace` too): every renderer and
+    every formula reads the None (JSON ``null``, text ``unknown``), none of them decides it again."""
+
+    macs: int | None
+    flops: int | None
+    int_ops: int | None
+    bytes_read: int | None
+    bytes_written: int | None
     params: int
     param_bytes: int
     param_bytes_by_dtype: tuple[tuple[str, int], ...]
@@ -86,6 +96,15 @@ class Totals:
     #: the nodes counted only in part, by op type (a Loop whose trip count is unknown: one run)
     lower_bounded: tuple[tuple[str, int], ...] = ()
 
+    def __post_init__(self) -> None:
+        for name in FIGURES:
+            object.__setattr__(self, name, self._figure(getattr(self, name)))
+
+    def _figure(self, x: int | None) -> int | None:
+        """``x`` as this total reports it: None (unknown) when it is 0 (or None) and a lower bound
+        (``bound`` ``lower`` or ``unknown``): nothing of it was counted and something was left out."""
+        return None if not x and self.bound in ("lower", "unknown") else x
+
     @property
     def side(self) -> str:
         """``bound`` for a figure that is not exact (``lower``, ``upper``, ``unknown``), else ``""``:
@@ -93,14 +112,20 @@ class Totals:
         return "" if self.bound == "exact" else self.bound
 
     @property
-    def bytes_total(self) -> int:
-        return self.bytes_read + self.bytes_written
+    def bytes_total(self) -> int | None:
+        """``bytes_read + bytes_written``; None (unknown) when both are unknown. One unknown beside a
+        counted other is a lower bound of nothing, so the sum is the other's figure, on the same side
+        of the truth as every figure of these totals (``bound``); 0 only where 0 is the truth."""
+        if self.bytes_read is None and self.bytes_written is None:
+            return None
+        return self._figure((self.bytes_read or 0) + (self.bytes_written or 0))
 
     @property
     def intensity_flops_per_byte(self) -> float | None:
-        """FLOPs per byte moved; None when nothing moves, or when the totals are not exact (a ratio
-        of two lower bounds, or of two upper bounds, is no bound at all)."""
-        return None if self.bytes_total == 0 or self.bound != "exact" else self.flops / self.bytes_total
+        """``flops / bytes_total``; None when nothing moves, when either is unknown, or when the totals
+        are not exact (a ratio of two lower bounds, or of two upper bounds, is no bound at all)."""
+        b = self.bytes_total
+        return None if not b or self.flops is None or self.bound != "exact" else self.flops / b
 
     @property
     def uncosted_nodes(self) -> int:
@@ -204,8 +229,8 @@ class Costs:
         t = self.totals
         mark = {"lower": "≥", "upper": "≤", "unknown": "~"}.get(t.bound, "")
 
-        def fig(x: int) -> str:  # unknown is not zero: nothing counted of a partial total is 'unknown'
-            return "unknown" if t.bound in ("lower", "unknown") and x == 0 else f"{mark}{x:,}"
+        def fig(x: int | None) -> str:  # unknown is not zero (:class:`Totals`)
+            return "unknown" if x is None else f"{mark}{x:,}"
 
         return (f"{type(self).__name__}({(self.model.path or self.model.graph_name)!r}, dims={dict(self.dims)}, "
                 f"macs={fig(t.macs)}, flops={fig(t.flops)}, params={t.params:,}, nodes={len(self.nodes):,}"

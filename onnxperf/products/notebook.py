@@ -41,12 +41,14 @@ def _cards(a: Analysis) -> list[dict[str, Any]]:
     t, c = a.totals, a.coverage
     part = t.side
 
-    def exact(x: int, what: str) -> str:
+    def exact(x: int | None, what: str) -> str:
+        if x is None:  # nothing of it counted (:class:`onnxperf.cost.analysis.Totals`): unknown, never 0
+            return "unknown: see Not costed"
         if not part:
             return f"{x:,} {what}".rstrip()
         if part == "upper":
             return f"{x:,} at most: an upper bound ({upper_text(t)})"
-        return f"{x:,} counted, the rest unknown" if x else "unknown: see Not costed"
+        return f"{x:,} counted, the rest unknown"
 
     dt = ", ".join(f"{k} {binary_bytes(v)}" for k, v in t.param_bytes_by_dtype) or "none"
     cards = [

@@ -344,7 +344,7 @@ def _build(sm: Analysis, validation: Any, options: dict[str, Any] | None) -> dic
         if n.key in node_times:
             meas_by_op[n.op_type] = meas_by_op.get(n.op_type, 0.0) + node_times[n.key]
     meas_total = sum(meas_by_op.values())
-    total_bytes = t.bytes_read + t.bytes_written
+    total_bytes = t.bytes_total  # None: unknown, and so is every share of it
     by_op = []
     for row in a.by_op_type:
         b = row.bytes_read + row.bytes_written

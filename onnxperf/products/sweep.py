@@ -31,10 +31,12 @@ FIGURES = ("macs", "flops", "bytes", "activation_peak_bytes", "total_memory_byte
 @dataclass(frozen=True)
 class SweepRow:
     values: tuple[tuple[str, int], ...]
-    macs: int
-    flops: int
-    int_ops: int
-    bytes: int
+    #: the cost figures as the row's totals give them: None where nothing of one was counted while
+    #: something was left out (:class:`onnxperf.cost.analysis.Totals`): unknown, never 0
+    macs: int | None
+    flops: int | None
+    int_ops: int | None
+    bytes: int | None
     intensity: float | None
     activation_peak_bytes: int
     total_memory_bytes: int
@@ -152,12 +154,13 @@ def _row(sm: Analysis, values: tuple[tuple[str, int], ...], budget: int | None =
     )
 
 
-def _row_figures(r: SweepRow) -> list[int]:
+def _row_figures(r: SweepRow) -> list[int | None]:
     """:func:`_figures` of a row, in the same order."""
     return [r.macs, r.flops, r.bytes, r.activation_peak_bytes, r.total_memory_bytes]
 
 
-def _figures(sm: Analysis) -> list[int]:
+def _figures(sm: Analysis) -> list[int | None]:
+    """The figures fitted (:data:`FIGURES`); only complete ones are fitted, so none is None there."""
     t = sm.totals
     return [t.macs, t.flops, t.bytes_total, sm.memory.peak_bytes, sm.memory.total_bytes]
 

@@ -59,9 +59,11 @@ class Step:
     batch: int
     past: int
     new: int
-    macs: int
-    flops: int
-    bytes: int
+    #: the step's cost totals: None where nothing of one was counted while something was left out
+    #: (:class:`onnxperf.cost.analysis.Totals`): unknown, never 0
+    macs: int | None
+    flops: int | None
+    bytes: int | None
     weight_read_bytes: int
     kv_bytes: int
     activation_peak_bytes: int
@@ -81,14 +83,16 @@ class Step:
     latency_is_lower_bound: bool = False
 
     @property
-    def other_bytes(self) -> int:
-        return max(self.bytes - self.weight_read_bytes - self.kv_bytes, 0)
+    def other_bytes(self) -> int | None:
+        """``bytes − weight_read_bytes − kv_bytes`` (at least 0); None when ``bytes`` is unknown."""
+        return None if self.bytes is None else max(self.bytes - self.weight_read_bytes - self.kv_bytes, 0)
 
     @property
     def dominant(self) -> str:
-        """Which bytes the step moves most of: weights, kv_cache or activations."""
+        """Which bytes the step moves most of: weights, kv_cache or activations (of those known)."""
         parts = {"weights": self.weight_read_bytes, "kv_cache": self.kv_bytes, "activations": self.other_bytes}
-        return max(parts, key=lambda k: (parts[k], k == "weights"))
+        known = {k: v for k, v in parts.items() if v is not None}
+        return max(known, key=lambda k: (known[k], k == "weights"))
 
 
 @dataclass(frozen=True)
@@ -343,8 +347,9 @@ def figures(model: LoadedModel | Request, step: DecoderStep, batch: int = 1, con
                                  "the sum of the decode steps is not a polynomial"))
         else:
             steps = [ev(batch, c - 1, 1) for c in range(1, prompt + 1)] if prompt <= 64 else []
-            pre_macs = sum(s.macs for s in steps) if steps else None  # unknown, never 0
-            pre_flops = sum(s.flops for s in steps) if steps else None
+            # unknown, never 0: no steps evaluated, or a step whose figure is unknown
+            pre_macs = None if not steps or any(s.macs is None for s in steps) else sum(s.macs for s in steps)
+            pre_flops = None if not steps or any(s.flops is None for s in steps) else sum(s.flops for s in steps)
             if not steps:
                 notes.append("prefill MACs unknown: the decode MACs are not a polynomial of the context")
         pre_lat = _token_by_token_latency(ev, batch, prompt)

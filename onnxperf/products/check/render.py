@@ -47,10 +47,18 @@ def _severity_counts(findings: Sequence[Finding]) -> str:
     return ", ".join(out)
 
 
+def _macs(f: dict) -> str:
+    """A verdict's MACs: ``≥ …`` when partial, ``unknown`` when nothing of them was counted (null in
+    the figures, :class:`onnxperf.cost.analysis.Totals`), never 0."""
+    if "macs" in f and f["macs"] is None:
+        return "unknown"
+    return lower_bound(si(f.get("macs")), f.get("macs"), bool(f.get("uncosted_nodes")))
+
+
 def _headline(v: Verdict) -> str:
     f = dict(v.figures)
     parts = [f"params {si(f.get('params'))}",
-             f"MACs {lower_bound(si(f.get('macs')), f.get('macs'), bool(f.get('uncosted_nodes')))}",
+             f"MACs {_macs(f)}",
              f"peak {lower_bound(binary_bytes(f.get('activation_peak_bytes')), f.get('activation_peak_bytes'), bool(f.get('unknown_size_tensors')))}"]
     if f.get("latency_s") is not None:
         parts.append(f"latency {seconds(f['latency_s'])} ({f['hw']})" + (" (partial)" if f.get("latency_unknown_nodes") else ""))
@@ -272,7 +280,7 @@ def render_md(verdicts: Sequence[Verdict], budget: Budget) -> str:
         broken = len(v.failed_budgets)
         notes = ", ".join(x for x in ([f"{broken} budget limit{'s' if broken != 1 else ''} broken"] if broken else [])
                           + ([_severity_counts(v.findings)] if v.findings else [])) or "–"
-        macs = lower_bound(si(f.get("macs")), f.get("macs"), bool(f.get("uncosted_nodes")))
+        macs = _macs(f)
         peak = lower_bound(binary_bytes(f.get("activation_peak_bytes")), f.get("activation_peak_bytes"),
                         bool(f.get("unknown_size_tensors")))
         out.append(f"| {_ICON[v.status]} | {md_text(v.model)} | {si(f.get('params'))} | {md_text(macs)} | "

@@ -150,11 +150,17 @@ def _llm_figures(sm: Analysis) -> dict[str, Any]:
             "largest_context": f.context_fit.value if f.context_fit is not None else None}
 
 
-def _max_limit(key: str, limit: int | float, actual: int | float, partial: str | None, allow_partial: bool,
+def _max_limit(key: str, limit: int | float, actual: int | float | None, partial: str | None, allow_partial: bool,
                fmt, side: str = "lower") -> BudgetResult:
     """A "no more than" limit; ``partial`` says why ``actual`` is not exact, ``side`` which side of the
     truth it is on: a lower bound over the limit fails for sure, an upper bound within it passes for
-    sure; the other cases cannot be verified (unless ``allow_partial``, for a lower bound within)."""
+    sure; the other cases cannot be verified (unless ``allow_partial``, for a lower bound within).
+    ``actual`` None: unknown (nothing of it counted while something was left out,
+    :class:`onnxperf.cost.analysis.Totals`): it cannot be verified, ``allow_partial`` or not, since
+    there is no lower bound to accept, only nothing."""
+    if actual is None:
+        return BudgetResult(key, UNKNOWN, limit, None, f"{key}: cannot verify: unknown, nothing of it counted"
+                                                       + (f" ({partial})" if partial else ""))
     if partial and side == "upper":
         if actual <= limit:
             return BudgetResult(key, PASS, limit, actual, f"{key}: at most {fmt(actual)}, within {fmt(limit)} "

@@ -280,12 +280,12 @@ def _params_dict(a: Side, b: Side) -> list[dict[str, Any]]:
 
 # -------------------------------------------------------------------------------------- closing
 
-def _accounting(total_delta: int | float, explanations: list[Explanation], metric: str,
+def _accounting(total_delta: int | float | None, explanations: list[Explanation], metric: str,
                 delta_of: Callable[[Explanation], dict[str, Any]] | None = None) -> dict[str, Any]:
     """Split ``total_delta`` into the explanations that move ``metric`` (each node counted once: a
     later explanation naming an already-counted node is left out) and the rest; ``delta_of`` gives an
     explanation's ``delta`` (and other fields for its part) when it is not one of its own cost fields
-    (the predicted time)."""
+    (the predicted time). ``total_delta`` None: unknown (a total of either side is), and so is the rest."""
     taken_a: set[int] = set()
     taken_b: set[int] = set()
     parts = []
@@ -298,7 +298,7 @@ def _accounting(total_delta: int | float, explanations: list[Explanation], metri
         taken_b.update(e.nodes_b)
         parts.append({"id": e.id, "title": e.title, **extra, "share": None if not total_delta else d / total_delta})
     explained = sum(p["delta"] for p in parts)
-    return {"explained": parts, "residual": total_delta - explained}
+    return {"explained": parts, "residual": None if total_delta is None else total_delta - explained}
 
 
 def node_times(side: Side) -> dict[int, float | None] | None:
@@ -330,8 +330,9 @@ def _closing(ma: dict, mb: dict, explanations: list[Explanation], params: list[d
     ta, tb = ma["totals"], mb["totals"]
     out: dict[str, Any] = {}
     for k in ("macs", "flops", "bytes"):
-        d = tb[k] - ta[k]
-        out[k] = {"a": ta[k], "b": tb[k], "delta": d, "rel": _rel(d, ta[k]),
+        # a total that is unknown (None: nothing of it counted) makes the delta unknown, never a number
+        d = None if ta[k] is None or tb[k] is None else tb[k] - ta[k]
+        out[k] = {"a": ta[k], "b": tb[k], "delta": d, "rel": None if d is None else _rel(d, ta[k]),
                   **_accounting(d, explanations, k)}
     out["macs"]["agree_within"] = MACS_AGREE
     out["macs"]["agree"] = out["macs"]["rel"] is not None and abs(out["macs"]["rel"]) <= MACS_AGREE
@@ -355,12 +356,12 @@ def _closing(ma: dict, mb: dict, explanations: list[Explanation], params: list[d
     return out
 
 
-def _n(x: int) -> str:
-    return f"{x:,}"
+def _n(x: int | None) -> str:
+    return "unknown" if x is None else f"{x:,}"
 
 
-def _signed0(x: int) -> str:
-    return f"{x:+,}" if x else "0"
+def _signed0(x: int | None) -> str:
+    return "unknown" if x is None else f"{x:+,}" if x else "0"
 
 
 def _plural(n: int, word: str) -> str:
@@ -376,6 +377,7 @@ def _closing_lines(ma: dict, mb: dict, c: dict) -> list[str]:
     m = c["macs"]
     lines = []
     verdict = (f"within {100 * MACS_AGREE:g}%: the same arithmetic" if m["agree"]
+               else "cannot tell whether they agree (a side's MACs are unknown)" if m["delta"] is None
                else f"not within {100 * MACS_AGREE:g}%")
     line = f"MACs: {A} {_n(m['a'])}, {B} {_n(m['b'])}, Δ {_signed0(m['delta'])} ({_pct(m['rel'])}), {verdict}."
     if m["delta"]:

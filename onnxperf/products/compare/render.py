@@ -70,8 +70,21 @@ def rel(x: float | None) -> str:
     return "—" if x is None else ("0" if x == 0 else f"{100 * x:+.2f}%".replace("-", "−"))
 
 
-def signed(x: int) -> str:
-    return "0" if not x else f"{x:+,}".replace("-", "−")
+def signed(x: int | None) -> str:
+    """``+1,024``, ``−3``, ``0``; ``unknown`` for None (a delta of an unknown total: never 0)."""
+    return "unknown" if x is None else "0" if not x else f"{x:+,}".replace("-", "−")
+
+
+def known(x: int | None) -> str:
+    """An exact count, ``unknown`` for None (a total of which nothing was counted: never 0)."""
+    return "unknown" if x is None else f"{x:,}"
+
+
+def shown(models: list[dict[str, Any]], key: str) -> bool:
+    """Whether the totals table has a row for ``key``: some model has the figure, or some model's figure
+    is unknown (None while partial: printed ``?``, never left out); not a figure no model has (a
+    measured latency without --measure)."""
+    return any(x["totals"][key] is not None or key in x["totals"]["partial"] for x in models)
 
 
 def predicted_delta(p: dict[str, Any] | None) -> str:
@@ -162,7 +175,7 @@ def render_text(m: dict[str, Any]) -> str:
     rows = [head]
     for met in m["metrics"]:
         k, kind = met["key"], met["kind"]
-        if all(x["totals"][k] is None for x in models):
+        if not shown(models, k):
             continue
         r = [met["label"]] + [total(x, k, kind) for x in models]
         for d in m["deltas"]:
@@ -255,7 +268,7 @@ def render_md(m: dict[str, Any]) -> str:
     out += ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for met in m["metrics"]:
         k, kind = met["key"], met["kind"]
-        if all(x["totals"][k] is None for x in models):
+        if not shown(models, k):
             continue
         r = [met["label"]] + [total(x, k, kind) for x in models]
         for d in m["deltas"]:
@@ -327,7 +340,8 @@ def _filters() -> dict[str, Any]:
     return {"cmp_value": value, "cmp_delta": delta, "cmp_rel": rel, "cmp_total": total, "cmp_metric_delta": metric_delta,
             "cmp_metric_rel": metric_rel, "cmp_signed": signed, "cmp_bytes": binary_bytes,
             "cmp_si": lambda x: "—" if x is None else si(x), "cmp_row": row_text, "cmp_block": block_title,
-            "cmp_int": lambda x: "—" if x is None else f"{x:,}", "cmp_v": _v, "cmp_predicted": predicted_delta}
+            "cmp_int": lambda x: "—" if x is None else f"{x:,}", "cmp_v": _v, "cmp_predicted": predicted_delta,
+            "cmp_known": known, "cmp_shown": shown}
 
 
 @functools.lru_cache(maxsize=1)

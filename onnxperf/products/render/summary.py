@@ -81,18 +81,20 @@ def render_text(sm: Analysis) -> str:
     lines.append("Totals" + (f"   ({totals_side_text(t)})" if part else ""))
     dt = ", ".join(f"{k} {binary_bytes(v)}" for k, v in t.param_bytes_by_dtype) or "none"
 
-    def count(x: int) -> str:
-        return lower_bound(f"{si(x)}  ({x:,})", x, part)
+    def count(x: int | None) -> str:  # None: unknown (:class:`onnxperf.cost.analysis.Totals`)
+        return "unknown" if x is None else lower_bound(f"{si(x)}  ({x:,})", x, part)
+
+    def exact_bytes(x: int | None) -> str:
+        return f"{x:,} B" if x is not None and (x or not part) else ""
 
     rows = [
         ("Params", f"{si(t.params)}  ({t.params:,})", f"{binary_bytes(t.param_bytes)} ({dt})"),
         ("MACs", count(t.macs), ""),
         ("FLOPs", count(t.flops), ""),
         ("Int ops", count(t.int_ops), ""),
-        ("Bytes read", lower_bound(binary_bytes(t.bytes_read), t.bytes_read, part),
-         f"{t.bytes_read:,} B" if t.bytes_read or not part else ""),
+        ("Bytes read", lower_bound(binary_bytes(t.bytes_read), t.bytes_read, part), exact_bytes(t.bytes_read)),
         ("Bytes written", lower_bound(binary_bytes(t.bytes_written), t.bytes_written, part),
-         f"{t.bytes_written:,} B" if t.bytes_written or not part else ""),
+         exact_bytes(t.bytes_written)),
         ("Intensity", "?" if t.intensity_flops_per_byte is None else f"{t.intensity_flops_per_byte:.3g} FLOP/B", ""),
     ]
     for k, v, extra in rows:
