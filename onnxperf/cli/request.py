@@ -11,6 +11,7 @@ from onnxperf.cost.analysis import parse_shape
 from onnxperf.cost.request import Request
 from onnxperf.insights.llm.recognize import Overrides
 from onnxperf.insights.llm.section import LLMOptions
+from onnxperf.predict.kv_names import EXPORTED
 from onnxperf.predict.precision import PRECISIONS
 from onnxperf.shapes.infer import is_binding_note
 from onnxperf.ui.progress import say
@@ -50,9 +51,10 @@ def llm_options(args: argparse.Namespace) -> LLMOptions:
     if args.context is not None and args.prompt is not None and args.prompt > args.context:
         raise OptionError(f"--prompt {args.prompt}: longer than --context {args.context}; the prompt is part of the "
                           f"context: give --context {args.prompt} or more")
-    full = bool(args.llm or args.context or args.prompt)
+    kv_runtime = getattr(args, "kv_runtime", EXPORTED)
+    full = bool(args.llm or args.context or args.prompt or kv_runtime != EXPORTED)
     return LLMOptions(full=full, context=args.context, prompt=args.prompt,
-                      overrides=Overrides.parse(args.kv_dim, args.kv_cache))
+                      overrides=Overrides.parse(args.kv_dim, args.kv_cache), kv_runtime=kv_runtime)
 
 
 def request_of(args: argparse.Namespace, **fields) -> Request:

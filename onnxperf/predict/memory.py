@@ -23,6 +23,7 @@ Unknown tensor sizes are never taken as zero: they are counted, and the figures 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from collections.abc import Mapping
 from typing import Any
 from array import array
 from itertools import accumulate, islice
@@ -99,8 +100,11 @@ def _weights_as(a: Costs, bits: int) -> int:
     return total
 
 
-def liveness(a: Costs) -> MemoryResult:
-    """Activation liveness over the analysis's execution order (see module docstring)."""
+def liveness(a: Costs, shared: Mapping[str, tuple[str, bool]] | None = None) -> MemoryResult:
+    """Activation liveness over the analysis's execution order (see module docstring). ``shared``: node
+    outputs that the runtime keeps in the buffer of one of that node's inputs (output -> (input, grows)),
+    the buffer grown to the output's size where ``grows`` (a KV cache kept in place:
+    :func:`onnxperf.predict.serving.shared_buffers`)."""
     nodes = a.main_nodes
     tensors = a.tensors or {}
     lm = a.loaded
@@ -159,12 +163,24 @@ def liveness(a: Costs) -> MemoryResult:
             alias = x is not None and x.name not in inits and x.name not in consts
         if op_type == "Constant" and not alias:
             continue
+        kept = ()
+        if shared:
+            kept = [ref.name for ref in n.outputs
+                    if ref is not None and ref.name in shared and get(shared[ref.name][0]) is not None]
+            for name in kept:
+                src, grows = shared[name]
+                b = buffer_of[name] = buffer_of[src]
+                grown = tensor_bytes(name) if grows else None
+                if size[b] is not None and grown is not None and grown > size[b]:
+                    size[b] = grown
         # (a node's outputs are never weights: the loader refuses a tensor defined twice, and the
         # outputs of Constant nodes, the graph's other weights, were skipped just above)
         for j, ref in enumerate(n.outputs):
             if ref is None:
                 continue
             name = ref.name
+            if name in kept:
+                continue
             if alias and j == 0:
                 b = get(n.inputs[0].name)  # type: ignore[union-attr]
                 if b is not None:

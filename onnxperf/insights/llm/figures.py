@@ -38,6 +38,8 @@ from onnxperf.predict.roofline import roofline
 from onnxperf.base.formula import NotPolynomialError, Polynomial, fit_many, largest_int
 from onnxperf.graph.loader import LoadedModel
 from onnxperf.predict.memory import liveness
+from onnxperf.predict.kv_names import EXPORTED, IN_PLACE
+from onnxperf.predict.serving import APPEND_NOTE, MOVE_NOTE, READ_NOTE, in_place, shared_buffers
 from onnxperf.cost.ops.registry import combine_bounds
 from onnxperf.insights.llm.recognize import DecoderStep
 from onnxperf.ui.progress import advance
@@ -148,6 +150,12 @@ class LLMFigures:
     #: the prefill's time is interpolated between evaluated steps (a token-by-token prefill of more
     #: steps than :data:`PREFILL_SAMPLES`): an upper estimate, shown as one (``≤``)
     prefill_upper_estimate: bool = False
+    #: how the runtime keeps the KV cache (:mod:`onnxperf.predict.serving`): every step figure is under it
+    kv_runtime: str = EXPORTED
+    #: the decode step's KV traffic over the cache's bytes at the context, under ``kv_runtime`` and as
+    #: exported (None where either is unknown)
+    kv_moved_per_cache: float | None = None
+    exported_kv_moved_per_cache: float | None = None
 
     @property
     def kv_cache_bytes(self) -> int | None:
@@ -173,8 +181,10 @@ class _Evaluator:
     with the step's dims bound (``request.at(...)``), its other dims, input shapes, convention and
     precision kept."""
 
-    def __init__(self, request: Request, step: DecoderStep, spec: Any | None):
+    def __init__(self, request: Request, step: DecoderStep, spec: Any | None, kv_runtime: str = EXPORTED):
         self.loaded, self.step, self.spec = request.model, step, spec
+        self.kv_runtime = kv_runtime
+        self._caches = tuple(c.name for c in step.caches)
         self.precision = get(request.precision) if request.precision is not None else None
         own = (step.batch, step.past, step.new, step.total)
         self.request = replace(request, dims={k: v for k, v in request.dims.items() if k not in own},
@@ -188,7 +198,8 @@ class _Evaluator:
     def analysis(self, batch: int, past: int, new: int) -> Costs:
         self.analyses += 1
         # past may be 0 (an empty cache), which the public entry points refuse
-        return priced(self.request.at(**self.step.bindings(batch, past, new)), empty_dims=True)
+        a = priced(self.request.at(**self.step.bindings(batch, past, new)), empty_dims=True)
+        return in_place(a, self._caches) if self.kv_runtime == IN_PLACE else a
 
     def __call__(self, batch: int, past: int, new: int, timed: bool = False) -> Step:
         key = (batch, past, new, timed and self.spec is not None)
@@ -218,16 +229,30 @@ class _Evaluator:
             ti = tensors.get(ref.name) if ref is not None else None
             return ti.nbytes if ti is not None and ti.is_static else 0
 
+        shared = shared_buffers(a) if self.kv_runtime == IN_PLACE else {}
+
+        def stored(name: str) -> int:
+            """In place: the bytes of the cache a copy of it stands for (read once, as stored)."""
+            while name in shared and not shared[name][1]:
+                name = shared[name][0]
+            ti = tensors.get(name)
+            return ti.nbytes if ti is not None and ti.is_static else 0
+
         w_read = kv_bytes = 0
         for n in a.main_nodes:
             w = sum(size(i) for i in n.inputs if i is not None and i.name in weights)
             others = sum(size(i) for i in n.inputs if i is not None and i.name not in weights)
             w = min(w, max(n.bytes_read - others, 0))  # a Gather reads its rows (and its indices)
-            k_in = sum(size(i) for i in n.inputs if i is not None and i.name in kv)
-            k_out = sum(size(o) for o in n.outputs if o is not None and o.name in kv)
             w_read += w
-            kv_bytes += min(k_in, n.bytes_read - w) + min(k_out, n.bytes_written)
-        mem = liveness(a)
+            if shared and n.note == APPEND_NOTE:
+                kv_bytes += n.bytes_read + n.bytes_written  # the new token in, and appended
+            elif shared and n.note.endswith(READ_NOTE):
+                kv_bytes += sum(stored(i.name) for i in n.inputs if i is not None and i.name in kv)
+            elif not shared or n.note != MOVE_NOTE:
+                k_in = sum(size(i) for i in n.inputs if i is not None and i.name in kv)
+                k_out = sum(size(o) for o in n.outputs if o is not None and o.name in kv)
+                kv_bytes += min(k_in, n.bytes_read - w) + min(k_out, n.bytes_written)
+        mem = liveness(a, shared or None)
         t = a.totals
         self.param_bytes = t.param_bytes
         lat = share = bound = bound_share = None
@@ -280,7 +305,7 @@ def _power_sum_closed(poly: Polynomial, var: str, upto: int, fixed: dict[str, in
 def figures(model: LoadedModel | Request, step: DecoderStep, batch: int = 1, context: int = 2048, prompt: int = 512,
             convention: str = "default", spec: Any | None = None, budget_bytes: int | None = None,
             fixed: dict[str, int] | None = None, with_formulas: bool = True, curve: bool = False,
-            precision: Any | None = None) -> LLMFigures:
+            precision: Any | None = None, kv_runtime: str = EXPORTED) -> LLMFigures:
     """Every figure of :class:`LLMFigures` for ``batch`` sequences at ``context`` tokens with a
     prompt of ``prompt`` tokens (see the module docstring for the definitions).
 
@@ -292,7 +317,7 @@ def figures(model: LoadedModel | Request, step: DecoderStep, batch: int = 1, con
     else:
         request = Request(model, dims=dict(fixed or {}), convention=convention,
                           precision=None if precision is None else precision.name)
-    ev = _Evaluator(request, step, spec)
+    ev = _Evaluator(request, step, spec, kv_runtime)
     precision = ev.precision
     notes: list[str] = []
     new_fixed = step.new if isinstance(step.new, int) else 1
@@ -366,9 +391,19 @@ def figures(model: LoadedModel | Request, step: DecoderStep, batch: int = 1, con
         b_fit = _fit(ev, "batch", budget_bytes, decode_polys.get("total_memory_bytes"), batch, context, new_fixed)
     kv_tok = kv_per_token(step, precision, dec.kv_bytes_per_token_seen)
     points = _curve(ev, batch, context, new_fixed, kv_tok) if curve else ()
+    cache = None if kv_tok is None else kv_tok * batch * context
+    moved = dec.kv_bytes / cache if cache else None
+    exported = moved if kv_runtime == EXPORTED else None
+    if kv_runtime != EXPORTED and cache:
+        exported = _Evaluator(request, step, None)(batch, max(context - new_fixed, 0), new_fixed).kv_bytes / cache
+    if kv_runtime == EXPORTED and moved is not None and moved > 2:
+        notes.append(f"the exported decode step moves {moved:.1f}× the KV cache ({dec.kv_bytes:,} B for "
+                     f"{cache:,} B: past and new concatenated, copies, attention reading them); serving runtimes "
+                     "read it once: --kv-runtime in-place")
     return LLMFigures(step, batch, context, prompt, ev.param_bytes, dec, method, pre_macs, pre_flops,
                       pre_lat, pre_ok, tuple(formulas), getattr(spec, "id", None), ctx_fit, b_fit, tuple(notes),
-                      points, kv_tok, method == "token by token" and pre_lat is not None and prompt > PREFILL_SAMPLES)
+                      points, kv_tok, method == "token by token" and pre_lat is not None and prompt > PREFILL_SAMPLES,
+                      kv_runtime, moved, exported)
 
 
 def kv_per_token(step: DecoderStep, precision: Any | None = None, seen: int | None = None) -> int | None:

@@ -13,6 +13,7 @@ from onnxperf.base.errors import OptionError
 from onnxperf.cost.request import Request
 from onnxperf.insights.llm.figures import Fit, LLMFigures, Step, figures
 from onnxperf.insights.llm.recognize import DecoderStep, NotRecognized, recognize
+from onnxperf.predict.kv_names import EXPORTED, IN_PLACE, KV_RUNTIME_TEXT
 from onnxperf.predict.plan import LIMITER_WORDS
 from onnxperf.ui.numbers import binary_bytes, clean, lower_bound, pct, seconds, si
 
@@ -39,6 +40,8 @@ class LLMOptions:
     #: the context is :data:`DEFAULT_CONTEXT`, bound for the user (no ``--context``, no past dim bound):
     #: said in every output (:func:`decode_bindings` tells)
     default_context: bool = False
+    #: how the runtime keeps the KV cache (:mod:`onnxperf.predict.serving`): ``exported`` or ``in-place``
+    kv_runtime: str = EXPORTED
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,9 @@ class LLMSection:
             d["figures"] = {
                 "batch": f.batch, "context": f.context, "prompt": f.prompt, "sources": dict(self.sources),
                 "hardware": f.hardware, "kv_bytes_per_token": f.kv_bytes_per_token,
+                "kv_runtime": {"model": f.kv_runtime, "text": KV_RUNTIME_TEXT[f.kv_runtime],
+                               "kv_moved_per_cache": f.kv_moved_per_cache,
+                               "exported_kv_moved_per_cache": f.exported_kv_moved_per_cache},
                 "memory": {"weight_bytes": f.weight_bytes, "kv_cache_bytes": f.kv_cache_bytes,
                            "step_activation_peak_bytes": f.decode.activation_peak_bytes,
                            "total_bytes": f.decode.total_memory_bytes, "complete": f.decode.complete},
@@ -131,6 +137,16 @@ _DOMINATES = {"weights": "the weights dominate", "kv_cache": "the KV cache domin
               "activations": "activations dominate"}
 
 
+def _moved(f: LLMFigures) -> str:
+    """``; a step moves 1.00× the cache (15.25× as exported)``: the KV traffic of a decode step."""
+    if f.kv_moved_per_cache is None:
+        return ""
+    out = f"; a step moves {f.kv_moved_per_cache:.2f}× the cache"
+    if f.kv_runtime != EXPORTED and f.exported_kv_moved_per_cache is not None:
+        out += f" ({f.exported_kv_moved_per_cache:.2f}× as exported)"
+    return out
+
+
 def text_lines(sec: LLMSection) -> list[str]:
     s, f = sec.step, sec.figures
     out = ["", "Decoder LLM (KV cache)"]
@@ -154,10 +170,12 @@ def text_lines(sec: LLMSection) -> list[str]:
     src = dict(sec.sources)
     out.append(f"  At           batch {f.batch}, context {f.context:,} ({src.get('context', '')}), "
                f"prompt {f.prompt:,} ({src.get('prompt', '')})")
+    out.append(f"  KV runtime   {KV_RUNTIME_TEXT[f.kv_runtime]}{_moved(f)} (--kv-runtime)")
     d = f.decode
     part = "" if not d.side else "  (an upper bound)" if d.side == "upper" else "  (partial: lower bounds)"
     out.append(f"  Memory       weights {binary_bytes(f.weight_bytes)} + KV cache {binary_bytes(f.kv_cache_bytes)}; "
-               f"step peak {binary_bytes(d.activation_peak_bytes)} (holds past and present) -> "
+               f"step peak {binary_bytes(d.activation_peak_bytes)} "
+               f"({'holds the cache once' if f.kv_runtime == IN_PLACE else 'holds past and present'}) -> "
                f"total {binary_bytes(d.total_memory_bytes)}{part}")
     traffic = (f"weights {binary_bytes(d.weight_read_bytes)}, KV {binary_bytes(d.kv_bytes)}, "
                f"activations {binary_bytes(d.other_bytes)}: {_DOMINATES[d.dominant]})")
@@ -200,6 +218,7 @@ def md_rows(sec: LLMSection, cell) -> list[str]:
     rows = [f"| KV cache | {len(s.caches)} inputs, {s.layers} layers, {s.kv_dtype}, "
             f"{binary_bytes(s.kv_bytes_per_token)} per token |"]
     if f is not None:
+        rows.append(f"| KV runtime (--kv-runtime) | {KV_RUNTIME_TEXT[f.kv_runtime]}{_moved(f)} |")
         rows.append(f"| Memory at batch {f.batch}, context {f.context} | weights {binary_bytes(f.weight_bytes)} + "
                     f"KV {binary_bytes(f.kv_cache_bytes)}; total {binary_bytes(f.decode.total_memory_bytes)} |")
         if f.decode.latency_s is not None:
@@ -259,7 +278,7 @@ def build(a, request: Request, spec=None) -> LLMSection | None:
              **{k: v for k, v in dims.items() if k not in (step.batch, step.past, step.new, step.total)}}
     fg = figures(replace(request, model=a.loaded, dims=fixed), step, batch=batch, context=context, prompt=prompt,
                  spec=spec, budget_bytes=opts.memory_bytes if opts.memory_bytes is not None else request.memory_budget,
-                 curve=opts.curve)
+                 curve=opts.curve, kv_runtime=opts.kv_runtime)
     return LLMSection(step, fg, tuple(sources))
 
 

@@ -29,6 +29,7 @@ disables a limit::
     # decoder LLMs (a decode step with a KV cache; other models skip these limits)
     context = 4096                     # tokens in the cache at which they are evaluated (default 2048)
     prompt = 512                       # prompt length for the time to first token (default 512)
+    kv_runtime = "in-place"            # how the runtime keeps the KV cache: exported (default) | in-place
     device_memory = "24GiB"            # memory for min_context_fit
     max_kv_cache = "2GiB"              # KV-cache bytes at the bound batch and `context`
     min_decode_tokens_per_s = 30       # on `hw`, at the bound batch and `context`
@@ -66,6 +67,7 @@ import onnx
 
 from onnxperf.base import dtypes
 from onnxperf.base.errors import OptionError
+from onnxperf.predict.kv_names import EXPORTED, KV_RUNTIMES
 from onnxperf.predict.precision import PRECISIONS
 from onnxperf.ui.output import note_input
 from onnxperf.ui.tomlfile import parse_toml
@@ -106,6 +108,7 @@ class Budget:
     strict: bool = False
     context: int | None = None
     prompt: int | None = None
+    kv_runtime: str = EXPORTED
     device_memory_bytes: int | None = None
     max_kv_cache_bytes: int | None = None
     min_decode_tokens_per_s: float | None = None
@@ -133,7 +136,8 @@ class Budget:
         out: dict[str, Any] = {}
         for key, (attr, _kind) in _KEYS.items():
             v = getattr(self, attr)
-            if key in ("hw", "precision", "dims", "allow_partial", "strict", "context", "prompt", "device_memory"):
+            if key in ("hw", "precision", "dims", "allow_partial", "strict", "context", "prompt", "device_memory",
+                       "kv_runtime"):
                 continue
             if v is None or v is False:
                 continue
@@ -261,6 +265,12 @@ def _precision(value: object, key: str) -> str:
     return str(value)
 
 
+def _kv_runtime(value: object, key: str) -> str:
+    if value not in KV_RUNTIMES:
+        raise OptionError(f"budget key {key!r}: expected one of {', '.join(KV_RUNTIMES)}, got {value!r}")
+    return str(value)
+
+
 def _bool(value: object, key: str) -> bool:
     if not isinstance(value, bool):
         raise OptionError(f"budget key {key!r}: expected true or false, got {value!r}")
@@ -332,6 +342,7 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "strict": ("strict", _bool),
     "context": ("context", _positive),
     "prompt": ("prompt", _positive),
+    "kv_runtime": ("kv_runtime", _kv_runtime),
     "device_memory": ("device_memory_bytes", parse_size),
     "max_kv_cache": ("max_kv_cache_bytes", parse_size),
     "min_decode_tokens_per_s": ("min_decode_tokens_per_s", parse_rate),

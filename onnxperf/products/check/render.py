@@ -18,7 +18,7 @@ from urllib.parse import quote
 from onnxperf import __version__
 from onnxperf.base.errors import one_line
 from onnxperf.ui.numbers import binary_bytes, clean, lower_bound, seconds, si
-from onnxperf.products.check.budget import Budget
+from onnxperf.products.check.budget import LLM_KEYS, Budget
 from onnxperf.products.check.lints import LINTS, Finding, NodeRef
 from onnxperf.products.check.runner import ERROR, FAIL, PASS, UNKNOWN, Verdict, exit_code
 
@@ -114,7 +114,9 @@ def to_dict(verdicts: Sequence[Verdict], budget: Budget) -> dict:
         "summary": _counts(verdicts),
         "budget": {"source": budget.source, "hw": budget.hw, "dims": dict(budget.dims),
                    "allow_partial": budget.allow_partial, "strict": budget.strict, "limits": budget.limits(),
-                   "lint_levels": dict(budget.lints.levels)},
+                   "lint_levels": dict(budget.lints.levels),
+                   # the LLM limits' figures are under a KV runtime model: said where they are evaluated
+                   **({"kv_runtime": budget.kv_runtime} if any(k in budget.limits() for k in LLM_KEYS) else {})},
         "models": [v.to_dict() for v in verdicts],
         "lints": [{"id": i.lint_id, "name": i.name, "default_severity": i.severity, "summary": i.summary,
                    "fix": i.fix} for i in LINTS.values()],

@@ -24,6 +24,7 @@ from onnxperf.cost.request import Request
 from onnxperf.graph.loader import load
 from onnxperf.insights.llm.section import LLMOptions
 from onnxperf.insights.partial import op_counts, reasons
+from onnxperf.predict.kv_names import EXPORTED
 from onnxperf.predict.memory import MemoryResult
 from onnxperf.predict.precision import FLOAT_TYPES
 from onnxperf.shapes.infer import input_dim_names
@@ -292,7 +293,7 @@ def _llm_limits(sm: Analysis, b: Budget) -> list[BudgetResult]:
     if f is None:
         return []
     out: list[BudgetResult] = []
-    at = f"batch {f.batch}, context {f.context:,}"
+    at = f"batch {f.batch}, context {f.context:,}" + (", KV cache in place" if f.kv_runtime != EXPORTED else "")
     d = f.decode
     partial = None if d.complete else "some nodes of the decode step are not costed"
     ap = b.allow_partial
@@ -470,7 +471,7 @@ def _check(path: str, budget: Budget, request: Request) -> Verdict:
     llm = None
     if any(getattr(budget, attr) is not None for attr in _LLM_ATTRS):
         llm = LLMOptions(full=True, context=budget.context, prompt=budget.prompt, required=False,
-                         memory_bytes=budget.device_memory_bytes)
+                         memory_bytes=budget.device_memory_bytes, kv_runtime=budget.kv_runtime)
     sm = compose(replace(request, model=loaded, dims=dims, input_shapes=shapes, hw=budget.hw, llm=llm,
                          precision=budget.precision))
     results = evaluate(sm, budget)
