@@ -396,7 +396,7 @@ def test_completion_scripts_name_every_command_and_option():
 @pytest.mark.parametrize("line,want,unwanted", [
     ("onnxperf s", {"summary", "sweep"}, {"report"}),
     ("onnxperf summary --pre", {"--precision"}, set()),
-    ("onnxperf summary m.onnx --precision f", {"fp16", "fp32", "fp8"}, {"int8"}),
+    ("onnxperf summary m.onnx --precision f", {"fp16", "fp32", "fp8", "fp4"}, {"int8"}),
     ("onnxperf hw ca", {"calibrate"}, set()),
     ("onnxperf hw calibrate --sh", {"--short"}, set()),
     ("onnxperf validate m.onnx --hw a1", {"a10", "a100-40gb", "a100-80gb"}, set()),
@@ -458,7 +458,8 @@ def test_fish_completion_parses_and_completes(tmp_path):
         return {row.split("\t")[0] for row in done.stdout.splitlines()}
 
     assert complete("onnxperf s") == {"summary", "sweep"}
-    assert complete("onnxperf summary m.onnx --precision ") == {"fp32", "tf32", "fp16", "bf16", "fp8", "int8"}
+    assert complete("onnxperf summary m.onnx --precision ") == {"fp32", "tf32", "fp16", "bf16", "fp8", "int8",
+                                                               "w8a16", "w4a16", "fp4"}
     assert complete("onnxperf hw c") == {"calibrate"} and complete("onnxperf hw calibrate --sh") == {"--short"}
     assert {"a10", "a100-40gb", "a100-80gb"} <= complete("onnxperf validate m.onnx --hw a1")
 

@@ -90,8 +90,8 @@ def test_unknown_precision_is_refused():
     from onnxperf.base.errors import OptionError
 
     with pytest.raises(OptionError, match="choose one of"):
-        get("fp4")
-    assert list(PRECISIONS) == ["fp32", "tf32", "fp16", "bf16", "fp8", "int8"]
+        get("fp6")
+    assert list(PRECISIONS) == ["fp32", "tf32", "fp16", "bf16", "fp8", "int8", "w8a16", "w4a16", "fp4"]
 
 
 def _run(argv, capsys):
@@ -108,7 +108,8 @@ def test_every_output_states_the_precision(capsys, tmp_path):
     rc, out, _ = _run(["summary", model, "--dim", "batch=1", "--precision", "fp16", "--format", "json"], capsys)
     d = json.loads(out)
     assert d["precision"] == {"name": "fp16", "tensor_dtype": "float16", "peak": "fp16",
-                              "what_if": PRECISIONS["fp16"].text}
+                              "what_if": PRECISIONS["fp16"].text, "weight_dtype": "float16", "bits_per_weight": 16.0,
+                              "bits_per_activation": 16.0}
     rc, out, _ = _run(["summary", model, "--dim", "batch=1", "--precision", "int8", "--format", "md"], capsys)
     assert "| Precision | int8 (what-if:" in out
     rc, out, _ = _run(["sweep", model, "--dim", "batch=1,2", "--precision", "bf16", "--no-formulas"], capsys)
@@ -120,7 +121,7 @@ def test_every_output_states_the_precision(capsys, tmp_path):
     rc, _, _ = _run(["report", model, "--dim", "batch=1", "--precision", "tf32", "--hw", "a100-80gb", "-o",
                      str(page), "--no-progress"], capsys)
     assert rc == 0 and "precision: tf32 (what-if)" in page.read_text()
-    rc, _, err = _run(["summary", model, "--precision", "fp4"], capsys)
+    rc, _, err = _run(["summary", model, "--precision", "fp6"], capsys)
     assert rc == 2
 
 
@@ -130,7 +131,7 @@ def test_budget_precision_key(tmp_path, capsys):
     b.write_text('precision = "fp16"\ndims = { batch = 1 }\nmax_model_size = "50MiB"\n')
     rc, out, _ = _run(["check", model, "--budget", str(b), "--format", "json"], capsys)
     assert rc == 0, out  # 97.4 MiB as stored, 48.7 MiB in fp16
-    b.write_text('precision = "fp4"\n')
+    b.write_text('precision = "fp6"\n')
     rc, _, err = _run(["check", model, "--budget", str(b)], capsys)
     assert rc == 2 and "expected one of" in err
 

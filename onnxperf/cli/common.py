@@ -11,7 +11,7 @@ import os
 import sys
 
 from onnxperf.cost.convention_names import CONVENTIONS
-from onnxperf.predict.kv_names import EXPORTED, KV_RUNTIMES
+from onnxperf.predict.kv_names import EXPORTED, KV_PRECISIONS, KV_RUNTIMES
 from onnxperf.ui.progress import Progress
 from onnxperf.base.errors import OptionError, one_line
 
@@ -191,6 +191,9 @@ def add_llm(p: argparse.ArgumentParser) -> None:
                         "(bound to past + new); repeatable")
     g.add_argument("--kv-cache", action="append", default=[], metavar="NAME",
                    help="the KV-cache inputs, by name or shell pattern ('past_*'); repeatable")
+    g.add_argument("--kv-precision", choices=KV_PRECISIONS, default=None,
+                   help="the KV cache in a precision of its own (an fp8 or int8 cache beside fp16 weights: "
+                        "--precision fp16 --kv-precision fp8); implies --llm")
     g.add_argument("--kv-runtime", choices=KV_RUNTIMES, default=EXPORTED,
                    help="how the runtime keeps the KV cache: 'exported' (default: as the graph moves it, the past "
                         "concatenated with the new token every step, as onnxruntime runs the file) or 'in-place' "

@@ -52,9 +52,11 @@ def llm_options(args: argparse.Namespace) -> LLMOptions:
         raise OptionError(f"--prompt {args.prompt}: longer than --context {args.context}; the prompt is part of the "
                           f"context: give --context {args.prompt} or more")
     kv_runtime = getattr(args, "kv_runtime", EXPORTED)
-    full = bool(args.llm or args.context or args.prompt or kv_runtime != EXPORTED)
+    kv_precision = getattr(args, "kv_precision", None)
+    full = bool(args.llm or args.context or args.prompt or kv_runtime != EXPORTED or kv_precision)
     return LLMOptions(full=full, context=args.context, prompt=args.prompt,
-                      overrides=Overrides.parse(args.kv_dim, args.kv_cache), kv_runtime=kv_runtime)
+                      overrides=Overrides.parse(args.kv_dim, args.kv_cache), kv_runtime=kv_runtime,
+                      kv_precision=kv_precision)
 
 
 def request_of(args: argparse.Namespace, **fields) -> Request:

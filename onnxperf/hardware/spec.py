@@ -48,7 +48,7 @@ def check_bytes(what: str, v: object) -> int:
 
 #: Keys of ``peak_flops_per_s``, widest first. ``tf32`` is the tensor-core rate for fp32 inputs,
 #: used only when asked for by name: ``float32`` maps to ``fp32``.
-PEAK_KEYS: tuple[str, ...] = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4")
+PEAK_KEYS: tuple[str, ...] = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp4", "int8", "int4")
 
 #: Keys of ``sources`` besides the peak keys.
 MEMORY_KEYS: tuple[str, ...] = ("memory_bandwidth", "memory_capacity")
@@ -71,8 +71,8 @@ _DTYPE_KEY: dict[str, str] = {
     "tf32": "tf32",
     **dict.fromkeys(("float16", "half", "fp16", "f16"), "fp16"),
     **dict.fromkeys(("bfloat16", "bf16"), "bf16"),
-    **dict.fromkeys(("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "float8e8m0",
-                     "float4e2m1", "fp8"), "fp8"),
+    **dict.fromkeys(("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "float8e8m0", "fp8"), "fp8"),
+    **dict.fromkeys(("float4e2m1", "fp4"), "fp4"),
     **dict.fromkeys(("int8", "uint8", "i8", "u8"), "int8"),
     **dict.fromkeys(("int4", "uint4", "int2", "uint2"), "int4"),
 }
@@ -87,6 +87,7 @@ FALLBACKS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "fp16": ("fp16", "fp32"),
     "bf16": ("bf16", "fp16", "fp32"),
     "fp8": ("fp8", "fp16", "fp32"),
+    "fp4": ("fp4", "fp8", "fp16", "fp32"),
     "int8": ("int8", "fp16", "fp32"),
     "int4": ("int4", "int8", "fp16", "fp32"),
 })
@@ -269,7 +270,7 @@ class HardwareSpec:
         """Dense peak per second for arithmetic in ``dtype_name``.
 
         Fallbacks when the spec has no figure of its own: bf16 -> fp16 -> fp32; fp16 -> fp32;
-        float8 -> fp8 -> fp16 -> fp32; int8/uint8 -> int8 -> fp16 -> fp32; int4/uint4 -> int4 -> int8 ->
+        float8 -> fp8 -> fp16 -> fp32; float4 -> fp4 -> fp8 -> fp16 -> fp32; int8/uint8 -> int8 -> fp16 -> fp32; int4/uint4 -> int4 -> int8 ->
         fp16 -> fp32; float64 -> fp64 -> fp32 / 2; tf32 -> fp32; wider integers, bool -> fp32.
         """
         return self.resolve_peak(dtype_name)[0]

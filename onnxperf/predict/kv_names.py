@@ -14,4 +14,7 @@ KV_RUNTIME_TEXT = {
               "the cache read once, the new token written",
 }
 
-__all__ = ["EXPORTED", "IN_PLACE", "KV_RUNTIMES", "KV_RUNTIME_TEXT"]
+#: the KV-cache precisions ``--kv-precision`` takes (names of :data:`onnxperf.predict.precision.PRECISIONS`)
+KV_PRECISIONS = ("fp32", "fp16", "bf16", "fp8", "int8", "fp4")
+
+__all__ = ["EXPORTED", "IN_PLACE", "KV_PRECISIONS", "KV_RUNTIMES", "KV_RUNTIME_TEXT"]

@@ -16,6 +16,20 @@ stay as they are. Then:
   (``tf32``: the tensor-core rate for fp32 data, bytes unchanged; ``int8``: the integer peak, as a
   fully quantized deployment would); MACs and FLOPs do not change: the same arithmetic is done.
 
+Weight-only and block-scaled precisions (issue 29, item 5), as LLMs are deployed:
+
+* ``w8a16`` / ``w4a16``: the weights of the matrix products (2-D or larger floating-point initializers
+  that a MatMul, Gemm or Conv reads, directly or through a Transpose) stored as int8 / int4 with one
+  fp16 scale per group of 128 weights (and, for int4, a 4-bit zero point: AWQ / GPTQ layouts):
+  8 + 16/128 = 8.125 and 4 + 20/128 = 4.15625 bits per weight; every other floating-point tensor
+  (activations, embeddings, norms) fp16; arithmetic at the fp16 peak (the kernel dequantizes: the
+  dequantization's own arithmetic is not counted);
+* ``fp4``: every floating-point tensor as NVFP4 (4-bit e2m1 with an fp8 scale per 16 elements: 4.5
+  bits), arithmetic at the fp4 peak (Blackwell; another device falls back to its fp8, then fp16 peak,
+  :meth:`onnxperf.hardware.spec.HardwareSpec.resolve_peak`).
+
+A tensor's bytes are ``ceil(elements · bits / 8)`` at these effective bits.
+
 This is a what-if, not a conversion: accuracy is not modelled, nor the Quantize/Cast nodes a real
 conversion inserts at the graph's edges. Every output says which precision its figures are for.
 """
@@ -23,6 +37,7 @@ conversion inserts at the graph's edges. Every output says which precision its f
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 import onnx
@@ -44,13 +59,41 @@ class Precision:
     elem_type: int  # what floating-point tensors become
     peak_key: str  # HardwareSpec.peak_flops_per_s key for their arithmetic
     text: str  # one line for every output
+    #: block scaling of every floating-point tensor: elements per block and the scale's bits (fp4: 16, 8)
+    block: int = 0
+    block_bits: int = 0
+    #: weight-only: what the matrix products' weights become (None: like every other tensor), with
+    #: their group size and the bits of a group's scale and zero point
+    weight_elem_type: int | None = None
+    weight_group: int = 0
+    weight_group_bits: int = 0
 
     @property
     def dtype(self) -> str:
         return dtypes.name(self.elem_type)
 
+    @property
+    def weight_dtype(self) -> str:
+        return dtypes.name(self.weight_elem_type if self.weight_elem_type is not None else self.elem_type)
+
+    @property
+    def tensor_bits(self) -> Fraction:
+        """Effective bits per element of a floating-point tensor (its scale included)."""
+        extra = Fraction(self.block_bits, self.block) if self.block else Fraction(0)
+        return Fraction(dtypes.bits(self.elem_type)) + extra
+
+    @property
+    def weight_bits(self) -> Fraction:
+        """Effective bits per weight of a matrix product (its group's scale and zero point included)."""
+        if self.weight_elem_type is None:
+            return self.tensor_bits
+        extra = Fraction(self.weight_group_bits, self.weight_group) if self.weight_group else Fraction(0)
+        return Fraction(dtypes.bits(self.weight_elem_type)) + extra
+
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "tensor_dtype": self.dtype, "peak": self.peak_key, "what_if": self.text}
+        return {"name": self.name, "tensor_dtype": self.dtype, "peak": self.peak_key, "what_if": self.text,
+                "weight_dtype": self.weight_dtype, "bits_per_weight": float(self.weight_bits),
+                "bits_per_activation": float(self.tensor_bits)}
 
 
 PRECISIONS: dict[str, Precision] = {p.name: p for p in (
@@ -60,6 +103,14 @@ PRECISIONS: dict[str, Precision] = {p.name: p for p in (
     Precision("bf16", _T.BFLOAT16, "bf16", "floating-point tensors as bfloat16, arithmetic at the bf16 peak"),
     Precision("fp8", _T.FLOAT8E4M3FN, "fp8", "floating-point tensors as float8 (e4m3), arithmetic at the fp8 peak"),
     Precision("int8", _T.INT8, "int8", "floating-point tensors as int8 (fully quantized), arithmetic at the int8 peak"),
+    Precision("w8a16", _T.FLOAT16, "fp16", "weight-only int8: matrix-product weights as int8 with an fp16 scale per "
+              "128 (8.125 bits), other tensors float16, arithmetic at the fp16 peak",
+              weight_elem_type=_T.INT8, weight_group=128, weight_group_bits=16),
+    Precision("w4a16", _T.FLOAT16, "fp16", "weight-only int4 (AWQ/GPTQ): matrix-product weights as int4 with an fp16 "
+              "scale and a 4-bit zero per 128 (4.156 bits), other tensors float16, arithmetic at the fp16 peak",
+              weight_elem_type=_T.INT4, weight_group=128, weight_group_bits=20),
+    Precision("fp4", _T.FLOAT4E2M1, "fp4", "floating-point tensors as NVFP4 (e2m1 with an fp8 scale per 16: 4.5 bits), "
+              "arithmetic at the fp4 peak", block=16, block_bits=8),
 )}
 
 
@@ -71,12 +122,14 @@ def get(name: str) -> Precision:
 
 
 class _Retyped:
-    """A tensor record seen in another element type (what liveness and the LLM figures read)."""
+    """A tensor record seen in another element type (what liveness and the LLM figures read), at
+    ``bits`` per element when a block or group scale widens it."""
 
-    __slots__ = ("name", "elem_type", "shape", "is_static")
+    __slots__ = ("name", "elem_type", "shape", "is_static", "bits")
 
-    def __init__(self, ti, elem_type: int):
+    def __init__(self, ti, elem_type: int, bits: Fraction | None = None):
         self.name, self.elem_type, self.shape, self.is_static = ti.name, elem_type, ti.shape, ti.is_static
+        self.bits = bits
 
     @property
     def numel(self) -> int:
@@ -87,6 +140,8 @@ class _Retyped:
 
     @property
     def nbytes(self) -> int:
+        if self.bits is not None and self.bits.denominator != 1:
+            return _nbytes(self.numel, self.bits)
         return dtypes.nbytes(self.elem_type, self.numel)
 
 
@@ -106,24 +161,82 @@ _BITS_BY_NAME = {dtypes.name(t): dtypes.bits(t) for t in onnx.TensorProto.DataTy
                  if t and dtypes.bits(t) is not None}
 
 
-def _scaled(total: int, refs, new_dtype: str) -> int:
-    """``total`` scaled by the refs' bytes in ``new_dtype`` (floats only) over their bytes as stored."""
+#: ops whose weight operand a weight-only precision stores quantized (its index among the inputs)
+_WEIGHT_INPUT = {"MatMul": 1, "Gemm": 1, "Conv": 1, "ConvTranspose": 1, "FusedMatMul": 1}
+
+
+def quantized_weights(a: Costs) -> frozenset[str]:
+    """The weights of the matrix products: floating-point initializers of rank 2 or more that a MatMul,
+    Gemm or Conv reads as its weight, directly or through a Transpose (what weight-only precisions store
+    quantized; embeddings, norms and biases stay)."""
+    lm = a.loaded
+    inits = lm.graph.initializers if lm is not None else {}
+    transposed: dict[str, str] = {}
+    for n in a.nodes:
+        if n.op_type == "Transpose" and n.inputs and n.inputs[0] is not None and n.outputs and n.outputs[0] is not None:
+            transposed[n.outputs[0].name] = n.inputs[0].name
+    out = set()
+    for n in a.nodes:
+        k = _WEIGHT_INPUT.get(n.op_type)
+        if k is None or len(n.inputs) <= k or n.inputs[k] is None:
+            continue
+        name = n.inputs[k].name
+        name = transposed.get(name, name)
+        rec = inits.get(name)
+        if rec is not None and rec.elem_type in FLOAT_TYPES and len(rec.dims) >= 2:
+            out.add(name)
+    return frozenset(out)
+
+
+def _bits_of(p: Precision, weights: frozenset[str]):
+    """The effective bits of a floating-point tensor record under ``p`` (None: not floating point, kept)."""
+    tb, wb = p.tensor_bits, p.weight_bits
+
+    def bits(ref) -> Fraction | None:
+        if ref is None or ref.dtype not in _FLOAT_NAMES:
+            return None
+        return wb if ref.name in weights else tb
+    return bits
+
+
+def _nbytes(numel: int, bits: Fraction) -> int:
+    return -(-(numel * bits.numerator) // (8 * bits.denominator))
+
+
+def _rescaled(total: int, refs, bits) -> int:
+    """``total`` scaled by the refs' bytes at their what-if bits over their bytes as stored."""
     before = after = 0
     for r in refs:
         b = _ref_bytes(r)
         if b is None:
             continue
         before += b
-        after += _ref_bytes(r, new_dtype) if r.dtype in _FLOAT_NAMES else b
+        nb = bits(r)
+        after += b if nb is None else _nbytes(_numel(r.shape), nb)
     if before == 0 or before == after:
         return total
     return (total * after + before // 2) // before  # rounded, exact integers
+
+
+def _fractional(bits: Fraction | None) -> Fraction | None:
+    """``bits`` where a scale makes them fractional (what :class:`_Retyped` must be told), else None."""
+    return bits if bits is not None and bits.denominator != 1 else None
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def what_if(a: Costs, precision: Precision | str) -> Costs:
     """``a`` with every floating-point tensor in ``precision`` (see the module docstring)."""
     p = get(precision) if isinstance(precision, str) else precision
     new = p.dtype
+    weights = quantized_weights(a) if p.weight_elem_type is not None else frozenset()
+    wdt = p.weight_dtype
+    bits = _bits_of(p, weights)
     cache: dict[int, object] = {}
 
     def retype(refs):
@@ -132,7 +245,7 @@ def what_if(a: Costs, precision: Precision | str) -> Costs:
             if r is not None and r.dtype in _FLOAT_NAMES:
                 hit = cache.get(id(r))
                 if hit is None:
-                    hit = cache[id(r)] = type(r)(r.name, new, r.shape)
+                    hit = cache[id(r)] = type(r)(r.name, wdt if r.name in weights else new, r.shape)
                 r = hit
             out.append(r)
         return tuple(out)
@@ -140,25 +253,83 @@ def what_if(a: Costs, precision: Precision | str) -> Costs:
     nodes = []
     for n in a.nodes:
         ins, outs = retype(n.inputs), retype(n.outputs)
-        nodes.append(_node(n, ins, outs, _scaled(n.bytes_read, n.inputs, new), _scaled(n.bytes_written, n.outputs, new)))
+        nodes.append(_node(n, ins, outs, _rescaled(n.bytes_read, n.inputs, bits), _rescaled(n.bytes_written, n.outputs, bits)))
     nodes_t = tuple(nodes)
     main = [n for n in nodes_t if not n.scope]
     t = a.totals
+    # parameters by dtype: the quantized weights apart (a weight-only precision), the other floats at the
+    # tensors' width, each at its effective bits (scales included)
+    inits = a.loaded.graph.initializers if a.loaded is not None else {}
+    q_count = sum(_numel(inits[w].dims) for w in weights if w in inits)
     by_bytes: dict[str, int] = {}
     by_count: dict[str, int] = {}
     for dt, count in t.params_by_dtype:
-        key = new if dt in _FLOAT_NAMES else dt
-        by_count[key] = by_count.get(key, 0) + count
-        by_bytes[key] = by_bytes.get(key, 0) + (
-            (count * _BITS_BY_NAME[new] + 7) // 8 if dt in _FLOAT_NAMES else dict(t.param_bytes_by_dtype)[dt])
+        if dt in _FLOAT_NAMES:
+            parts = ((wdt, q_count, p.weight_bits), (new, count - q_count, p.tensor_bits)) if q_count else \
+                ((new, count, p.tensor_bits),)
+            q_count = 0  # counted once, with the first floating-point dtype
+            for key, k, b in parts:
+                if k > 0:
+                    by_count[key] = by_count.get(key, 0) + k
+                    by_bytes[key] = by_bytes.get(key, 0) + _nbytes(k, b)
+        else:
+            by_count[dt] = by_count.get(dt, 0) + count
+            by_bytes[dt] = by_bytes.get(dt, 0) + dict(t.param_bytes_by_dtype)[dt]
     totals = replace(t, bytes_read=sum(n.bytes_read for n in main), bytes_written=sum(n.bytes_written for n in main),
                      param_bytes=sum(by_bytes.values()), param_bytes_by_dtype=tuple(sorted(by_bytes.items())),
                      params_by_dtype=tuple(sorted(by_count.items())))
     tensors = None
     if a.tensors is not None:
-        tensors = {k: (_Retyped(ti, p.elem_type) if ti.elem_type in FLOAT_TYPES else ti) for k, ti in a.tensors.items()}
+        tensors = {k: (_Retyped(ti, p.weight_elem_type if k in weights else p.elem_type, _fractional(bits(_Ref(ti))))
+                       if ti.elem_type in FLOAT_TYPES else ti) for k, ti in a.tensors.items()}
     model = replace(a.model, inputs=retype(a.model.inputs), outputs=retype(a.model.outputs))
     return replace(a, model=model, nodes=nodes_t, totals=totals, by_op_type=_by_op_type(nodes_t), tensors=tensors)
+
+
+def kv_what_if(a: Costs, names: frozenset[str] | set[str], precision: Precision | str) -> Costs:
+    """``a`` with the floating-point tensors ``names`` (a decoder's KV cache: its inputs, presents and
+    their copies) in ``precision`` (``--kv-precision``: an fp8 or int8 cache beside fp16 weights); every
+    node's bytes rescaled over those tensors only; weights and arithmetic unchanged."""
+    p = get(precision) if isinstance(precision, str) else precision
+    tb = p.tensor_bits
+
+    def bits(ref) -> Fraction | None:
+        return tb if ref is not None and ref.name in names and ref.dtype in _FLOAT_NAMES else None
+
+    cache: dict[int, object] = {}
+
+    def retype(refs):
+        out = []
+        for r in refs:
+            if bits(r) is not None:
+                hit = cache.get(id(r))
+                if hit is None:
+                    hit = cache[id(r)] = type(r)(r.name, p.dtype, r.shape)
+                r = hit
+            out.append(r)
+        return tuple(out)
+
+    nodes = tuple(_node(n, retype(n.inputs), retype(n.outputs), _rescaled(n.bytes_read, n.inputs, bits),
+                        _rescaled(n.bytes_written, n.outputs, bits)) for n in a.nodes)
+    main = [n for n in nodes if not n.scope]
+    t = a.totals
+    totals = replace(t, bytes_read=None if t.bytes_read is None else sum(n.bytes_read for n in main),
+                     bytes_written=None if t.bytes_written is None else sum(n.bytes_written for n in main))
+    tensors = None
+    if a.tensors is not None:
+        tensors = {k: (_Retyped(ti, p.elem_type, _fractional(tb)) if k in names and ti.elem_type in FLOAT_TYPES else ti)
+                   for k, ti in a.tensors.items()}
+    model = replace(a.model, inputs=retype(a.model.inputs), outputs=retype(a.model.outputs))
+    return replace(a, model=model, nodes=nodes, totals=totals, by_op_type=_by_op_type(nodes), tensors=tensors)
+
+
+class _Ref:
+    """A tensor record as :func:`_bits_of` reads it (name and dtype name)."""
+
+    __slots__ = ("name", "dtype")
+
+    def __init__(self, ti):
+        self.name, self.dtype = ti.name, dtypes.name(ti.elem_type)
 
 
 def priced(request: Request, empty_dims: bool = False) -> Costs:

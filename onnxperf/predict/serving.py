@@ -10,8 +10,9 @@ cache in place: each step appends the new token and attention reads the cache on
 :func:`in_place` re-expresses a decode step's costs under that runtime model, node by node, from the
 cache inputs (the past) the recognizer found:
 
-* a ``Concat`` of a cache with the new token is the append: it reads and writes the new token's
-  bytes (the non-cache inputs), no longer the whole cache;
+* a ``Concat`` of a cache with the new token is the append: it reads the new token (the non-cache
+  inputs) and writes what the cache grows by (the output's bytes less the cache's), no longer the
+  whole cache;
 * a data-movement op of the cache (``KV_MOVES``: Transpose, Cast, Reshape, Expand, Unsqueeze, a
   Concat of the cache alone ...)
   runs no work (fused attention reads the cache in its stored layout and repeats grouped heads by
@@ -37,7 +38,7 @@ from onnxperf.predict.kv_names import EXPORTED, IN_PLACE, KV_RUNTIME_TEXT, KV_RU
 #: data-movement ops whose outputs are the cache again (copied, cast, reordered, repeated)
 KV_MOVES = frozenset({"Concat", "Cast", "Transpose", "Reshape", "Expand", "Unsqueeze", "Squeeze", "Identity",
                       "Tile", "Slice"})
-APPEND_NOTE = "in-place KV cache: appends the new token (reads and writes its bytes only)"
+APPEND_NOTE = "in-place KV cache: appends the new token (reads it, writes what the cache grows by)"
 MOVE_NOTE = "in-place KV cache: no work, fused attention reads the cache as stored"
 READ_NOTE = "in-place KV cache: reads the cache once, as stored"
 
@@ -75,11 +76,15 @@ def in_place(a: Costs, caches: Iterable[str]) -> Costs:
         outs = [o.name for o in n.outputs if o is not None]
         if not n.domain and n.op_type == "Concat" and len(derived) < sum(x is not None for x in names):
             new = sum(size(x) or 0 for x in names if x is not None and x not in stored)
+            old = sum(stored[x] for x in derived)
+            grown = 0
             for o in outs:
                 s = size(o)
                 if s is not None:
                     stored[o] = s
-            changed[id(n)] = _node(n, new, new, note=APPEND_NOTE)
+                    grown += max(s - old, 0)
+            # the new token in (as computed), and appended in the cache's own element type
+            changed[id(n)] = _node(n, new, grown, note=APPEND_NOTE)
         elif not n.domain and n.op_type in KV_MOVES and names and names[0] in stored:
             for o in outs:
                 stored[o] = stored[names[0]]

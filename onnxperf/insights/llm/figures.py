@@ -32,23 +32,20 @@ from typing import Any
 from onnxperf.base import dtypes
 from onnxperf.cost.analysis import Costs
 from onnxperf.cost.request import Request
-from onnxperf.predict.precision import FLOAT_TYPES, get, priced
+from onnxperf.predict.precision import FLOAT_TYPES, get, kv_what_if, priced
 from onnxperf.predict.plan import dominant
 from onnxperf.predict.roofline import roofline
 from onnxperf.base.formula import NotPolynomialError, Polynomial, fit_many, largest_int
 from onnxperf.graph.loader import LoadedModel
 from onnxperf.predict.memory import liveness
 from onnxperf.predict.kv_names import EXPORTED, IN_PLACE
-from onnxperf.predict.serving import APPEND_NOTE, MOVE_NOTE, READ_NOTE, in_place, shared_buffers
+from onnxperf.predict.serving import APPEND_NOTE, KV_MOVES, MOVE_NOTE, READ_NOTE, in_place, shared_buffers
 from onnxperf.cost.ops.registry import combine_bounds
 from onnxperf.insights.llm.recognize import DecoderStep
 from onnxperf.ui.progress import advance
 
 #: how many steps of a token-by-token prefill are evaluated (the others are interpolated)
 PREFILL_SAMPLES = 17
-#: data-movement ops whose outputs are the KV cache again (copied, cast, reordered, repeated)
-KV_MOVES = frozenset({"Concat", "Cast", "Transpose", "Reshape", "Expand", "Unsqueeze", "Squeeze", "Identity",
-                      "Tile", "Slice"})
 #: the figures of a step, in the order :func:`_step_values` gives them
 STEP_FIGURES = ("macs", "flops", "bytes", "weight_read_bytes", "kv_bytes", "activation_peak_bytes",
                 "total_memory_bytes")
@@ -156,6 +153,8 @@ class LLMFigures:
     #: exported (None where either is unknown)
     kv_moved_per_cache: float | None = None
     exported_kv_moved_per_cache: float | None = None
+    #: ``--kv-precision``: the cache's own precision what-if (None: the cache as the figures' precision has it)
+    kv_precision: Any | None = None
 
     @property
     def kv_cache_bytes(self) -> int | None:
@@ -181,9 +180,11 @@ class _Evaluator:
     with the step's dims bound (``request.at(...)``), its other dims, input shapes, convention and
     precision kept."""
 
-    def __init__(self, request: Request, step: DecoderStep, spec: Any | None, kv_runtime: str = EXPORTED):
+    def __init__(self, request: Request, step: DecoderStep, spec: Any | None, kv_runtime: str = EXPORTED,
+                 kv_precision: str | None = None):
         self.loaded, self.step, self.spec = request.model, step, spec
         self.kv_runtime = kv_runtime
+        self.kv_precision = get(kv_precision) if kv_precision is not None else None
         self._caches = tuple(c.name for c in step.caches)
         self.precision = get(request.precision) if request.precision is not None else None
         own = (step.batch, step.past, step.new, step.total)
@@ -199,6 +200,8 @@ class _Evaluator:
         self.analyses += 1
         # past may be 0 (an empty cache), which the public entry points refuse
         a = priced(self.request.at(**self.step.bindings(batch, past, new)), empty_dims=True)
+        if self.kv_precision is not None:
+            a = kv_what_if(a, self._kv(a), self.kv_precision)
         return in_place(a, self._caches) if self.kv_runtime == IN_PLACE else a
 
     def __call__(self, batch: int, past: int, new: int, timed: bool = False) -> Step:
@@ -305,7 +308,7 @@ def _power_sum_closed(poly: Polynomial, var: str, upto: int, fixed: dict[str, in
 def figures(model: LoadedModel | Request, step: DecoderStep, batch: int = 1, context: int = 2048, prompt: int = 512,
             convention: str = "default", spec: Any | None = None, budget_bytes: int | None = None,
             fixed: dict[str, int] | None = None, with_formulas: bool = True, curve: bool = False,
-            precision: Any | None = None, kv_runtime: str = EXPORTED) -> LLMFigures:
+            precision: Any | None = None, kv_runtime: str = EXPORTED, kv_precision: str | None = None) -> LLMFigures:
     """Every figure of :class:`LLMFigures` for ``batch`` sequences at ``context`` tokens with a
     prompt of ``prompt`` tokens (see the module docstring for the definitions).
 
@@ -317,7 +320,7 @@ def figures(model: LoadedModel | Request, step: DecoderStep, batch: int = 1, con
     else:
         request = Request(model, dims=dict(fixed or {}), convention=convention,
                           precision=None if precision is None else precision.name)
-    ev = _Evaluator(request, step, spec, kv_runtime)
+    ev = _Evaluator(request, step, spec, kv_runtime, kv_precision)
     precision = ev.precision
     notes: list[str] = []
     new_fixed = step.new if isinstance(step.new, int) else 1
@@ -389,13 +392,14 @@ def figures(model: LoadedModel | Request, step: DecoderStep, batch: int = 1, con
     if budget_bytes is not None:
         ctx_fit = _fit(ev, "context", budget_bytes, decode_polys.get("total_memory_bytes"), batch, context, new_fixed)
         b_fit = _fit(ev, "batch", budget_bytes, decode_polys.get("total_memory_bytes"), batch, context, new_fixed)
-    kv_tok = kv_per_token(step, precision, dec.kv_bytes_per_token_seen)
+    kv_tok = kv_per_token(step, ev.kv_precision or precision, dec.kv_bytes_per_token_seen)
     points = _curve(ev, batch, context, new_fixed, kv_tok) if curve else ()
     cache = None if kv_tok is None else kv_tok * batch * context
     moved = dec.kv_bytes / cache if cache else None
     exported = moved if kv_runtime == EXPORTED else None
     if kv_runtime != EXPORTED and cache:
-        exported = _Evaluator(request, step, None)(batch, max(context - new_fixed, 0), new_fixed).kv_bytes / cache
+        exported = _Evaluator(request, step, None, EXPORTED, kv_precision)(
+            batch, max(context - new_fixed, 0), new_fixed).kv_bytes / cache
     if kv_runtime == EXPORTED and moved is not None and moved > 2:
         notes.append(f"the exported decode step moves {moved:.1f}× the KV cache ({dec.kv_bytes:,} B for "
                      f"{cache:,} B: past and new concatenated, copies, attention reading them); serving runtimes "
@@ -403,7 +407,7 @@ def figures(model: LoadedModel | Request, step: DecoderStep, batch: int = 1, con
     return LLMFigures(step, batch, context, prompt, ev.param_bytes, dec, method, pre_macs, pre_flops,
                       pre_lat, pre_ok, tuple(formulas), getattr(spec, "id", None), ctx_fit, b_fit, tuple(notes),
                       points, kv_tok, method == "token by token" and pre_lat is not None and prompt > PREFILL_SAMPLES,
-                      kv_runtime, moved, exported)
+                      kv_runtime, moved, exported, ev.kv_precision)
 
 
 def kv_per_token(step: DecoderStep, precision: Any | None = None, seen: int | None = None) -> int | None:
@@ -425,7 +429,8 @@ def kv_per_token(step: DecoderStep, precision: Any | None = None, seen: int | No
             total += c.bytes_per_token
             continue
         numel = c.bytes_per_token * 8 // dtypes.bits(et)
-        total += (numel * dtypes.bits(precision.elem_type) + 7) // 8
+        bits = precision.tensor_bits  # block scales included (fp4: 4.5 bits)
+        total += -(-(numel * bits.numerator) // (8 * bits.denominator))
     return total
 
 

@@ -42,6 +42,8 @@ class LLMOptions:
     default_context: bool = False
     #: how the runtime keeps the KV cache (:mod:`onnxperf.predict.serving`): ``exported`` or ``in-place``
     kv_runtime: str = EXPORTED
+    #: ``--kv-precision``: the KV cache in its own precision (None: as the figures' precision has it)
+    kv_precision: str | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,9 @@ class LLMSection:
                 "kv_runtime": {"model": f.kv_runtime, "text": KV_RUNTIME_TEXT[f.kv_runtime],
                                "kv_moved_per_cache": f.kv_moved_per_cache,
                                "exported_kv_moved_per_cache": f.exported_kv_moved_per_cache},
+                "kv_precision": None if f.kv_precision is None else {
+                    "name": f.kv_precision.name, "dtype": f.kv_precision.dtype,
+                    "bits_per_element": float(f.kv_precision.tensor_bits)},
                 "memory": {"weight_bytes": f.weight_bytes, "kv_cache_bytes": f.kv_cache_bytes,
                            "step_activation_peak_bytes": f.decode.activation_peak_bytes,
                            "total_bytes": f.decode.total_memory_bytes, "complete": f.decode.complete},
@@ -160,7 +165,8 @@ def text_lines(sec: LLMSection) -> list[str]:
     out.append(f"  KV per token {binary_bytes(kvt)} per sequence ({clean(kv_formula(s), 200)})"
                if kvt is not None else "  KV per token unknown (a cache dim other than batch and past is symbolic)")
     if f is not None and f.kv_bytes_per_token != kvt:
-        out.append(f"               {binary_bytes(f.kv_bytes_per_token)} per token in the --precision what-if "
+        what = (f"--kv-precision {f.kv_precision.name}" if f.kv_precision is not None else "--precision")
+        out.append(f"               {binary_bytes(f.kv_bytes_per_token)} per token in the {what} what-if "
                    f"({f.kv_bytes_per_token:,} B)")
     for n in s.notes:
         out.append("  Note         " + clean(n, 300))
@@ -219,6 +225,9 @@ def md_rows(sec: LLMSection, cell) -> list[str]:
             f"{binary_bytes(s.kv_bytes_per_token)} per token |"]
     if f is not None:
         rows.append(f"| KV runtime (--kv-runtime) | {KV_RUNTIME_TEXT[f.kv_runtime]}{_moved(f)} |")
+        if f.kv_precision is not None:
+            rows.append(f"| KV precision (--kv-precision) | {f.kv_precision.name} ({f.kv_precision.dtype}, "
+                        f"{float(f.kv_precision.tensor_bits):g} bits): {binary_bytes(f.kv_bytes_per_token)} per token |")
         rows.append(f"| Memory at batch {f.batch}, context {f.context} | weights {binary_bytes(f.weight_bytes)} + "
                     f"KV {binary_bytes(f.kv_cache_bytes)}; total {binary_bytes(f.decode.total_memory_bytes)} |")
         if f.decode.latency_s is not None:
@@ -278,7 +287,7 @@ def build(a, request: Request, spec=None) -> LLMSection | None:
              **{k: v for k, v in dims.items() if k not in (step.batch, step.past, step.new, step.total)}}
     fg = figures(replace(request, model=a.loaded, dims=fixed), step, batch=batch, context=context, prompt=prompt,
                  spec=spec, budget_bytes=opts.memory_bytes if opts.memory_bytes is not None else request.memory_budget,
-                 curve=opts.curve, kv_runtime=opts.kv_runtime)
+                 curve=opts.curve, kv_runtime=opts.kv_runtime, kv_precision=opts.kv_precision)
     return LLMSection(step, fg, tuple(sources))
 
 

@@ -30,6 +30,7 @@ disables a limit::
     context = 4096                     # tokens in the cache at which they are evaluated (default 2048)
     prompt = 512                       # prompt length for the time to first token (default 512)
     kv_runtime = "in-place"            # how the runtime keeps the KV cache: exported (default) | in-place
+    kv_precision = "fp8"               # the KV cache in a precision of its own (default: as the figures')
     device_memory = "24GiB"            # memory for min_context_fit
     max_kv_cache = "2GiB"              # KV-cache bytes at the bound batch and `context`
     min_decode_tokens_per_s = 30       # on `hw`, at the bound batch and `context`
@@ -67,7 +68,7 @@ import onnx
 
 from onnxperf.base import dtypes
 from onnxperf.base.errors import OptionError
-from onnxperf.predict.kv_names import EXPORTED, KV_RUNTIMES
+from onnxperf.predict.kv_names import EXPORTED, KV_PRECISIONS, KV_RUNTIMES
 from onnxperf.predict.precision import PRECISIONS
 from onnxperf.ui.output import note_input
 from onnxperf.ui.tomlfile import parse_toml
@@ -109,6 +110,7 @@ class Budget:
     context: int | None = None
     prompt: int | None = None
     kv_runtime: str = EXPORTED
+    kv_precision: str | None = None
     device_memory_bytes: int | None = None
     max_kv_cache_bytes: int | None = None
     min_decode_tokens_per_s: float | None = None
@@ -137,7 +139,7 @@ class Budget:
         for key, (attr, _kind) in _KEYS.items():
             v = getattr(self, attr)
             if key in ("hw", "precision", "dims", "allow_partial", "strict", "context", "prompt", "device_memory",
-                       "kv_runtime"):
+                       "kv_runtime", "kv_precision"):
                 continue
             if v is None or v is False:
                 continue
@@ -271,6 +273,12 @@ def _kv_runtime(value: object, key: str) -> str:
     return str(value)
 
 
+def _kv_precision(value: object, key: str) -> str:
+    if value not in KV_PRECISIONS:
+        raise OptionError(f"budget key {key!r}: expected one of {', '.join(KV_PRECISIONS)}, got {value!r}")
+    return str(value)
+
+
 def _bool(value: object, key: str) -> bool:
     if not isinstance(value, bool):
         raise OptionError(f"budget key {key!r}: expected true or false, got {value!r}")
@@ -343,6 +351,7 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "context": ("context", _positive),
     "prompt": ("prompt", _positive),
     "kv_runtime": ("kv_runtime", _kv_runtime),
+    "kv_precision": ("kv_precision", _kv_precision),
     "device_memory": ("device_memory_bytes", parse_size),
     "max_kv_cache": ("max_kv_cache_bytes", parse_size),
     "min_decode_tokens_per_s": ("min_decode_tokens_per_s", parse_rate),

@@ -471,7 +471,8 @@ def _check(path: str, budget: Budget, request: Request) -> Verdict:
     llm = None
     if any(getattr(budget, attr) is not None for attr in _LLM_ATTRS):
         llm = LLMOptions(full=True, context=budget.context, prompt=budget.prompt, required=False,
-                         memory_bytes=budget.device_memory_bytes, kv_runtime=budget.kv_runtime)
+                         memory_bytes=budget.device_memory_bytes, kv_runtime=budget.kv_runtime,
+                         kv_precision=budget.kv_precision)
     sm = compose(replace(request, model=loaded, dims=dims, input_shapes=shapes, hw=budget.hw, llm=llm,
                          precision=budget.precision))
     results = evaluate(sm, budget)
