@@ -194,6 +194,11 @@ def add_llm(p: argparse.ArgumentParser) -> None:
     g.add_argument("--kv-precision", choices=KV_PRECISIONS, default=None,
                    help="the KV cache in a precision of its own (an fp8 or int8 cache beside fp16 weights: "
                         "--precision fp16 --kv-precision fp8); implies --llm")
+    g.add_argument("--devices", type=_positive, metavar="N", default=1,
+                   help="tensor parallel over N devices (Megatron layout: heads and MLP split, the residual "
+                        "replicated, two all-reduces per layer over the spec's interconnect): one device's memory "
+                        "and the step's time with the all-reduces; with a capacity, the fewest devices that fit; "
+                        "implies --llm")
     g.add_argument("--kv-runtime", choices=KV_RUNTIMES, default=EXPORTED,
                    help="how the runtime keeps the KV cache: 'exported' (default: as the graph moves it, the past "
                         "concatenated with the new token every step, as onnxruntime runs the file) or 'in-place' "

@@ -53,10 +53,11 @@ def llm_options(args: argparse.Namespace) -> LLMOptions:
                           f"context: give --context {args.prompt} or more")
     kv_runtime = getattr(args, "kv_runtime", EXPORTED)
     kv_precision = getattr(args, "kv_precision", None)
-    full = bool(args.llm or args.context or args.prompt or kv_runtime != EXPORTED or kv_precision)
+    devices = getattr(args, "devices", 1) or 1
+    full = bool(args.llm or args.context or args.prompt or kv_runtime != EXPORTED or kv_precision or devices > 1)
     return LLMOptions(full=full, context=args.context, prompt=args.prompt,
                       overrides=Overrides.parse(args.kv_dim, args.kv_cache), kv_runtime=kv_runtime,
-                      kv_precision=kv_precision)
+                      kv_precision=kv_precision, devices=devices)
 
 
 def request_of(args: argparse.Namespace, **fields) -> Request:

@@ -130,8 +130,8 @@ def liveness(a: Costs, shared: Mapping[str, tuple[str, bool]] | None = None) -> 
             return sequence_bytes(seqs[name])
         if ti is None or not ti.is_static:
             return None
-        if getattr(ti, "bits", None) is not None:  # a precision what-if with a block scale (fp4: 4.5 bits)
-            return ti.nbytes
+        if getattr(ti, "bits", None) is not None or getattr(ti, "scaled", False):
+            return ti.nbytes  # a block-scaled precision what-if (fp4: 4.5 bits), one device's share of a tensor
         shape, et = ti.shape, ti.elem_type
         hit = sized.get(id(shape))
         if hit is None or hit[0] is not shape or hit[1] != et:

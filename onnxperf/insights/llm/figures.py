@@ -26,6 +26,7 @@ Definitions (also in docs/conventions.md, "Decoder LLMs"):
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from math import ceil
 from fractions import Fraction
 from typing import Any
 
@@ -39,6 +40,7 @@ from onnxperf.base.formula import NotPolynomialError, Polynomial, fit_many, larg
 from onnxperf.graph.loader import LoadedModel
 from onnxperf.predict.memory import liveness
 from onnxperf.predict.kv_names import EXPORTED, IN_PLACE
+from onnxperf.predict.parallel import ShardPlan, allreduce_s, shard, shard_plan
 from onnxperf.predict.serving import APPEND_NOTE, KV_MOVES, MOVE_NOTE, READ_NOTE, in_place, shared_buffers
 from onnxperf.cost.ops.registry import combine_bounds
 from onnxperf.insights.llm.recognize import DecoderStep
@@ -80,6 +82,11 @@ class Step:
     bound: str | None = None
     bound_share: float | None = None
     latency_is_lower_bound: bool = False
+    #: tensor parallel (``--devices``): the all-reduces of the step, their bytes and their time (in
+    #: ``latency_s``; None when the spec gives no interconnect)
+    allreduces: int = 0
+    allreduce_bytes: int = 0
+    allreduce_s: float | None = 0.0
 
     @property
     def other_bytes(self) -> int | None:
@@ -155,6 +162,18 @@ class LLMFigures:
     exported_kv_moved_per_cache: float | None = None
     #: ``--kv-precision``: the cache's own precision what-if (None: the cache as the figures' precision has it)
     kv_precision: Any | None = None
+    #: tensor parallel (``--devices``): the count, a device's share of the KV cache, and the smallest
+    #: count (a power of 2) whose per-device memory fits the capacity (None: not asked, or none up to 64)
+    devices: int = 1
+    kv_share: float = 1.0
+    smallest_devices: Fit | None = None
+    interconnect_bytes_per_s: float | None = None
+
+    @property
+    def kv_cache_bytes_per_device(self) -> int | None:
+        """One device's share of the KV cache (tensor parallel: ``ceil(kv_heads / N)`` of its KV heads)."""
+        c = self.kv_cache_bytes
+        return None if c is None else c if self.kv_share == 1 else ceil(c * self.kv_share)
 
     @property
     def kv_cache_bytes(self) -> int | None:
@@ -181,8 +200,10 @@ class _Evaluator:
     precision kept."""
 
     def __init__(self, request: Request, step: DecoderStep, spec: Any | None, kv_runtime: str = EXPORTED,
-                 kv_precision: str | None = None):
+                 kv_precision: str | None = None, devices: int = 1):
         self.loaded, self.step, self.spec = request.model, step, spec
+        self.devices = devices
+        self.plan: ShardPlan | None = None
         self.kv_runtime = kv_runtime
         self.kv_precision = get(kv_precision) if kv_precision is not None else None
         self._caches = tuple(c.name for c in step.caches)
@@ -202,7 +223,13 @@ class _Evaluator:
         a = priced(self.request.at(**self.step.bindings(batch, past, new)), empty_dims=True)
         if self.kv_precision is not None:
             a = kv_what_if(a, self._kv(a), self.kv_precision)
-        return in_place(a, self._caches) if self.kv_runtime == IN_PLACE else a
+        if self.kv_runtime == IN_PLACE:
+            a = in_place(a, self._caches)
+        self.plan = None
+        if self.devices > 1:  # one device's share (tensor parallel), and the all-reduces that join them
+            self.plan = shard_plan(a, self._caches, self.step.kv_heads, self.devices)
+            a = shard(a, self.plan)
+        return a
 
     def __call__(self, batch: int, past: int, new: int, timed: bool = False) -> Step:
         key = (batch, past, new, timed and self.spec is not None)
@@ -264,6 +291,9 @@ class _Evaluator:
             r = roofline(a, self.spec, self.precision)
             if r.complete:
                 lat, lower = r.latency_s, r.lower_bound
+                if self.plan is not None:
+                    comm = [allreduce_s(b, self.devices, self.spec) for _, b in self.plan.allreduces]
+                    lat = None if None in comm else lat + sum(comm)
                 share = r.memory_bound_time_s / r.latency_s if r.latency_s else None
                 by = r.time_by_bound()
                 bound = dominant(by)
@@ -276,9 +306,14 @@ class _Evaluator:
                 break
             seen += ti.nbytes // (batch * (past + new))
         side = combine_bounds(t.side, mem.side)
+        plan = self.plan
+        ar = (0, 0, 0.0) if plan is None else (
+            len(plan.allreduces), plan.allreduce_bytes,
+            None if not timed or self.spec is None else (lambda c: None if None in c else sum(c))(
+                [allreduce_s(b, self.devices, self.spec) for _, b in plan.allreduces]))
         return Step(batch, past, new, t.macs, t.flops, t.bytes_total, w_read, kv_bytes, mem.peak_bytes,
                     mem.total_bytes, t.complete and mem.complete and side != "upper", lat, share, seen, side, bound,
-                    bound_share, lower)
+                    bound_share, lower, *ar)
 
 
 def _values(s: Step) -> list[int]:
@@ -308,7 +343,8 @@ def _power_sum_closed(poly: Polynomial, var: str, upto: int, fixed: dict[str, in
 def figures(model: LoadedModel | Request, step: DecoderStep, batch: int = 1, context: int = 2048, prompt: int = 512,
             convention: str = "default", spec: Any | None = None, budget_bytes: int | None = None,
             fixed: dict[str, int] | None = None, with_formulas: bool = True, curve: bool = False,
-            precision: Any | None = None, kv_runtime: str = EXPORTED, kv_precision: str | None = None) -> LLMFigures:
+            precision: Any | None = None, kv_runtime: str = EXPORTED, kv_precision: str | None = None,
+            devices: int = 1) -> LLMFigures:
     """Every figure of :class:`LLMFigures` for ``batch`` sequences at ``context`` tokens with a
     prompt of ``prompt`` tokens (see the module docstring for the definitions).
 
@@ -320,7 +356,7 @@ def figures(model: LoadedModel | Request, step: DecoderStep, batch: int = 1, con
     else:
         request = Request(model, dims=dict(fixed or {}), convention=convention,
                           precision=None if precision is None else precision.name)
-    ev = _Evaluator(request, step, spec, kv_runtime, kv_precision)
+    ev = _Evaluator(request, step, spec, kv_runtime, kv_precision, devices)
     precision = ev.precision
     notes: list[str] = []
     new_fixed = step.new if isinstance(step.new, int) else 1
@@ -394,12 +430,21 @@ def figures(model: LoadedModel | Request, step: DecoderStep, batch: int = 1, con
         b_fit = _fit(ev, "batch", budget_bytes, decode_polys.get("total_memory_bytes"), batch, context, new_fixed)
     kv_tok = kv_per_token(step, ev.kv_precision or precision, dec.kv_bytes_per_token_seen)
     points = _curve(ev, batch, context, new_fixed, kv_tok) if curve else ()
-    cache = None if kv_tok is None else kv_tok * batch * context
+    kv_share = ev.plan.kv_share if ev.plan is not None else 1.0
+    cache = None if kv_tok is None else kv_tok * batch * context * kv_share  # one device's
     moved = dec.kv_bytes / cache if cache else None
     exported = moved if kv_runtime == EXPORTED else None
     if kv_runtime != EXPORTED and cache:
-        exported = _Evaluator(request, step, None, EXPORTED, kv_precision)(
+        exported = _Evaluator(request, step, None, EXPORTED, kv_precision, devices)(
             batch, max(context - new_fixed, 0), new_fixed).kv_bytes / cache
+    fewest = None
+    capacity = budget_bytes if budget_bytes is not None else getattr(spec, "memory_capacity_bytes", None)
+    if capacity and (devices > 1 or dec.total_memory_bytes > capacity):
+        fewest = _fewest_devices(request, step, kv_runtime, kv_precision, batch, context, new_fixed, capacity)
+    if devices > 1 and dec.latency_s is None and dec.allreduces and spec is not None and \
+            not getattr(spec, "interconnect_bytes_per_s", None):
+        notes.append(f"--devices {devices}: {clean_id(spec)} gives no interconnect bandwidth "
+                     "(interconnect_bytes_per_s), so the all-reduces, and the step's time, are unknown")
     if kv_runtime == EXPORTED and moved is not None and moved > 2:
         notes.append(f"the exported decode step moves {moved:.1f}× the KV cache ({dec.kv_bytes:,} B for "
                      f"{cache:,} B: past and new concatenated, copies, attention reading them); serving runtimes "
@@ -407,7 +452,29 @@ def figures(model: LoadedModel | Request, step: DecoderStep, batch: int = 1, con
     return LLMFigures(step, batch, context, prompt, ev.param_bytes, dec, method, pre_macs, pre_flops,
                       pre_lat, pre_ok, tuple(formulas), getattr(spec, "id", None), ctx_fit, b_fit, tuple(notes),
                       points, kv_tok, method == "token by token" and pre_lat is not None and prompt > PREFILL_SAMPLES,
-                      kv_runtime, moved, exported, ev.kv_precision)
+                      kv_runtime, moved, exported, ev.kv_precision, devices, kv_share, fewest,
+                      getattr(spec, "interconnect_bytes_per_s", None))
+
+
+def clean_id(spec: Any) -> str:
+    return str(getattr(spec, "id", "the spec"))
+
+
+#: tensor-parallel counts tried for the smallest that fits
+DEVICE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
+
+
+def _fewest_devices(request: Request, step: DecoderStep, kv_runtime: str, kv_precision: str | None, batch: int,
+                    context: int, new: int, capacity: int) -> Fit:
+    """The smallest tensor-parallel count of :data:`DEVICE_COUNTS` whose per-device memory (weights,
+    KV cache and the step's activations, one device's share) fits ``capacity`` at (batch, context)."""
+    total = None
+    for n in DEVICE_COUNTS:
+        s = _Evaluator(request, step, None, kv_runtime, kv_precision, n)(batch, max(context - new, 0), new)
+        total = s.total_memory_bytes
+        if total <= capacity:
+            return Fit("devices", capacity, n, total, "search")
+    return Fit("devices", capacity, None, total, "search")
 
 
 def kv_per_token(step: DecoderStep, precision: Any | None = None, seen: int | None = None) -> int | None:

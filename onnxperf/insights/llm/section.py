@@ -44,6 +44,8 @@ class LLMOptions:
     kv_runtime: str = EXPORTED
     #: ``--kv-precision``: the KV cache in its own precision (None: as the figures' precision has it)
     kv_precision: str | None = None
+    #: ``--devices``: tensor parallel over this many devices (:mod:`onnxperf.predict.parallel`)
+    devices: int = 1
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ class LLMSection:
                 "kv_runtime": {"model": f.kv_runtime, "text": KV_RUNTIME_TEXT[f.kv_runtime],
                                "kv_moved_per_cache": f.kv_moved_per_cache,
                                "exported_kv_moved_per_cache": f.exported_kv_moved_per_cache},
+                "devices": _devices_dict(f, spec_link=f.interconnect_bytes_per_s),
                 "kv_precision": None if f.kv_precision is None else {
                     "name": f.kv_precision.name, "dtype": f.kv_precision.dtype,
                     "bits_per_element": float(f.kv_precision.tensor_bits)},
@@ -102,6 +105,16 @@ class LLMSection:
                      "total_memory_bytes": p.total_memory_bytes, "kv_cache_bytes": p.kv_cache_bytes,
                      "dominant_bytes": p.dominant, "complete": p.complete} for p in f.curve]
         return d
+
+
+def _devices_dict(f: LLMFigures, spec_link: float | None) -> dict[str, Any]:
+    d = f.decode
+    return {"count": f.devices, "layout": "tensor parallel (Megatron: heads and MLP split, residual replicated)"
+            if f.devices > 1 else "one device", "kv_share": f.kv_share,
+            "per_device_weight_bytes": f.weight_bytes, "per_device_kv_cache_bytes": f.kv_cache_bytes_per_device,
+            "allreduces_per_step": d.allreduces, "allreduce_bytes_per_step": d.allreduce_bytes,
+            "allreduce_s": d.allreduce_s, "interconnect_bytes_per_s": spec_link,
+            "smallest_count": _fit_dict(f.smallest_devices)}
 
 
 def _step_dict(s: Step) -> dict[str, Any]:
@@ -177,9 +190,23 @@ def text_lines(sec: LLMSection) -> list[str]:
     out.append(f"  At           batch {f.batch}, context {f.context:,} ({src.get('context', '')}), "
                f"prompt {f.prompt:,} ({src.get('prompt', '')})")
     out.append(f"  KV runtime   {KV_RUNTIME_TEXT[f.kv_runtime]}{_moved(f)} (--kv-runtime)")
+    if f.devices > 1:
+        d = f.decode
+        link = (f" over {si(f.interconnect_bytes_per_s)}B/s: {seconds(d.allreduce_s)} per step"
+                if f.interconnect_bytes_per_s and d.allreduce_s is not None else ": time unknown (no interconnect in the spec)")
+        out.append(f"  Devices      {f.devices}, tensor parallel: per device weights {binary_bytes(f.weight_bytes)} + KV "
+                   f"{binary_bytes(f.kv_cache_bytes_per_device)}; {d.allreduces} all-reduces per step, "
+                   f"{binary_bytes(d.allreduce_bytes)}{link} (--devices)")
+    if f.smallest_devices is not None:
+        fit = f.smallest_devices
+        out.append(f"  Fewest devices {'none up to 64' if fit.value is None else fit.value} hold weights + KV at batch "
+                   f"{f.batch}, context {f.context:,} in {binary_bytes(fit.budget_bytes)} each"
+                   + (f" (needs {binary_bytes(fit.total_bytes)} per device)" if fit.total_bytes is not None else ""))
     d = f.decode
     part = "" if not d.side else "  (an upper bound)" if d.side == "upper" else "  (partial: lower bounds)"
-    out.append(f"  Memory       weights {binary_bytes(f.weight_bytes)} + KV cache {binary_bytes(f.kv_cache_bytes)}; "
+    each = f"one device of {f.devices}: " if f.devices > 1 else ""
+    out.append(f"  Memory       {each}weights {binary_bytes(f.weight_bytes)} + KV cache "
+               f"{binary_bytes(f.kv_cache_bytes_per_device)}; "
                f"step peak {binary_bytes(d.activation_peak_bytes)} "
                f"({'holds the cache once' if f.kv_runtime == IN_PLACE else 'holds past and present'}) -> "
                f"total {binary_bytes(d.total_memory_bytes)}{part}")
@@ -225,6 +252,14 @@ def md_rows(sec: LLMSection, cell) -> list[str]:
             f"{binary_bytes(s.kv_bytes_per_token)} per token |"]
     if f is not None:
         rows.append(f"| KV runtime (--kv-runtime) | {KV_RUNTIME_TEXT[f.kv_runtime]}{_moved(f)} |")
+        if f.devices > 1:
+            rows.append(f"| Devices (--devices) | {f.devices}, tensor parallel: per device weights "
+                        f"{binary_bytes(f.weight_bytes)} + KV {binary_bytes(f.kv_cache_bytes_per_device)}; "
+                        f"{f.decode.allreduces} all-reduces per step ({binary_bytes(f.decode.allreduce_bytes)}) |")
+        if f.smallest_devices is not None:
+            v = f.smallest_devices.value
+            rows.append(f"| Fewest devices for batch {f.batch}, context {f.context} | "
+                        f"{'none up to 64' if v is None else v} in {binary_bytes(f.smallest_devices.budget_bytes)} each |")
         if f.kv_precision is not None:
             rows.append(f"| KV precision (--kv-precision) | {f.kv_precision.name} ({f.kv_precision.dtype}, "
                         f"{float(f.kv_precision.tensor_bits):g} bits): {binary_bytes(f.kv_bytes_per_token)} per token |")
@@ -287,7 +322,7 @@ def build(a, request: Request, spec=None) -> LLMSection | None:
              **{k: v for k, v in dims.items() if k not in (step.batch, step.past, step.new, step.total)}}
     fg = figures(replace(request, model=a.loaded, dims=fixed), step, batch=batch, context=context, prompt=prompt,
                  spec=spec, budget_bytes=opts.memory_bytes if opts.memory_bytes is not None else request.memory_budget,
-                 curve=opts.curve, kv_runtime=opts.kv_runtime, kv_precision=opts.kv_precision)
+                 curve=opts.curve, kv_runtime=opts.kv_runtime, kv_precision=opts.kv_precision, devices=opts.devices)
     return LLMSection(step, fg, tuple(sources))
 
 

@@ -31,6 +31,7 @@ disables a limit::
     prompt = 512                       # prompt length for the time to first token (default 512)
     kv_runtime = "in-place"            # how the runtime keeps the KV cache: exported (default) | in-place
     kv_precision = "fp8"               # the KV cache in a precision of its own (default: as the figures')
+    devices = 2                        # tensor parallel over this many devices (default 1): per-device figures
     device_memory = "24GiB"            # memory for min_context_fit
     max_kv_cache = "2GiB"              # KV-cache bytes at the bound batch and `context`
     min_decode_tokens_per_s = 30       # on `hw`, at the bound batch and `context`
@@ -111,6 +112,7 @@ class Budget:
     prompt: int | None = None
     kv_runtime: str = EXPORTED
     kv_precision: str | None = None
+    devices: int = 1
     device_memory_bytes: int | None = None
     max_kv_cache_bytes: int | None = None
     min_decode_tokens_per_s: float | None = None
@@ -139,7 +141,7 @@ class Budget:
         for key, (attr, _kind) in _KEYS.items():
             v = getattr(self, attr)
             if key in ("hw", "precision", "dims", "allow_partial", "strict", "context", "prompt", "device_memory",
-                       "kv_runtime", "kv_precision"):
+                       "kv_runtime", "kv_precision", "devices"):
                 continue
             if v is None or v is False:
                 continue
@@ -352,6 +354,7 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "prompt": ("prompt", _positive),
     "kv_runtime": ("kv_runtime", _kv_runtime),
     "kv_precision": ("kv_precision", _kv_precision),
+    "devices": ("devices", _positive),
     "device_memory": ("device_memory_bytes", parse_size),
     "max_kv_cache": ("max_kv_cache_bytes", parse_size),
     "min_decode_tokens_per_s": ("min_decode_tokens_per_s", parse_rate),

@@ -116,7 +116,7 @@ def to_dict(verdicts: Sequence[Verdict], budget: Budget) -> dict:
                    "allow_partial": budget.allow_partial, "strict": budget.strict, "limits": budget.limits(),
                    "lint_levels": dict(budget.lints.levels),
                    # the LLM limits' figures are under a KV runtime model: said where they are evaluated
-                   **({"kv_runtime": budget.kv_runtime, "kv_precision": budget.kv_precision}
+                   **({"kv_runtime": budget.kv_runtime, "kv_precision": budget.kv_precision, "devices": budget.devices}
                       if any(k in budget.limits() for k in LLM_KEYS) else {})},
         "models": [v.to_dict() for v in verdicts],
         "lints": [{"id": i.lint_id, "name": i.name, "default_severity": i.severity, "summary": i.summary,

@@ -293,7 +293,8 @@ def _llm_limits(sm: Analysis, b: Budget) -> list[BudgetResult]:
     if f is None:
         return []
     out: list[BudgetResult] = []
-    at = f"batch {f.batch}, context {f.context:,}" + (", KV cache in place" if f.kv_runtime != EXPORTED else "")
+    at = f"batch {f.batch}, context {f.context:,}" + (", KV cache in place" if f.kv_runtime != EXPORTED else "") + (
+        f", one device of {f.devices}" if f.devices > 1 else "")
     d = f.decode
     partial = None if d.complete else "some nodes of the decode step are not costed"
     ap = b.allow_partial
@@ -472,7 +473,7 @@ def _check(path: str, budget: Budget, request: Request) -> Verdict:
     if any(getattr(budget, attr) is not None for attr in _LLM_ATTRS):
         llm = LLMOptions(full=True, context=budget.context, prompt=budget.prompt, required=False,
                          memory_bytes=budget.device_memory_bytes, kv_runtime=budget.kv_runtime,
-                         kv_precision=budget.kv_precision)
+                         kv_precision=budget.kv_precision, devices=budget.devices)
     sm = compose(replace(request, model=loaded, dims=dims, input_shapes=shapes, hw=budget.hw, llm=llm,
                          precision=budget.precision))
     results = evaluate(sm, budget)
