@@ -58,7 +58,7 @@ def _env() -> dict[str, str]:
 # --- item 9: argparse's errors --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("argv,says,hint", [
-    (["summary", "{m}", "--precision", "fp64"], "argument --precision: invalid choice: 'fp64'", None),
+    (["summary", "{m}", "--precision", "double"], "argument --precision: invalid choice: 'double'", None),
     (["summary", "{m}", "--precision", "fp3"], "invalid choice: 'fp3'", "did you mean 'fp32'?"),
     (["summary", "{m}", "--format", "jsn"], "invalid choice: 'jsn'", "did you mean 'json'?"),
     (["summary", "{m}", "--context", "0"], "argument --context: '0': must be a positive integer", None),

@@ -73,6 +73,7 @@ def _llm(capsys, *extra) -> dict:
     return json.loads(out)["llm"]["figures"]
 
 
+@pytest.mark.slow
 def test_the_step_time_adds_the_all_reduces(capsys):
     one, two = _llm(capsys, "--hw", "h100-sxm"), _llm(capsys, "--hw", "h100-sxm", "--devices", "2")
     d = two["devices"]
@@ -85,6 +86,7 @@ def test_the_step_time_adds_the_all_reduces(capsys):
     assert two["memory"]["weight_bytes"] < one["memory"]["weight_bytes"]
 
 
+@pytest.mark.slow
 def test_the_fewest_devices_that_hold_it(capsys):
     """With a capacity, the smallest power of 2 whose per-device memory fits: here a budget between what
     four and what two devices each need."""
@@ -95,6 +97,7 @@ def test_the_fewest_devices_that_hold_it(capsys):
     assert fit["value"] == 4 and fit["total_bytes"] == four and fit["budget_bytes"] == budget
 
 
+@pytest.mark.slow
 def test_every_output_says_the_device_count(capsys, tmp_path):
     for fmt, needle in (("text", "Devices      2, tensor parallel"), ("md", "| Devices (--devices) | 2, tensor parallel")):
         capsys.readouterr()

@@ -97,6 +97,7 @@ def test_a_narrower_cache_moves_fewer_bytes(capsys, kv, bits):
     assert f["decode"]["kv_bytes"] == cache + 2 * L * (KV * D * 2 + _ceil_bytes(KV * D, Fraction(bits)))
 
 
+@pytest.mark.slow
 def test_every_output_names_the_kv_precision(capsys, tmp_path):
     for fmt, needle in (("text", "per token in the --kv-precision fp8 what-if"), ("md", "| KV precision (--kv-precision) | fp8")):
         capsys.readouterr()

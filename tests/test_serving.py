@@ -127,6 +127,7 @@ def _llm(capsys, *extra):
 KV_PER_TOKEN = 2 * L * KV * D * F32  # K and V of every layer, per sequence: 2,048 B
 
 
+@pytest.mark.slow
 def test_the_runtime_model_is_stated_and_the_exported_step_is_warned_about(capsys):
     f = _llm(capsys)
     kv = f["kv_runtime"]
@@ -146,6 +147,7 @@ def _notes(capsys):
     return json.loads(capsys.readouterr().out)["llm"]["notes"]
 
 
+@pytest.mark.slow
 def test_in_place_reads_the_cache_once_and_appends_the_token(capsys):
     """decode.kv_bytes = kv_per_token·batch·context (read once) + 2·(2·L caches)·(KV·D·4) per sequence
     (the new token in and appended): 2048·batch·context + 4096·batch."""
@@ -161,6 +163,7 @@ def test_in_place_reads_the_cache_once_and_appends_the_token(capsys):
     assert KV_PER_TOKEN * B * C <= kept["memory"]["step_activation_peak_bytes"] < exported["memory"]["step_activation_peak_bytes"]
 
 
+@pytest.mark.slow
 def test_every_output_says_which_runtime_model(capsys, tmp_path):
     from onnxperf import cli
 
@@ -190,6 +193,7 @@ def test_a_bad_runtime_model_is_one_line_exit_2(capsys, tmp_path):
     assert "kv_runtime" in err and "in-place" in err
 
 
+@pytest.mark.slow
 def test_check_evaluates_the_llm_limits_in_place(capsys, tmp_path):
     from onnxperf import cli
     import json
