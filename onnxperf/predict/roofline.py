@@ -173,6 +173,42 @@ class OpTypeRoofline:
 
 
 @dataclass(frozen=True)
+class Band:
+    """The error band of a device class: measured time / predicted time on held-out published points,
+    its 10th and 90th percentiles (``band.p10``, ``band.p90``) over ``band.points`` of them; a predicted
+    time t is then ``t·p10 .. t·p90`` ("3.2 ms, −20%/+35% on 40 published points")."""
+
+    p10: float
+    p90: float
+    points: int
+    source: str
+
+    def around(self, t: float | None) -> tuple[float, float] | None:
+        return None if t is None else (t * self.p10, t * self.p90)
+
+    def text(self) -> str:
+        """``−20%/+35% on 40 published points``."""
+        return f"{(self.p10 - 1) * 100:+.0f}%/{(self.p90 - 1) * 100:+.0f}% on {self.points:,} published points"
+
+    def to_dict(self, t: float | None) -> dict[str, Any]:
+        low, high = self.around(t) or (None, None)
+        return {"low_s": low, "high_s": high, "ratio_p10": self.p10, "ratio_p90": self.p90, "points": self.points,
+                "text": self.text(), "source": self.source}
+
+
+def band_of(spec: Spec | None, kind: str = "") -> Band | None:
+    """The spec's error band (its ``band.p10``, ``band.p90`` and ``band.points`` efficiency figures with
+    their source; ``kind="llm"``: ``band.llm.*``, measured on decoder LLMs), None when it has none."""
+    eff = getattr(spec, "efficiency", None) or {}
+    pre = f"band.{kind}." if kind else "band."
+    keys = (pre + "p10", pre + "p90", pre + "points")
+    if not set(keys) <= set(eff):
+        return None
+    src = (getattr(spec, "efficiency_sources", None) or {}).get(keys[0], "")
+    return Band(float(eff[keys[0]]), float(eff[keys[1]]), int(eff[keys[2]]), src)
+
+
+@dataclass(frozen=True)
 class RooflineResult:
     """The execution plan of an analysis on a spec at a precision (:mod:`onnxperf.predict.plan`): one row per
     main-graph node, the latency, and the time each limiter holds. Made once (:func:`roofline`); every
@@ -211,6 +247,14 @@ class RooflineResult:
     #: which prediction this is: "plain roofline", "GPU kernel model", "calibrated, onnxruntime's CPU
     #: fusions", "calibrated"
     prediction: str = "plain roofline"
+    #: the error band of this device class (:class:`Band`, from the spec's ``band.*`` figures): what the
+    #: held-out published measurements were against the prediction; None where nobody measured
+    band: "Band | None" = None
+
+    @property
+    def latency_band(self) -> tuple[float, float] | None:
+        """(low, high) seconds: the latency times the band's ratios (None without a band)."""
+        return None if self.band is None else self.band.around(self.latency_s)
 
     @property
     def side(self) -> str:
@@ -245,7 +289,8 @@ class RooflineResult:
         return {
             "hardware": hardware or self.spec_id, "prediction": self.prediction,
             "ridge_fp32_flops_per_byte": self.ridge_fp32,
-            "latency_s": self.latency_s, "latency_is_lower_bound": self.lower_bound, "batch": batch,
+            "latency_s": self.latency_s, "latency_is_lower_bound": self.lower_bound,
+            "latency_band": None if self.band is None else self.band.to_dict(self.latency_s), "batch": batch,
             "throughput_items_per_s": self.throughput_per_s(batch),
             "unknown_nodes": self.unknown_nodes, "complete": self.complete, "bound": self.side or "exact",
             "compute_bound_time_s": self.compute_bound_time_s, "memory_bound_time_s": self.memory_bound_time_s,
@@ -1054,6 +1099,7 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
         fill_bound_time_s=by_bound[FILL], dispatch_bound_time_s=by_bound[DISPATCH],
         prediction=("GPU kernel model" if plan is not None else "calibrated, onnxruntime's CPU fusions"
                     if fu is not None else "calibrated" if eff else "plain roofline"),
+        band=band_of(spec),
     )
 
 

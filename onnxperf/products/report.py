@@ -438,6 +438,7 @@ def _build(sm: Analysis, validation: Any, options: dict[str, Any] | None) -> dic
         "predicted_latency_s": rl.latency_s if rl is not None else None,
         "predicted_latency_is_lower_bound": rl.lower_bound if rl is not None else None,
         "predicted_kernel_model": (kernel_model_note(rl).strip(" ()") or None) if rl is not None else None,
+        "predicted_latency_band": rl.band.to_dict(rl.latency_s) if rl is not None and rl.band is not None else None,
         "predicted_kernel_assumptions": [{"what": w, "nodes": n} for w, n in rl.assumed] if rl is not None else [],
         "predicted_throughput_items_per_s": rl.throughput_per_s(sm.batch) if rl is not None else None,
         "batch": sm.batch,

@@ -35,7 +35,7 @@ from onnxperf.cost.analysis import Costs
 from onnxperf.cost.request import Request
 from onnxperf.predict.precision import FLOAT_TYPES, get, kv_what_if, priced
 from onnxperf.predict.plan import dominant
-from onnxperf.predict.roofline import roofline
+from onnxperf.predict.roofline import band_of, roofline
 from onnxperf.base.formula import NotPolynomialError, Polynomial, fit_many, largest_int
 from onnxperf.graph.loader import LoadedModel
 from onnxperf.predict.memory import liveness
@@ -168,6 +168,9 @@ class LLMFigures:
     kv_share: float = 1.0
     smallest_devices: Fit | None = None
     interconnect_bytes_per_s: float | None = None
+    #: the error band of the device class on decoder LLMs (``band.llm.*`` of the spec), None where no
+    #: published LLM point was held out on it
+    band: Any = None
 
     @property
     def kv_cache_bytes_per_device(self) -> int | None:
@@ -453,7 +456,7 @@ def figures(model: LoadedModel | Request, step: DecoderStep, batch: int = 1, con
                       pre_lat, pre_ok, tuple(formulas), getattr(spec, "id", None), ctx_fit, b_fit, tuple(notes),
                       points, kv_tok, method == "token by token" and pre_lat is not None and prompt > PREFILL_SAMPLES,
                       kv_runtime, moved, exported, ev.kv_precision, devices, kv_share, fewest,
-                      getattr(spec, "interconnect_bytes_per_s", None))
+                      getattr(spec, "interconnect_bytes_per_s", None), band_of(spec, "llm"))
 
 
 def clean_id(spec: Any) -> str:

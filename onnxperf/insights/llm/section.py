@@ -90,11 +90,13 @@ class LLMSection:
                            "step_activation_peak_bytes": f.decode.activation_peak_bytes,
                            "total_bytes": f.decode.total_memory_bytes, "complete": f.decode.complete},
                 "decode": {**_step_dict(f.decode), "context": f.context,
-                           "tokens_per_s": f.decode_tokens_per_s},
+                           "tokens_per_s": f.decode_tokens_per_s,
+                           "latency_band": None if f.band is None else f.band.to_dict(f.decode.latency_s)},
                 "prefill": {"prompt": f.prompt, "method": f.prefill_method, "macs": f.prefill_macs,
                             "flops": f.prefill_flops, "latency_s": f.prefill_latency_s,
                             "time_to_first_token_s": f.prefill_latency_s,
                             "time_is_upper_estimate": f.prefill_upper_estimate,
+                            "latency_band": None if f.band is None else f.band.to_dict(f.prefill_latency_s),
                             "tokens_per_s": f.prefill_tokens_per_s, "complete": f.prefill_complete},
                 "formulas": {name: (p.to_dict() if p is not None else {"error": why}) for name, p, why in f.formulas},
                 "largest_context": _fit_dict(f.context_fit), "largest_batch": _fit_dict(f.batch_fit),
@@ -218,7 +220,10 @@ def text_lines(sec: LLMSection) -> list[str]:
     if d.latency_s is not None:
         mb = f", limited by {LIMITER_WORDS[d.bound]} ({pct(d.bound_share)} of it)" if d.bound in LIMITER_WORDS else ""
         lower = " (plain roofline: a lower bound on time)" if d.latency_is_lower_bound else ""
-        out.append(f"  Decode       {seconds(d.latency_s)} per token -> {si(f.decode_tokens_per_s)} tokens/s "
+        band = f" ({f.band.text()})" if f.band is not None else (
+            "" if d.latency_is_lower_bound else " (no error band: no published decoder point held out on this device "
+                                                "class)")
+        out.append(f"  Decode       {seconds(d.latency_s)} per token{band} -> {si(f.decode_tokens_per_s)} tokens/s "
                    f"at batch {f.batch} on {clean(f.hardware or '?', 40)}{mb}{lower}")
     pre = f"one pass of {f.prompt:,} tokens" if f.prefill_method == "one pass" else f"{f.prompt:,} decode steps"
     out.append(f"  Prefill      {lower_bound(si(f.prefill_macs) + 'MACs', f.prefill_macs, not f.prefill_complete)} "

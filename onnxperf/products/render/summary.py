@@ -208,7 +208,9 @@ def _roofline_text(sm: Analysis) -> list[str]:
     dev = sm.device
     cannot = (f"  (cannot run: needs {binary_bytes(dev.total_bytes)} of the device's {binary_bytes(dev.capacity_bytes)})"
               if dev is not None and dev.fits is False else "")
-    out.append(f"  Predicted latency   {lower_bound(seconds(r.latency_s), r.latency_s, part, True)}   "
+    band = (f" ({r.band.text()})" if r.band is not None else
+            " (no error band: no published point held out on this device class)" if r.kernels is not None else "")
+    out.append(f"  Predicted latency   {lower_bound(seconds(r.latency_s), r.latency_s, part, True)}{band}   "
                f"throughput {upper_bound(si(tput) + '/s', tput, part, True)} (batch {sm.batch}){partial}{cannot}")
     if r.lower_bound:
         out.append("  Plain roofline: every node at its roof, no launch overhead, no fusion: the latency is a lower "
@@ -393,6 +395,7 @@ def render_md(sm: Analysis) -> str:
             *([f"| Predicted latency ({_md_cell(sm.roofline.spec_id)}) | "
                f"{lower_bound(seconds(sm.roofline.latency_s), sm.roofline.latency_s, sm.roofline.side)}"
                f"{' (plain roofline: a lower bound)' if sm.roofline.lower_bound else ''}"
+               f"{f' ({sm.roofline.band.text()})' if sm.roofline.band is not None else ''}"
                f"{kernel_model_note(sm.roofline)} |"]
               if sm.roofline else []),
             *([f"| Largest {_md_cell(sm.largest.dim)} in {binary_bytes(sm.largest.budget_bytes)} | {sm.largest.value} |"]
