@@ -86,6 +86,7 @@ def run_validation(args: argparse.Namespace, sm: Any) -> tuple[Any, Any]:
         "warnings": list(v.warnings),
         # the binding notes are the analysis's already; the run's own (random weights, the profile's limits)
         "notes": [n for n in v.notes if not is_binding_note(n)],
+        "state": None if v.state is None else v.state.to_dict(),
     }, v
 
 

@@ -51,6 +51,10 @@ def add_validation_options(p: argparse.ArgumentParser, prefix: str = "") -> None
     p.add_argument("--batch", default=None, metavar="B1,B2,...",
                    help=f"{prefix}also measure latency/throughput at these values of --batch-dim")
     p.add_argument("--batch-dim", default="batch", metavar="NAME", help=f"{prefix}the dim --batch sets (default: batch)")
+    p.add_argument("--blocks", type=int, default=5, metavar="N",
+                   help=f"{prefix}the timed runs in N blocks between short probes of the machine (bandwidth, "
+                        "arithmetic, dispatch): blocks starved of CPU are dropped and the error is normalized to "
+                        "each block's state, with a noise band (default: 5; 1: one block, no probes)")
     p.add_argument("--decode-context", default=None, metavar="C1,C2,...",
                    help=f"{prefix}a decoder LLM: also measure its decode step at these contexts (past = context - "
                         "new tokens) beside the predictions")
@@ -89,12 +93,16 @@ def parse_batches(text: str | None, option: str = "--batch") -> list[int] | None
 def validation_from_args(args: argparse.Namespace, spec):
     if args.runs < 1 or args.warmup < 0:
         raise OptionError("--runs must be at least 1 and --warmup at least 0")
+    blocks = getattr(args, "blocks", 5)
+    if blocks < 1:
+        raise OptionError(f"--blocks {blocks}: at least 1")
     return validate(request_of(args, memory_budget=None, precision=None, llm=None, hw=None), spec, runs=args.runs, warmup=args.warmup, threads=args.threads, opt=args.opt, seed=args.seed,
                     random_weights=args.random_weights, timeout_s=args.timeout,
                     batches=parse_batches(args.batch), batch_dim=args.batch_dim,
                     max_memory_bytes=parse_bytes(args.memory or DEFAULT_RUN_MEMORY), progress=False,
                     provider=args.provider,
-                    decode_contexts=parse_batches(getattr(args, "decode_context", None), "--decode-context"))
+                    decode_contexts=parse_batches(getattr(args, "decode_context", None), "--decode-context"),
+                    blocks=min(blocks, args.runs))
 
 
 def run(args: argparse.Namespace) -> int:

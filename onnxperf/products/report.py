@@ -225,6 +225,8 @@ def measured_section(validation: Any, predicted: dict[str, float | None]) -> dic
         "warnings": [str(w) for w in (_get(validation, "warnings") or [])],
         #: caveats about the measurement (random weights, a truncated profile, a sweep stopped)
         "notes": [str(n) for n in (_get(validation, "notes") or [])],
+        #: the machine's state over the blocks and the state-normalized error (validate's ``state``)
+        "state": (lambda st: st.to_dict() if hasattr(st, "to_dict") else st)(_get(validation, "state")),
         "_node_times": node_times,  # removed by build_report
     }
 
@@ -243,6 +245,7 @@ def _from_validation(v: Mapping[str, Any]) -> dict[str, Any]:
         "errors": cal or plain,
         "errors_by_roofline": {k: f for k, f in (("plain", plain), ("calibrated", cal)) if f is not None},
         "warnings": v.get("warnings") or [], "notes": v.get("notes") or [],
+        "state": v.get("state"),
     }
 
 

@@ -13,7 +13,7 @@ import onnx
 
 from onnxperf.cost.analysis import cost_analysis as analyze
 from onnxperf.products.validate.inputs import make_inputs
-from onnxperf.products.validate.runner import run_session
+from onnxperf.products.validate.runner import measure_state, run_session
 from onnxperf.products.calibration.fit import Sample, calibrated, fit_efficiency
 from onnxperf.products.calibration.suite import Case, suite, tiny_case
 from onnxperf.predict.reuse import level_bytes
@@ -101,6 +101,9 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
             if progress:
                 progress("calibrating the runtime's overhead per node and per run")
             overheads.append(dispatch_overhead(Path(tmp), runs=runs, warmup=warmup, threads=threads, opt=opt))
+        if progress:
+            progress("probing the machine's state (the reference validate normalizes against)")
+        state = measure_state(Path(tmp), threads=threads)
     samples = [replace(col[0], measured_s=min(s.measured_s for s in col)) for col in zip(*passes)]
     fastest = min(overheads, key=lambda o: o[1] + 64 * o[0])  # the pass whose 64-node model ran fastest
     per_node, per_run = fastest
@@ -120,6 +123,10 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
         # constant folding (a basic-level pass) computes constant-only nodes, and the shape
         # arithmetic of a model with fixed dims, once at load time
         eff["fusion.constant_folding"] = 1.0
+    # the machine's state when it was calibrated: validate scales the spec by its own probes against these
+    eff["state.triad_bytes_per_s"] = state.triad_bytes_per_s
+    eff["state.matmul_flops_per_s"] = state.matmul_flops_per_s
+    eff["state.dispatch_s_per_node"] = state.dispatch_s_per_node
     return CalibrationResult(spec, calibrated(spec, eff), tuple(samples), eff)
 
 

@@ -31,6 +31,35 @@ def _fig_line(label: str, f) -> str:
             f"(holding {pct(f.within_25_time)} of the time), rank correlation {rho}  (n={f.n})")
 
 
+def _pct(x: float | None) -> str:
+    return "?" if x is None else f"{x:+.1%}"
+
+
+def state_lines(v: Validation) -> list[str]:
+    """The machine's state over the blocks and the state-normalized error (:mod:`.state`)."""
+    st = v.state
+    if st is None:
+        return []
+    kept = st.kept
+    band = (f"measured median {seconds(st.measured_median_s)}, P10-P90 {seconds(st.measured_p10_s)}-"
+            f"{seconds(st.measured_p90_s)} over {len(kept)} blocks" if st.measured_median_s is not None else
+            "no block kept")
+    ci = ("" if st.error_interval is None else
+          f", 95% interval {_pct(st.error_interval[0])} to {_pct(st.error_interval[1])}")
+    verdict = {True: "outside the measured band: a miss of the model", False: "within the measured band",
+               None: ""}[st.miss]
+    out = [f"State      {band}; {st.dropped} dropped of {len(st.windows)}",
+           f"           error {_pct(st.raw_error)} raw, {_pct(st.normalized_error)} normalized to each block's state{ci}"
+           + (f" ({verdict})" if verdict else ""),
+           f"           reference state: {st.reference_source}"
+           + ("" if st.drift is None else "; drift since calibration: bandwidth " + _pct(st.drift["triad_bytes_per_s"])
+              + ", arithmetic " + _pct(st.drift["matmul_flops_per_s"]) + ", dispatch "
+              + _pct(st.drift["dispatch_s_per_node"]))
+           + f"; controls moved {st.control_drift:.0%} between blocks"
+           + (" (machine unstable)" if st.unstable else "")]
+    return out
+
+
 def render_text(v: Validation, names: dict[int, str] | None = None) -> str:
     names = names or {}
     s = v.latency
@@ -40,7 +69,8 @@ def render_text(v: Validation, names: dict[int, str] | None = None) -> str:
              f"p99 {seconds(s.p99_s)}  min {seconds(s.min_s)}  cv {s.cv:.3f}  throughput {si(s.throughput_per_s)}/s  "
              f"(n={s.n})",
              f"           kernels {seconds(v.measured_kernels_s)} per run, of which unmapped {seconds(v.unmapped_s)}",
-             _fig_line("Plain", v.plain), _fig_line("Calibrated", v.calibrated_figures), "",
+             _fig_line("Plain", v.plain), _fig_line("Calibrated", v.calibrated_figures),
+             *state_lines(v), "",
              f"Top {TOP} groups by measured time (roofline: predicted / measured, the share of the roof reached)"]
     cal_head = f"{'calibrated':>11}" if v.calibrated else ""
     lines.append(f"  {'grp':>4} {'original nodes':<40}{'ran as':<22}{'measured':>10}{'predicted':>11}{cal_head}"

@@ -36,6 +36,12 @@ def _write(path: Path, data: dict) -> None:
 
 def run(jobdir: Path) -> int:
     job = json.loads((jobdir / "job.json").read_text(encoding="utf-8"))
+    import os
+
+    # the probes' matrix product on one thread (a BLAS pool waking up between calls is noise, not state);
+    # onnxruntime's own threads are unaffected
+    for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
     import numpy as np
     import onnxruntime as ort
 
@@ -71,8 +77,29 @@ def run(jobdir: Path) -> int:
     feeds = {n: feeds[n] for n in wanted}
     per_session = job["warmup"] + job["runs"]
     total = per_session * (2 if job["profile"] else 1)
-    # end-to-end latency is timed with the profiler off: recording events costs time per node
-    latencies = _timed(sess, feeds, job["warmup"], job["runs"], 0, total)
+    # end-to-end latency is timed with the profiler off: recording events costs time per node; with
+    # blocks, short probes of the machine's state run between them (probe, block, probe, block, probe)
+    blocks = max(1, min(int(job.get("blocks") or 1), job["runs"]))
+    windows = []
+    if blocks > 1:
+        probe = _Probe(np, ort, int(job.get("probe_bytes") or (64 << 20)), job["threads"], jobdir / "probe.onnx")
+        latencies = _timed(sess, feeds, job["warmup"], 0, 0, total)
+        states = [probe()]
+        done = job["warmup"]
+        sizes = [job["runs"] // blocks + (1 if k < job["runs"] % blocks else 0) for k in range(blocks)]
+        for size in sizes:
+            before = _usage()
+            block = _timed(sess, feeds, 0, size, done, total)
+            after = _usage()
+            done += size
+            states.append(probe())
+            latencies += block
+            windows.append({"latencies_s": block, "probe_before": states[-2], "probe_after": states[-1],
+                            "wall_s": after["wall_s"] - before["wall_s"], "cpu_s": after["cpu_s"] - before["cpu_s"],
+                            "steal_s": None if after["steal_s"] is None or before["steal_s"] is None
+                            else after["steal_s"] - before["steal_s"]})
+    else:
+        latencies = _timed(sess, feeds, job["warmup"], job["runs"], 0, total)
     profile_path, profiled = None, []
     if job["profile"]:
         del sess
@@ -89,8 +116,65 @@ def run(jobdir: Path) -> int:
         "optimized_model_path": str(optimized) if optimized is not None and optimized.is_file() else None,
         "providers": list(sess.get_providers()),
         "ort_version": ort.__version__,
+        "windows": windows,
     })
     return 0
+
+
+def _usage() -> dict:
+    """Wall-clock, this process's CPU time (every thread) and the machine's steal time per CPU (the
+    ``cpu`` line of /proc/stat sums every CPU's), in seconds."""
+    steal = None
+    try:
+        import os
+
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+        if fields[0] == "cpu" and len(fields) > 8:
+            steal = int(fields[8]) / os.sysconf("SC_CLK_TCK") / (os.cpu_count() or 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return {"wall_s": time.perf_counter(), "cpu_s": time.process_time(), "steal_s": steal}
+
+
+class _Probe:
+    """Short measurements of the machine's state (about 0.1 s together): a triad's bandwidth over arrays
+    larger than the last cache level, a matrix product's arithmetic rate, and onnxruntime's cost per
+    tiny node (a chain of 32 Adds on one element) at the run's thread count. Each is the median of a
+    few repeats: the state the block had, not the best it could get nor the noise of one repeat."""
+
+    N_ADD = 32
+
+    def __init__(self, np, ort, nbytes: int, threads, model: Path):
+        self.np = np
+        n = max(nbytes // 24, 1 << 16)  # three float64 arrays
+        self.b = np.ones(n)
+        self.c = np.full(n, 2.0)
+        self.a = np.empty(n)
+        self.m = np.ones((256, 256), dtype=np.float32)
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # keep the 32 nodes
+        if threads:
+            so.intra_op_num_threads = int(threads)
+        self.sess = ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
+        self.feed = {"t0": np.zeros(1, dtype=np.float32)}
+        self()  # warm: first touches of the arrays, the session's first run
+
+    def _median(self, fn, repeats: int) -> float:
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return sorted(times)[len(times) // 2]
+
+    def __call__(self) -> dict:
+        np = self.np
+        triad = self._median(lambda: np.add(self.b, np.multiply(self.c, 1.5, out=self.a), out=self.a), 5)
+        mm = self._median(lambda: self.m @ self.m, 9)
+        disp = self._median(lambda: self.sess.run(None, self.feed), 21)
+        return {"triad_bytes_per_s": 5 * self.a.nbytes / triad,  # read c, write a; read b and a, write a
+                "matmul_flops_per_s": 2 * 256 ** 3 / mm,
+                "dispatch_s_per_node": disp / self.N_ADD}
 
 
 def _timed(sess, feeds, warmup: int, runs: int, done: int, total: int) -> list[float]:

@@ -43,6 +43,7 @@ from onnxperf.products.validate.machine import mismatch
 from onnxperf.products.validate.mapping import Mapping, map_groups
 from onnxperf.insights.llm.recognize import NotRecognized, recognize
 from onnxperf.products.validate.runner import DEFAULT_PROVIDERS, RUNTIME_HEADROOM_BYTES, LatencyStats, RunResult, check_provider, latency_stats, run_session
+from onnxperf.products.validate.state import UNSTABLE, StateFigures, state_figures
 from onnxperf.products.validate.weights import missing_weights, with_random_weights
 
 
@@ -205,6 +206,8 @@ class Validation:
     #: what makes the error figures doubtful: a spec of another machine (:mod:`.machine`), a
     #: measurement that varies a lot between runs
     warnings: tuple[str, ...] = ()
+    #: the machine's state in blocks between probes, and the state-normalized error (:mod:`.state`)
+    state: StateFigures | None = None
 
     def node_measured_s(self, plain: RooflineResult) -> dict[int, float]:
         """Measured time per original main-graph node: a group's time is shared among its nodes in
@@ -246,6 +249,7 @@ class Validation:
             "predicted_calibrated_knee_batch": self.predicted_calibrated_knee_batch,
             "warnings": list(self.warnings),
             "notes": list(self.notes),
+            "state": None if self.state is None else self.state.to_dict(),
         }
 
 
@@ -325,7 +329,8 @@ def runnable_copy(path: Path, random_weights: bool, workdir: Path) -> tuple[Path
 def validate(request: Request, spec, *, runs: int = 10, warmup: int = 3, threads: int | None = None, opt: str = "all", seed: int = 0,
              random_weights: bool = False, timeout_s: float = 300, batches: list[int] | None = None,
              batch_dim: str = "batch", max_memory_bytes: int = 4 << 30, progress: bool | None = None,
-             provider: str = DEFAULT_PROVIDERS[0], decode_contexts: list[int] | None = None) -> Validation:
+             provider: str = DEFAULT_PROVIDERS[0], decode_contexts: list[int] | None = None,
+             blocks: int = 5) -> Validation:
     """Measure ``request.model`` (a path) at ``request``'s bindings in onnxruntime on ``provider`` (checked against the providers this
     onnxruntime has; CPU stays the fallback for nodes the provider lacks) beside the predictions.
 
@@ -335,7 +340,9 @@ def validate(request: Request, spec, *, runs: int = 10, warmup: int = 3, threads
     Every measured point is the request with its dim bound (a ``--batch`` value, a ``--decode-context``),
     its input shapes and other dims kept. ``request.default_batch``: an unbound batch dim is bound to 1
     (:func:`onnxperf.shapes.infer.binding_notes`), and the notes of the bindings as applied lead the
-    validation's notes."""
+    validation's notes. ``blocks``: the timed runs in that many blocks between probes of the machine's state
+    (:mod:`.state`: windows starved of CPU dropped, the error normalized to each window's state, a noise
+    band); 1 runs them in one go."""
     providers = check_provider(provider)
     path = Path(request.model)
     a = costs(request)
@@ -354,7 +361,8 @@ def validate(request: Request, spec, *, runs: int = 10, warmup: int = 3, threads
         rr: RunResult = run_session(run_path, inputs, runs=runs, warmup=warmup, threads=threads, opt=opt,
                                     profile=True, timeout_s=timeout_s, seed=seed, progress=progress,
                                     providers=providers, memory_limit_bytes=child_memory_limit(max_memory_bytes,
-                                                                                               providers))
+                                                                                               providers),
+                                    blocks=blocks if providers[0] == DEFAULT_PROVIDERS[0] else 1)
         notes += list(rr.notes)
         mapping = map_groups(a.loaded, rr.optimized_model, rr.node_timings)
         batch = a.batch
@@ -364,6 +372,14 @@ def validate(request: Request, spec, *, runs: int = 10, warmup: int = 3, threads
             warnings.append(stats.spread_warning)
         rl_plain = roofline(a, plain_spec)
         rl_cal = roofline(a, spec) if is_cal else None
+        state = state_figures(rr.windows, spec if is_cal else plain_spec, lambda s: roofline(a, s).latency_s,
+                              (rl_cal or rl_plain).latency_s)
+        if state is not None and state.unstable:
+            warnings.append(f"machine unstable: a control probe moved {state.control_drift:.0%} between blocks "
+                            f"(over {UNSTABLE:.0%}): the error figures depend on the moment")
+        if state is not None and state.dropped:
+            notes.append(f"{state.dropped} of {len(state.windows)} blocks dropped (starved of CPU or stolen): "
+                         "the state figures use the others")
         groups = _group_results(a, mapping, rl_plain, rl_cal, profiler_cost_s(spec))
         points: tuple[BatchPoint, ...] = ()
         if batches:
@@ -386,7 +402,7 @@ def validate(request: Request, spec, *, runs: int = 10, warmup: int = 3, threads
         calibrated_figures=_figures(groups, True, rl_cal.latency_s, meas) if rl_cal else None,
         batches=points, knee_batch=knees[0], notes=tuple(notes), nodes=_node_results(a, groups, rl_plain, rl_cal),
         predicted_knee_batch=knees[1], predicted_calibrated_knee_batch=knees[2], provider=provider,
-        decode=decode, warnings=tuple(warnings),
+        decode=decode, warnings=tuple(warnings), state=state,
     )
 
 

@@ -73,6 +73,43 @@ class RunResult:
     notes: tuple[str, ...] = ()
     #: wall-clock times of the profiled session's timed runs (``latencies_s`` are unprofiled)
     profiled_latencies_s: tuple[float, ...] = ()
+    #: with ``blocks``: the timed runs in blocks, each between two probes of the machine's state
+    windows: tuple["Window", ...] = ()
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The machine's state as the child measured it between blocks (:mod:`._child`, ``_Probe``): a triad's
+    bandwidth beyond the last cache level, a 256³ fp32 matrix product's rate, onnxruntime's time per
+    tiny node."""
+
+    triad_bytes_per_s: float
+    matmul_flops_per_s: float
+    dispatch_s_per_node: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {"triad_bytes_per_s": self.triad_bytes_per_s, "matmul_flops_per_s": self.matmul_flops_per_s,
+                "dispatch_s_per_node": self.dispatch_s_per_node}
+
+
+@dataclass(frozen=True)
+class Window:
+    """One block of timed runs with the probes around it, and how much CPU the block got: the process's
+    CPU time (every thread) and the machine's steal time over the block's wall-clock time."""
+
+    latencies_s: tuple[float, ...]
+    before: Probe
+    after: Probe
+    wall_s: float
+    cpu_s: float
+    steal_s: float | None
+
+    @property
+    def state(self) -> Probe:
+        """The state during the block: the mean of the probes before and after it."""
+        b, a = self.before, self.after
+        return Probe((b.triad_bytes_per_s + a.triad_bytes_per_s) / 2, (b.matmul_flops_per_s + a.matmul_flops_per_s) / 2,
+                     (b.dispatch_s_per_node + a.dispatch_s_per_node) / 2)
 
 
 @dataclass(frozen=True)
@@ -261,7 +298,7 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
                 profile: bool = True, timeout_s: float = 300, providers: Sequence[str] | None = None,
                 seed: int = 0, workdir: str | os.PathLike | None = None,
                 progress: bool | None = None, memory_limit_bytes: int | None = None,
-                keep_optimized: bool = True) -> RunResult:
+                keep_optimized: bool = True, blocks: int = 1, probe_bytes: int = 64 << 20) -> RunResult:
     """Run ``model_path`` ``warmup + runs`` times in a child onnxruntime process.
 
     ``keep_optimized``: have onnxruntime write the model it optimized (with its weights: as many bytes
@@ -280,7 +317,9 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
     ``\\r`` line on stderr; None shows it when stderr is a terminal. ``memory_limit_bytes``
     caps the child's address space (``RLIMIT_AS``; give the model's budget plus
     :data:`RUNTIME_HEADROOM_BYTES`): a model that allocates more fails with a
-    :class:`RuntimeRunError` that says so.
+    :class:`RuntimeRunError` that says so. ``blocks`` > 1 splits the timed runs into blocks with a
+    probe of the machine's state before each and after the last (``windows``; the triad over
+    ``probe_bytes``, more than the last cache level).
     """
     _check_args(runs, warmup, threads, opt, timeout_s)
     model = Path(model_path)
@@ -290,7 +329,8 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
         inputs = make_inputs(analyze(model), seed=seed)
     show = sys.stderr.isatty() if progress is None else progress
     job = {"runs": runs, "warmup": warmup, "threads": threads, "opt": opt, "profile": profile,
-           "providers": list(providers or DEFAULT_PROVIDERS), "keep_optimized": bool(keep_optimized)}
+           "providers": list(providers or DEFAULT_PROVIDERS), "keep_optimized": bool(keep_optimized),
+           "blocks": int(blocks), "probe_bytes": int(probe_bytes)}
     own_tmp = workdir is None
     jobdir = Path(tempfile.mkdtemp(prefix="onnxperf-run-")) if own_tmp else Path(workdir)
     try:
@@ -298,6 +338,8 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
         for stale in ("result.json", "error.json"):
             (jobdir / stale).unlink(missing_ok=True)
         _write_job(jobdir, model.resolve(), inputs, job)
+        if blocks > 1:
+            onnx.save(probe_model(), str(jobdir / "probe.onnx"))
         _run_child(jobdir, timeout_s, show, f"{warmup} warm-up + {runs} timed run(s)", memory_limit_bytes)
         res = json.loads((jobdir / "result.json").read_text(encoding="utf-8"))
         timings, notes = _timings(res["profile_path"], runs, warmup) if res["profile_path"] else ((), ())
@@ -309,11 +351,50 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
             ort_version=str(res["ort_version"]), threads=threads, opt=opt, runs=runs, warmup=warmup,
             profile_path=None if own_tmp else res["profile_path"], optimized_model=optimized, notes=notes,
             profiled_latencies_s=tuple(float(x) for x in res.get("profiled_latencies_s", ())),
+            windows=tuple(_window(w) for w in res.get("windows", ())),
         )
     finally:
         if own_tmp:
             shutil.rmtree(jobdir, ignore_errors=True)
 
 
-__all__ = ["DEFAULT_PROVIDERS", "LatencyStats", "OPT_LEVELS", "RUNTIME_HEADROOM_BYTES", "RunResult", "RuntimeRunError",
+def _probe(d: dict) -> Probe:
+    return Probe(float(d["triad_bytes_per_s"]), float(d["matmul_flops_per_s"]), float(d["dispatch_s_per_node"]))
+
+
+def _window(d: dict) -> Window:
+    return Window(tuple(float(x) for x in d["latencies_s"]), _probe(d["probe_before"]), _probe(d["probe_after"]),
+                  float(d["wall_s"]), float(d["cpu_s"]), None if d.get("steal_s") is None else float(d["steal_s"]))
+
+
+#: tiny Adds in the dispatch probe's chain
+PROBE_ADDS = 32  # (the child's _Probe.N_ADD)
+
+
+def probe_model() -> onnx.ModelProto:
+    """The dispatch probe: a chain of :data:`PROBE_ADDS` Adds on one float (onnxruntime's cost per node)."""
+    TensorProto, helper = onnx.TensorProto, onnx.helper
+    nodes = [helper.make_node("Add", [f"t{k}", "one"], [f"t{k + 1}"]) for k in range(PROBE_ADDS)]
+    g = helper.make_graph(nodes, "probe", [helper.make_tensor_value_info("t0", TensorProto.FLOAT, [1])],
+                          [helper.make_tensor_value_info(f"t{PROBE_ADDS}", TensorProto.FLOAT, [1])],
+                          [helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def measure_state(workdir: Path, threads: int | None = None, blocks: int = 4) -> Probe:
+    """The machine's state now: the probes of :class:`Window` (their median over ``blocks + 1`` probes,
+    around blocks of the dispatch probe's own model), what ``hw calibrate`` stores as the reference
+    ``validate`` normalizes against."""
+    path = Path(workdir) / "state-probe.onnx"
+    onnx.save(probe_model(), str(path))
+    rr = run_session(path, {"t0": np.zeros(1, dtype=np.float32)}, runs=blocks, warmup=1, threads=threads,
+                     profile=False, keep_optimized=False, blocks=blocks)
+    probes = [w.before for w in rr.windows] + [rr.windows[-1].after]
+    return Probe(*(float(np.median([getattr(p, f) for p in probes]))
+                   for f in ("triad_bytes_per_s", "matmul_flops_per_s", "dispatch_s_per_node")))
+
+
+__all__ = ["DEFAULT_PROVIDERS", "LatencyStats", "Probe", "Window", "measure_state", "probe_model", "OPT_LEVELS", "RUNTIME_HEADROOM_BYTES", "RunResult", "RuntimeRunError",
            "SPREAD_CV_THRESHOLD", "check_provider", "latency_stats", "run_session"]

@@ -1,0 +1,212 @@
+"""The machine's state during a validation, and the error once it is taken out (issue 30, items 1-3).
+
+A validation on a shared or virtual machine measures the model and the machine at once: the same
+files, spec and commands gave a calibrated error of -44.7% one hour and +1.0% the next. So the timed
+runs come in blocks, each between two short probes of the machine (:class:`~.runner.Probe`: a
+triad's bandwidth beyond the last cache, a matrix product's rate, onnxruntime's time per tiny node),
+and the error is read per block:
+
+* **windows dropped**: a block whose process got little CPU (its CPU time over wall-clock time below
+  :data:`STARVED` of the best block's) or whose machine lost time to other guests (steal above
+  :data:`STOLEN` of the block) measures the neighbours, not the model: dropped and counted, never
+  kept as the "fastest" (blocks shorter than :data:`JUDGED_S` are not judged: the counters are too
+  coarse);
+* **state-normalized prediction**: the spec scaled to each window's probes against the reference
+  state (the calibration's probes, stored in the spec as ``state.*``; else the median of this run's
+  windows): bandwidths (main memory and every cache level) times triad / reference, peaks times
+  matmul / reference, per-node and per-run overheads times dispatch / reference; the prediction
+  re-evaluated with it. The raw and the normalized error are both reported, and the drift of each
+  probe since the calibration;
+* **noise band**: the measured median over the kept blocks with their P10-P90, and a bootstrap 95%
+  interval of the normalized error over the kept windows (:data:`BOOTSTRAP` resamples, a fixed
+  seed: the same run gives the same interval). An error outside its interval is a miss of the model,
+  not of the machine;
+* **machine unstable**: the probes are the run's controls; when one of them moves more than
+  :data:`UNSTABLE` between windows (max / min - 1), every output says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from onnxperf.products.validate.runner import Probe, Window
+
+#: a window whose CPU share (CPU time / wall-clock) is below this fraction of the best window's is starved
+STARVED = 0.7
+#: a window with more steal time than this share of its wall-clock time lost the machine to others
+STOLEN = 0.05
+#: a control probe moving more than this between windows marks the machine unstable
+UNSTABLE = 0.10
+#: blocks shorter than this are not judged by their CPU or steal share: the counters tick in 10 ms
+#: (steal in jiffies, CPU time at the scheduler's granularity), too coarse for a shorter block
+JUDGED_S = 0.25
+#: bootstrap resamples of the windows' errors, and their seed
+BOOTSTRAP = 2000
+SEED = 20261128
+#: the keys a calibrated spec stores its probes under (``[efficiency]``), and the probe field of each
+STATE_KEYS = {"state.triad_bytes_per_s": "triad_bytes_per_s", "state.matmul_flops_per_s": "matmul_flops_per_s",
+              "state.dispatch_s_per_node": "dispatch_s_per_node"}
+
+
+def reference_of(spec: Any) -> Probe | None:
+    """The state the spec was calibrated in (its ``state.*`` figures), None when it has none."""
+    eff = getattr(spec, "efficiency", None) or {}
+    if not set(STATE_KEYS) <= set(eff):
+        return None
+    return Probe(*(float(eff[k]) for k in STATE_KEYS))
+
+
+def scaled_spec(spec: Any, state: Probe, reference: Probe) -> Any:
+    """``spec`` as the machine was in ``state``: bandwidths scaled by the triad's ratio to the reference,
+    peaks by the matrix product's, overheads by the dispatch probe's."""
+    bw = state.triad_bytes_per_s / reference.triad_bytes_per_s
+    flops = state.matmul_flops_per_s / reference.matmul_flops_per_s
+    disp = state.dispatch_s_per_node / reference.dispatch_s_per_node
+    eff = dict(getattr(spec, "efficiency", None) or {})
+    for k in list(eff):
+        if k.startswith("overhead") and k.endswith("_s"):
+            eff[k] = eff[k] * disp
+    levels = tuple(dataclasses.replace(lv, bandwidth_bytes_per_s=lv.bandwidth_bytes_per_s * bw)
+                   for lv in getattr(spec, "memory_levels", ()) or ())
+    return dataclasses.replace(spec, memory_bandwidth_bytes_per_s=spec.memory_bandwidth_bytes_per_s * bw,
+                               peak_flops_per_s={k: v * flops for k, v in spec.peak_flops_per_s.items()},
+                               efficiency=eff, memory_levels=levels)
+
+
+@dataclass(frozen=True)
+class WindowResult:
+    index: int
+    runs: int
+    measured_s: float  # the block's median
+    state: Probe
+    cpu_share: float  # CPU time / wall-clock time of the block
+    steal_share: float | None
+    dropped: str | None  # why the window is not used, or None
+    predicted_s: float  # the prediction with the spec scaled to this window's state
+    error: float  # predicted_s / measured_s - 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "runs": self.runs, "measured_s": self.measured_s, "state": self.state.to_dict(),
+                "cpu_share": self.cpu_share, "steal_share": self.steal_share, "dropped": self.dropped,
+                "predicted_s": self.predicted_s, "error": self.error}
+
+
+@dataclass(frozen=True)
+class StateFigures:
+    """The windows of a run and what they say (see the module docstring)."""
+
+    windows: tuple[WindowResult, ...]
+    #: the state the normalization is against, and where it comes from
+    reference: Probe
+    reference_source: str  # "calibration" | "this run"
+    #: each probe's median over the kept windows against the calibration's (None: no calibration state)
+    drift: dict[str, float] | None
+    raw_error: float | None  # the unscaled prediction against the kept windows' median
+    normalized_error: float | None  # the median of the kept windows' errors
+    measured_median_s: float | None
+    measured_p10_s: float | None
+    measured_p90_s: float | None
+    error_interval: tuple[float, float] | None  # bootstrap 95% of the normalized error
+    #: the largest move of a control probe between kept windows (max / min - 1), and whether it passes UNSTABLE
+    control_drift: float
+    unstable: bool
+
+    @property
+    def kept(self) -> tuple[WindowResult, ...]:
+        return tuple(w for w in self.windows if w.dropped is None)
+
+    @property
+    def dropped(self) -> int:
+        return len(self.windows) - len(self.kept)
+
+    @property
+    def miss(self) -> bool | None:
+        """Whether the state-normalized prediction misses the measurement's own noise band: the median of
+        the kept windows' predictions outside the measured P10-P90 (None without kept windows)."""
+        kept = self.kept
+        if not kept or self.measured_p10_s is None or self.measured_p90_s is None:
+            return None
+        pred = float(np.median([w.predicted_s for w in kept]))
+        return not self.measured_p10_s <= pred <= self.measured_p90_s
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"windows": [w.to_dict() for w in self.windows], "windows_dropped": self.dropped,
+                "reference": self.reference.to_dict(), "reference_source": self.reference_source,
+                "drift_since_calibration": self.drift, "raw_error": self.raw_error,
+                "normalized_error": self.normalized_error, "measured_median_s": self.measured_median_s,
+                "measured_p10_s": self.measured_p10_s, "measured_p90_s": self.measured_p90_s,
+                "normalized_error_interval_95": None if self.error_interval is None else list(self.error_interval),
+                "miss": self.miss, "control_drift": self.control_drift, "machine_unstable": self.unstable}
+
+
+def _why_dropped(w: Window, best_share: float) -> str | None:
+    if w.wall_s < JUDGED_S:
+        return None
+    share = w.cpu_s / w.wall_s
+    if w.steal_s is not None and w.wall_s > 0 and w.steal_s / w.wall_s > STOLEN:
+        return f"steal {w.steal_s / w.wall_s:.0%} of the block (another guest had the CPU)"
+    if best_share > 0 and share < STARVED * best_share:
+        return f"CPU share {share:.2f} against the best block's {best_share:.2f} (the process was starved)"
+    return None
+
+
+def bootstrap_interval(values: Sequence[float], n: int = BOOTSTRAP, seed: int = SEED) -> tuple[float, float] | None:
+    """The 2.5th and 97.5th percentiles of the median over ``n`` resamples (with replacement) of ``values``;
+    None for fewer than two values."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.size < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    medians = np.median(v[rng.integers(0, v.size, size=(n, v.size))], axis=1)
+    lo, hi = np.percentile(medians, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def state_figures(windows: Sequence[Window], spec: Any, predict: Callable[[Any], float], raw_predicted_s: float
+                  ) -> StateFigures | None:
+    """The figures of ``windows`` (None when there are none): ``predict(spec)`` re-evaluates the prediction
+    with a scaled spec; ``raw_predicted_s`` is the prediction with the spec as given."""
+    if not windows:
+        return None
+    shares = [w.cpu_s / w.wall_s if w.wall_s > 0 else 0.0 for w in windows]
+    best = max((s for s, w in zip(shares, windows) if w.wall_s >= JUDGED_S), default=0.0)
+    why = [_why_dropped(w, best) for w in windows]
+    kept_states = [w.state for w, y in zip(windows, why) if y is None] or [w.state for w in windows]
+    ref = reference_of(spec)
+    source = "calibration"
+    if ref is None:
+        source = "this run"
+        ref = Probe(*(float(np.median([getattr(s, f) for s in kept_states])) for f in STATE_KEYS.values()))
+    out = []
+    for k, (w, y) in enumerate(zip(windows, why)):
+        meas = float(np.median(w.latencies_s))
+        pred = predict(scaled_spec(spec, w.state, ref))
+        out.append(WindowResult(k, len(w.latencies_s), meas, w.state, shares[k],
+                                None if w.steal_s is None or w.wall_s <= 0 else w.steal_s / w.wall_s, y, pred,
+                                pred / meas - 1))
+    kept = [w for w in out if w.dropped is None]
+    meds = [w.measured_s for w in kept]
+    drift = None
+    if source == "calibration" and kept:
+        drift = {f: float(np.median([getattr(w.state, f) for w in kept])) / getattr(ref, f) - 1
+                 for f in STATE_KEYS.values()}
+    controls = [max(getattr(w.state, f) for w in kept) / min(getattr(w.state, f) for w in kept) - 1
+                for f in STATE_KEYS.values()] if kept else [0.0]
+    control = max(controls)
+    errors = [w.error for w in kept]
+    return StateFigures(
+        tuple(out), ref, source, drift,
+        raw_predicted_s / float(np.median(meds)) - 1 if meds else None,
+        float(np.median(errors)) if errors else None,
+        float(np.median(meds)) if meds else None,
+        float(np.percentile(meds, 10)) if meds else None, float(np.percentile(meds, 90)) if meds else None,
+        bootstrap_interval(errors), control, control > UNSTABLE)
+
+
+__all__ = ["BOOTSTRAP", "STARVED", "STATE_KEYS", "STOLEN", "UNSTABLE", "StateFigures", "WindowResult",
+           "bootstrap_interval", "reference_of", "scaled_spec", "state_figures"]

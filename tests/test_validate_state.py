@@ -1,0 +1,132 @@
+"""Validation on a noisy machine (issue 30, items 1-3): the timed runs in blocks between probes of the
+machine's state, blocks starved of CPU dropped, the error normalized to each block's state, a noise band.
+The figures are checked on constructed windows (exact arithmetic); one run of onnxruntime checks the
+child's blocks and probes."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tempfile
+
+import pytest
+
+from onnxperf import cli
+from onnxperf.hardware import load_spec
+from onnxperf.products.validate.runner import Probe, Window, measure_state
+from onnxperf.products.validate.state import (STATE_KEYS, UNSTABLE, bootstrap_interval, reference_of, scaled_spec,
+                                              state_figures)
+
+REF = Probe(10e9, 100e9, 1e-6)
+
+
+def _window(ms: float, probe: Probe = REF, cpu: float = 1.0, steal: float | None = 0.0, runs: int = 3,
+            wall: float = 1.0) -> Window:
+    return Window(tuple([ms / 1e3] * runs), probe, probe, wall, cpu, steal)
+
+
+def _spec(state: bool = True):
+    spec = load_spec("epyc-9654")
+    eff = {"overhead_s": 2e-6, "overhead_run_s": 10e-6, "default.memory": 0.5}
+    if state:
+        eff |= {"state.triad_bytes_per_s": REF.triad_bytes_per_s, "state.matmul_flops_per_s": REF.matmul_flops_per_s,
+                "state.dispatch_s_per_node": REF.dispatch_s_per_node}
+    return dataclasses.replace(spec, efficiency=eff)
+
+
+def test_the_spec_scales_with_each_probe():
+    """Bandwidths by the triad's ratio, peaks by the matrix product's, overheads by the dispatch probe's."""
+    spec = _spec()
+    assert reference_of(spec) == REF
+    slow = Probe(5e9, 50e9, 3e-6)
+    s = scaled_spec(spec, slow, REF)
+    assert s.memory_bandwidth_bytes_per_s == pytest.approx(spec.memory_bandwidth_bytes_per_s / 2)
+    assert s.peak_flops_per_s["fp32"] == pytest.approx(spec.peak_flops_per_s["fp32"] / 2)
+    assert s.efficiency["overhead_s"] == pytest.approx(6e-6) and s.efficiency["overhead_run_s"] == pytest.approx(30e-6)
+    assert s.efficiency["default.memory"] == 0.5  # a share of the roof, not a rate: unchanged
+    assert reference_of(load_spec("epyc-9654")) is None
+
+
+def test_a_block_starved_of_cpu_or_stolen_is_dropped_and_counted():
+    windows = [_window(10.0), _window(10.2), _window(30.0, cpu=0.4), _window(12.0, steal=0.2)]
+    st = state_figures(windows, _spec(), lambda s: 0.010, 0.010)
+    assert [w.dropped is not None for w in st.windows] == [False, False, True, True]
+    assert st.dropped == 2 and "starved" in st.windows[2].dropped and "steal" in st.windows[3].dropped
+    assert st.measured_median_s == pytest.approx(0.0101)  # the kept blocks only
+    # a block too short for the counters (10 ms ticks) is not judged
+    short = state_figures([_window(10.0), _window(30.0, cpu=0.01, wall=0.05)], _spec(), lambda s: 0.01, 0.01)
+    assert short.dropped == 0
+
+
+def test_the_error_is_normalized_to_each_blocks_state():
+    """A block measured while the machine ran at half its bandwidth is predicted with half the bandwidth:
+    a memory-bound model (its prediction proportional to 1/bandwidth) then has no error left."""
+    def predict(spec):  # memory-bound: the time is bytes / bandwidth
+        return 1e8 / spec.memory_bandwidth_bytes_per_s
+
+    spec = _spec()
+    t = predict(spec)
+    half = Probe(5e9, 100e9, 1e-6)
+    windows = [_window(t * 1e3), _window(2 * t * 1e3, probe=half), _window(t * 1e3)]
+    st = state_figures(windows, spec, predict, t)
+    assert [w.error for w in st.windows] == pytest.approx([0.0, 0.0, 0.0])
+    assert st.normalized_error == pytest.approx(0.0)
+    assert st.raw_error == pytest.approx(0.0)  # the median block is at the reference state
+    assert st.drift == pytest.approx({"triad_bytes_per_s": 0.0, "matmul_flops_per_s": 0.0, "dispatch_s_per_node": 0.0})
+    assert st.unstable  # the bandwidth probe moved 100% between blocks
+    assert st.control_drift == pytest.approx(1.0) and UNSTABLE < 1.0
+
+
+def test_without_a_calibration_state_the_run_is_its_own_reference():
+    st = state_figures([_window(10.0, Probe(8e9, 80e9, 2e-6)), _window(10.0, Probe(8e9, 80e9, 2e-6))],
+                       _spec(state=False), lambda s: 0.009, 0.009)
+    assert st.reference_source == "this run" and st.drift is None
+    assert st.reference == Probe(8e9, 80e9, 2e-6)
+
+
+def test_the_noise_band_and_the_miss():
+    """The measured P10-P90 over the kept blocks; a prediction outside it is a miss; the bootstrap interval
+    of the error is the same from run to run (a fixed seed)."""
+    windows = [_window(ms) for ms in (10.0, 10.5, 11.0, 9.5, 10.2)]
+    inside = state_figures(windows, _spec(), lambda s: 0.0102, 0.0102)
+    assert inside.miss is False
+    # sorted 9.5, 10.0, 10.2, 10.5, 11.0 ms; linear interpolation: P10 at 0.4 of the first step, P90 at 0.6 of the last
+    assert (inside.measured_p10_s, inside.measured_p90_s) == pytest.approx((0.0097, 0.0108))
+    outside = state_figures(windows, _spec(), lambda s: 0.008, 0.008)
+    assert outside.miss is True and outside.normalized_error == pytest.approx(0.008 / 0.0102 - 1)
+    lo, hi = outside.error_interval
+    assert lo <= outside.normalized_error <= hi < 0
+    assert bootstrap_interval([0.1, 0.2, 0.3]) == bootstrap_interval([0.1, 0.2, 0.3])
+    assert bootstrap_interval([0.1]) is None
+
+
+@pytest.mark.slow
+def test_the_child_runs_blocks_between_probes(tmp_path):
+    """onnxruntime's child times the runs in blocks with a probe before each and after the last, and
+    ``measure_state`` (what ``hw calibrate`` stores) gives every probe a positive finite figure."""
+    p = measure_state(tmp_path)
+    assert all(0 < getattr(p, f) < float("inf") for f in STATE_KEYS.values())
+
+
+@pytest.mark.slow
+def test_validate_reports_the_state(tmp_path, capsys):
+    from tests.util import const, model, vi
+    from onnx import helper
+    import onnx
+
+    m = model([helper.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", [64, 256])], [vi("y", [64, 256])],
+              [const("w", [256, 256], values=[0.0] * 65536)])
+    path = tmp_path / "mm.onnx"
+    onnx.save(m, path)
+    capsys.readouterr()
+    assert cli.main(["validate", str(path), "--hw", "epyc-9654", "--runs", "8", "--blocks", "4", "--format", "json",
+                     "--no-progress"]) == 0
+    d = json.loads(capsys.readouterr().out)["state"]
+    assert len(d["windows"]) == 4 and sum(w["runs"] for w in d["windows"]) == 8
+    assert d["reference_source"] == "this run" and d["measured_median_s"] > 0
+    assert cli.main(["validate", str(path), "--hw", "epyc-9654", "--runs", "4", "--blocks", "2", "--no-progress"]) == 0
+    assert "State      measured median" in capsys.readouterr().out
+    page = tmp_path / "r.html"
+    assert cli.main(["report", str(path), "--hw", "epyc-9654", "--validate", "--runs", "4", "--blocks", "2",
+                     "-o", str(page), "--no-progress"]) == 0
+    assert 'id="state-figures"' in page.read_text()
