@@ -98,7 +98,7 @@ def groups(m, spec=Spec()):
 
 def test_op_type_shares_from_the_roofline_formula():
     b = groups(residual_model())
-    assert b.prediction == "plain roofline" and b.lower_bound and not b.uncosted
+    assert b.prediction == "plain roofline" and not b.lower_bound and not b.uncosted  # an estimate, not a bound
     assert b.node_time_s == pytest.approx(REPEATS * T_BLOCK) and b.run_overhead_s == 0
     ops = {g.op_type: g for g in b.by_op_type}
     assert [g.op_type for g in b.by_op_type] == ["Conv", "Add", "Relu"]  # most time first

@@ -160,35 +160,40 @@ def test_llm_figures_follow_the_precision():
     assert half.decode.macs == base.decode.macs
 
 
-def test_plain_roofline_figures_are_labelled_lower_bounds(capsys, tmp_path):
-    """A preset without efficiencies predicts every node at its roof: its latency is a lower bound,
-    and every output says so; a calibrated spec's is not labelled so."""
+def test_plain_roofline_figures_are_labelled_estimates_not_bounds(capsys, tmp_path):
+    """A preset without efficiencies predicts every node at its roof with every tensor through main
+    memory: an estimate that runtimes beat when they fuse and keep activations in cache (published CPU
+    runs took 0.27-5.5x of it, benchmarks/results/cpu_realism.md), so no output calls it a lower bound;
+    the arithmetic alone at the peaks is given as the bound. A calibrated spec's is not plain."""
     model = str(ROOT / "models" / "resnet50_torch.onnx")
     rc, out, _ = _run(["summary", model, "--dim", "batch=1", "--hw", "xeon-silver-4210x2"], capsys)
-    assert "the latency is a lower bound" in out
+    assert "an estimate, not a bound" in out and "the latency is a lower bound" not in out
+    assert "the arithmetic alone at peak takes" in out
     rc, out, _ = _run(["summary", model, "--dim", "batch=1", "--hw", "xeon-silver-4210x2", "--format", "json"], capsys)
-    assert json.loads(out)["roofline"]["latency_is_lower_bound"] is True
+    r = json.loads(out)["roofline"]
+    assert r["latency_is_lower_bound"] is False and r["plain_roofline"] is True
+    assert 0 < r["compute_floor_s"] < r["latency_s"]
     rc, out, _ = _run(["summary", model, "--dim", "batch=1", "--hw", "xeon-silver-4210x2", "--format", "md"], capsys)
-    assert "(plain roofline: a lower bound)" in out
+    assert "(plain roofline: an estimate, not a bound)" in out
     cal = str(ROOT / "benchmarks" / "results" / "calibrated-spec.toml")
     rc, out, _ = _run(["summary", model, "--dim", "batch=1", "--hw", cal, "--format", "json"], capsys)
-    assert json.loads(out)["roofline"]["latency_is_lower_bound"] is False
+    assert json.loads(out)["roofline"]["plain_roofline"] is False
     page = tmp_path / "r.html"
     assert _run(["report", model, "--dim", "batch=1", "--hw", "xeon-silver-4210x2", "-o", str(page), "--no-progress"], capsys)[0] == 0
-    assert "plain roofline: a lower bound" in page.read_text()
+    assert "plain roofline: an estimate, not a bound" in page.read_text()
 
 
 def test_sweep_and_check_label_plain_roofline_latency(capsys, tmp_path):
     model = str(ROOT / "models" / "resnet50_torch.onnx")
     rc, out, _ = _run(["sweep", model, "--dim", "batch=1,2", "--hw", "xeon-silver-4210x2", "--no-formulas"], capsys)
-    assert rc == 0 and "a lower bound" in out
+    assert rc == 0 and "an estimate, not a bound" in out
     rc, out, _ = _run(["sweep", model, "--dim", "batch=1,2", "--hw", "xeon-silver-4210x2", "--no-formulas", "--format", "json"], capsys)
-    assert json.loads(out)["latency_is_lower_bound"] is True
+    assert json.loads(out)["plain_roofline"] is True and json.loads(out)["latency_is_lower_bound"] is False
     b = tmp_path / "b.toml"
     b.write_text('hw = "xeon-silver-4210x2"\ndims = { batch = 1 }\nmax_latency = "1s"\n')
     rc, out, _ = _run(["check", model, "--budget", str(b), "--format", "json"], capsys)
     msg = {r["key"]: r["message"] for r in json.loads(out)["models"][0]["budgets"]}["max_latency"]
-    assert "(plain roofline: a lower bound)" in msg
+    assert "(plain roofline: an estimate, not a bound)" in msg
 
 
 def test_memory_budget_at_a_precision():

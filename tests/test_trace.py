@@ -135,7 +135,8 @@ def test_small_model_every_node_once_in_order_and_uncosted_is_zero_length():
         assert all(node["args"][f] is None for f in ("macs", "flops", "int_ops", "bytes_read", "bytes_written"))
     assert relu["ts"] == mystery["ts"] == pytest.approx(add["ts"] + add["dur"])
     assert t["otherData"]["complete"] is False and t["otherData"]["uncosted_nodes"] == 2
-    assert t["otherData"]["latency_is_lower_bound"] is True  # a plain roofline
+    assert t["otherData"]["latency_is_lower_bound"] is True  # an uncosted node: the time leaves it out
+    assert t["otherData"]["plain_roofline"] is True  # and the roofline is a plain one (an estimate)
     name = {e["args"]["name"] for e in t["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
     assert name == {"predicted (Fake GPU <b>test</b>)"}
     assert _slices(t, tr.MEASURED_PID) == []

@@ -265,14 +265,15 @@ def load_preset(preset_id: str) -> HardwareSpec:
     return spec
 
 
-#: ``--hw ID:plain``: the spec without its [efficiency] table, i.e. the plain roofline (a lower bound)
+#: ``--hw ID:plain``: the spec without its [efficiency] table, i.e. the plain roofline (an estimate, not a bound)
 PLAIN_SUFFIX = ":plain"
 
 
 def load_spec(name_or_path: str | Path) -> HardwareSpec:
     """A preset id (``rtx3090``) or a path to a spec file (anything with a path separator or ending in ``.toml``);
     either with ``:plain`` appended is that spec without its efficiencies, kernel model and cache levels
-    (the plain DRAM roofline: every node at its roof, a lower bound on the latency), id suffixed ``:plain``."""
+    (the plain DRAM roofline: every node at its roof, every tensor through main memory: an estimate, not a
+    bound), id suffixed ``:plain``."""
     s = str(name_or_path)
     if not isinstance(name_or_path, Path) and s.endswith(PLAIN_SUFFIX) and len(s) > len(PLAIN_SUFFIX):
         import dataclasses

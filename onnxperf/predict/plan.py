@@ -44,6 +44,10 @@ OWN, INSIDE, FREE = "own", "inside", "free"
 COMPUTE, FILL, MEMORY, DISPATCH, NONE = "compute", "fill", "memory", "dispatch", "none"
 #: the limiters, in the order outputs list them
 LIMITERS = (COMPUTE, FILL, MEMORY, DISPATCH)
+#: how every output says what a plain roofline is (a spec without efficiencies): an estimate, not a bound
+PLAIN_TEXT = ("Plain roofline: every node at its roof, every tensor through main memory, nothing fused or "
+              "overlapped: an estimate, not a bound (runtimes that fuse and keep activations in cache beat it: "
+              "published CPU runs took 0.27-5.5x of it)")
 #: how outputs name each limiter in prose
 LIMITER_WORDS = {COMPUTE: "compute", FILL: "GPU fill", MEMORY: "memory", DISPATCH: "dispatch"}
 #: below this fill, a compute-dominated kernel is limited by how much of the GPU it fills
@@ -209,5 +213,5 @@ def _root(key: str, into: Mapping[str, str]) -> str | None:
     return k
 
 
-__all__ = ["COMPUTE", "DISPATCH", "FILL", "FILL_LIMIT", "FREE", "INSIDE", "LIMITER_WORDS", "LIMITERS", "MEMORY", "NONE", "OWN",
+__all__ = ["COMPUTE", "DISPATCH", "FILL", "FILL_LIMIT", "FREE", "INSIDE", "LIMITER_WORDS", "LIMITERS", "PLAIN_TEXT", "MEMORY", "NONE", "OWN",
            "Placement", "dominant", "limiter", "members", "placements"]

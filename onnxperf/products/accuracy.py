@@ -95,7 +95,7 @@ def large_error_warning(e: float | None, pred: float | None, real: float | None,
         return None
     figures = f" (predicted {seconds(pred)}, measured {seconds(real)})" if pred and real else ""
     if e < 0 and not calibrated:
-        hint = ("a plain roofline is a lower bound on time; `onnxperf hw calibrate -o local.toml`, then "
+        hint = ("a plain roofline is an estimate with nothing fused or overlapped; `onnxperf hw calibrate -o local.toml`, then "
                 "--hw local.toml, fits this machine's efficiencies")
     else:
         hint = "check that --hw describes this machine (`onnxperf hw calibrate -o local.toml` measures it)"

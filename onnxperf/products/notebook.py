@@ -79,8 +79,8 @@ def _cards(a: Analysis) -> list[dict[str, Any]]:
         lpart = rl.side
         tput = rl.throughput_per_s(a.batch)
         detail = f"{upper_bound(si(tput), tput, lpart, True)} items/s at batch {a.batch} on {rl.spec_id}"
-        if rl.lower_bound:
-            detail += "; plain roofline: a lower bound"
+        if rl.plain:
+            detail += "; plain roofline: an estimate, not a bound"
         if rl.unknown_nodes:
             detail += f"; {rl.unknown_nodes:,} nodes without a cost"
         cards.append(_card("Predicted latency", lower_bound(seconds(rl.latency_s), rl.latency_s, lpart), detail, lpart))

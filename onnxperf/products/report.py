@@ -440,6 +440,8 @@ def _build(sm: Analysis, validation: Any, options: dict[str, Any] | None) -> dic
         "activation_peak_bytes": sm.memory.peak_bytes, "total_memory_bytes": sm.memory.total_bytes,
         "predicted_latency_s": rl.latency_s if rl is not None else None,
         "predicted_latency_is_lower_bound": rl.lower_bound if rl is not None else None,
+        "predicted_plain_roofline": rl.plain if rl is not None else None,
+        "predicted_compute_floor_s": rl.compute_floor_s if rl is not None else None,
         "predicted_kernel_model": (kernel_model_note(rl).strip(" ()") or None) if rl is not None else None,
         "predicted_latency_band": rl.band.to_dict(rl.latency_s) if rl is not None and rl.band is not None else None,
         "predicted_kernel_assumptions": [{"what": w, "nodes": n} for w, n in rl.assumed] if rl is not None else [],

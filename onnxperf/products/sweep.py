@@ -86,8 +86,7 @@ class SweepResult:
     knee: tuple[tuple[str, int], ...] | None  # where throughput stops rising (batch sweeps)
     #: the --precision what-if of every row, None: as stored
     precision: str | None = None
-    #: the latencies are a plain roofline's (no launch overhead, no fusion): lower bounds, and the
-    #: knee of such a curve comes early (nothing to amortize)
+    #: the latencies are lower bounds (no prediction is one now: see ``latency_plain``)
     latency_lower_bound: bool = False
     #: the bindings as applied: a dim the model lacks, a batch dim set to 1 (one note each)
     notes: tuple[str, ...] = ()
@@ -96,6 +95,9 @@ class SweepResult:
     largest: LargestFit | None = None
     #: the formulas hold where every swept dim is a multiple of this (the swept values' gcd; 1: everywhere)
     formula_step: int = 1
+    #: the latencies are a plain roofline's (no launch overhead, no fusion): estimates, not bounds, and
+    #: the knee of such a curve comes early (nothing to amortize)
+    latency_plain: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,7 +116,8 @@ class SweepResult:
             **({"formulas_hold_for_multiples_of": self.formula_step} if self.formula_step > 1 else {}),
             "knee": None if self.knee is None else dict(self.knee),
             **({"precision": self.precision} if self.precision else {}),
-            **({"latency_is_lower_bound": self.latency_lower_bound} if self.hardware else {}),
+            **({"latency_is_lower_bound": self.latency_lower_bound, "plain_roofline": self.latency_plain}
+               if self.hardware else {}),
             "notes": list(self.notes),
             **({"memory": {"budget_bytes": self.memory_budget,
                            "largest": self.largest.to_dict() if self.largest is not None else None}}
@@ -209,7 +212,7 @@ def sweep(request: Request, grid: dict[str, list[int]], formulas: bool = True) -
     base = replace(request, model=loaded, hw=spec, llm=None)
     names = tuple(grid)
     rows = []
-    lower = False
+    lower = plain = False
     notes: list[str] = []
     combos = list(itertools.product(*(grid[n] for n in names)))
     for k, combo in enumerate(combos):
@@ -218,6 +221,7 @@ def sweep(request: Request, grid: dict[str, list[int]], formulas: bool = True) -
         sm = compose(replace(base, memory_budget=None).at(**dict(values)))
         rows.append(_row(sm, values, request.memory_budget))
         lower = lower or bool(sm.roofline is not None and sm.roofline.lower_bound)
+        plain = plain or bool(sm.roofline is not None and sm.roofline.plain)
         for n in sm.notes:  # one note per dim, not one per swept value
             if is_binding_note(n) and not any(m.split("=")[0] == n.split("=")[0] for m in notes):
                 notes.append(n)
@@ -256,4 +260,4 @@ def sweep(request: Request, grid: dict[str, list[int]], formulas: bool = True) -
     return SweepResult(str(getattr(loaded, "path", model)), names, tuple(sorted(request.dims.items())),
                        hw if hw is None or isinstance(hw, str) else getattr(hw, "id", str(hw)), tuple(rows),
                        tuple(fits), knee, request.precision, lower, tuple(notes), request.memory_budget, largest,
-                       step if formulas else 1)
+                       step if formulas else 1, latency_plain=plain)

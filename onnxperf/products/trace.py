@@ -150,6 +150,7 @@ def predicted_trace(summary) -> dict[str, Any]:
         "precision": None if summary.precision is None else getattr(summary.precision, "name", str(summary.precision)),
         "predicted_latency_s": _sig(rl.latency_s),
         "latency_is_lower_bound": bool(rl.lower_bound or rl.side in ("lower", "unknown")),
+        "plain_roofline": rl.plain,
         "uncosted_nodes": rl.unknown_nodes, "complete": rl.complete, "bound": rl.side or "exact",
         "run_overhead_s": _sig(rl.run_overhead_s),
         "scope": "main-graph nodes; an If/Loop/Scan node's slice holds its bodies' time",

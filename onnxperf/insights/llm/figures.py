@@ -78,10 +78,12 @@ class Step:
     #: branch is an input (a merged decoder) makes them an upper bound; ``complete`` is true only when exact
     side: str = ""
     #: the limiter holding most of the step's predicted time (:func:`onnxperf.predict.plan.dominant`), its
-    #: share of the latency, and whether the latency is a plain roofline's (a lower bound)
+    #: share of the latency, and whether the latency is a lower bound (no prediction is one now)
     bound: str | None = None
     bound_share: float | None = None
     latency_is_lower_bound: bool = False
+    #: the latency is a plain roofline's (no efficiencies): an estimate, not a bound
+    latency_is_plain: bool = False
     #: tensor parallel (``--devices``): the all-reduces of the step, their bytes and their time (in
     #: ``latency_s``; None when the spec gives no interconnect)
     allreduces: int = 0
@@ -289,11 +291,11 @@ class _Evaluator:
         t = a.totals
         self.param_bytes = t.param_bytes
         lat = share = bound = bound_share = None
-        lower = False
+        lower = plain = False
         if timed:
             r = roofline(a, self.spec, self.precision)
             if r.complete:
-                lat, lower = r.latency_s, r.lower_bound
+                lat, lower, plain = r.latency_s, r.lower_bound, r.plain
                 if self.plan is not None:
                     comm = [allreduce_s(b, self.devices, self.spec) for _, b in self.plan.allreduces]
                     lat = None if None in comm else lat + sum(comm)
@@ -316,7 +318,7 @@ class _Evaluator:
                 [allreduce_s(b, self.devices, self.spec) for _, b in plan.allreduces]))
         return Step(batch, past, new, t.macs, t.flops, t.bytes_total, w_read, kv_bytes, mem.peak_bytes,
                     mem.total_bytes, t.complete and mem.complete and side != "upper", lat, share, seen, side, bound,
-                    bound_share, lower, *ar)
+                    bound_share, lower, plain, *ar)
 
 
 def _values(s: Step) -> list[int]:

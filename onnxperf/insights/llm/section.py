@@ -124,6 +124,7 @@ def _step_dict(s: Step) -> dict[str, Any]:
             "weight_read_bytes": s.weight_read_bytes, "kv_bytes": s.kv_bytes, "activation_bytes": s.other_bytes,
             "dominant_bytes": s.dominant, "latency_s": s.latency_s, "memory_bound_share": s.memory_bound_share,
             "bound": s.bound, "bound_share": s.bound_share, "latency_is_lower_bound": s.latency_is_lower_bound,
+            "latency_is_plain_roofline": s.latency_is_plain,
             "complete": s.complete}
 
 
@@ -219,9 +220,9 @@ def text_lines(sec: LLMSection) -> list[str]:
                f"{lower_bound(binary_bytes(d.bytes), d.bytes, part)} moved ({traffic}")
     if d.latency_s is not None:
         mb = f", limited by {LIMITER_WORDS[d.bound]} ({pct(d.bound_share)} of it)" if d.bound in LIMITER_WORDS else ""
-        lower = " (plain roofline: a lower bound on time)" if d.latency_is_lower_bound else ""
+        lower = " (plain roofline: an estimate, not a bound)" if d.latency_is_plain else ""
         band = f" ({f.band.text()})" if f.band is not None else (
-            "" if d.latency_is_lower_bound else " (no error band: no published decoder point held out on this device "
+            "" if d.latency_is_plain else " (no error band: no published decoder point held out on this device "
                                                 "class)")
         out.append(f"  Decode       {seconds(d.latency_s)} per token{band} -> {si(f.decode_tokens_per_s)} tokens/s "
                    f"at batch {f.batch} on {clean(f.hardware or '?', 40)}{mb}{lower}")

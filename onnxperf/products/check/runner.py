@@ -250,7 +250,7 @@ def evaluate(sm: Analysis, budget: Budget) -> list[BudgetResult]:
     if b.max_latency_s is not None and r is not None:
         out.append(_max_limit("max_latency", b.max_latency_s, r.latency_s, partial_latency, ap,
                               lambda x: f"{seconds(x)} on {r.spec_id}"
-                              + (" (plain roofline: a lower bound)" if r.lower_bound and x == r.latency_s else ""),
+                              + (" (plain roofline: an estimate, not a bound)" if r.plain and x == r.latency_s else ""),
                               r.side or "lower"))
     if b.min_throughput_per_s is not None and r is not None:
         tput = r.throughput_per_s(sm.batch)
@@ -324,8 +324,8 @@ def _llm_limits(sm: Analysis, b: Budget) -> list[BudgetResult]:
         else:
             out.append(BudgetResult("min_decode_tokens_per_s", PASS, limit, tps,
                                     f"min_decode_tokens_per_s: {si(tps)}/s ({at}) on {f.hardware} meets {si(limit)}/s"
-                                    + (" (a plain roofline: an upper bound on speed)"
-                                       if f.decode.latency_is_lower_bound else "")))
+                                    + (" (a plain roofline: an estimate, not a bound)"
+                                       if f.decode.latency_is_plain else "")))
     if b.max_time_to_first_token_s is not None:
         t = f.prefill_latency_s
         if t is None:

@@ -12,7 +12,7 @@ from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.insights.bottlenecks import ops_text
 from onnxperf.insights.llm.section import md_rows, text_lines
 from onnxperf.insights.partial import op_counts, totals_side_text, uncosted_text, upper_text
-from onnxperf.predict.plan import LIMITER_WORDS
+from onnxperf.predict.plan import LIMITER_WORDS, PLAIN_TEXT
 from onnxperf.ui.jsonrows import dumps, iter_dumps
 from onnxperf.ui.numbers import binary_bytes, clean, lower_bound, pct, shape, si, seconds, upper_bound
 
@@ -212,9 +212,8 @@ def _roofline_text(sm: Analysis) -> list[str]:
             " (no error band: no published point held out on this device class)" if r.kernels is not None else "")
     out.append(f"  Predicted latency   {lower_bound(seconds(r.latency_s), r.latency_s, part, True)}{band}   "
                f"throughput {upper_bound(si(tput) + '/s', tput, part, True)} (batch {sm.batch}){partial}{cannot}")
-    if r.lower_bound:
-        out.append("  Plain roofline: every node at its roof, no launch overhead, no fusion: the latency is a lower "
-                   "bound (throughput an upper bound)")
+    if r.plain:
+        out.append(f"  {PLAIN_TEXT}; the arithmetic alone at peak takes {seconds(r.compute_floor_s)} (a lower bound)")
     out += kernel_model_lines(r, "  ")
     if r.bytes_by_level:
         total = sum(v for _, v in r.bytes_by_level) or 1.0
@@ -394,7 +393,7 @@ def render_md(sm: Analysis) -> str:
             f"{lower_bound(binary_bytes(mem.total_bytes), mem.total_bytes, mpart)} |",
             *([f"| Predicted latency ({_md_cell(sm.roofline.spec_id)}) | "
                f"{lower_bound(seconds(sm.roofline.latency_s), sm.roofline.latency_s, sm.roofline.side)}"
-               f"{' (plain roofline: a lower bound)' if sm.roofline.lower_bound else ''}"
+               f"{' (plain roofline: an estimate, not a bound)' if sm.roofline.plain else ''}"
                f"{f' ({sm.roofline.band.text()})' if sm.roofline.band is not None else ''}"
                f"{kernel_model_note(sm.roofline)} |"]
               if sm.roofline else []),

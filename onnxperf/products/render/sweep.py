@@ -66,9 +66,9 @@ def render_text(s: SweepResult) -> str:
                 why.append(f"shapes lost first at {clean(r.lost_at, 80)} (a value past the model's limits?)")
             # op types and domains come from the model: control characters and bidi overrides escaped
             lines.append("  " + " ".join(f"{k}={v}" for k, v in r.values) + ": " + clean("; ".join(why), 1000))
-    if s.hardware and s.latency_lower_bound:
-        lines += ["", "Latency: a plain roofline (every node at its roof, no launch overhead, no fusion): a lower "
-                  "bound, and throughput an upper bound; its knee comes early, with no overhead to amortize"]
+    if s.hardware and s.latency_plain:
+        lines += ["", "Latency: a plain roofline (every node at its roof, every tensor through main memory, no launch "
+                  "overhead, no fusion): an estimate, not a bound; its knee comes early, with no overhead to amortize"]
     if s.memory_budget is not None:
         f = s.largest
         lines += ["", f"Memory budget {binary_bytes(s.memory_budget)} (weights + activation peak): "
