@@ -94,7 +94,7 @@ def summary(model: str, seq: int | None, preset: str, precision: str, batch: int
     if rc != 0:
         raise RuntimeError(f"onnxperf {' '.join(argv)} exited {rc}")
     r = json.loads(buf.getvalue())["roofline"]
-    if r["prediction"] != "plain roofline" or not r["latency_is_lower_bound"]:
+    if r["prediction"] != "plain roofline" or not r.get("plain_roofline", r.get("latency_is_lower_bound")):
         raise RuntimeError(f"{preset}: expected the plain roofline, got {r['prediction']!r}")
     nodes = [(x["compute_s"], x["memory_s"]) for x in r["nodes"] if x["time_s"]]
     by_op = tuple(sorted(((o["op_type"], o["memory_bound_time_s"]) for o in r["by_op_type"] if o["memory_bound_time_s"]),
