@@ -210,7 +210,7 @@ def report(rows: list[dict], presets: list[str]) -> str:
         "# CPU realism: the plain roofline beside published CPU measurements (issue 29, item 4)",
         "",
         "Made by `python benchmarks/cpu_realism.py` from `benchmarks/published/cpu_inference.json`. The CPU",
-        "presets carry no [efficiency] table: onnxperf predicts the plain roofline, labelled a lower bound",
+        "presets carry no [efficiency] table: onnxperf predicts the plain roofline, labelled a lower bound until this check (29def27: now an estimate, with the arithmetic alone at peak as the bound)",
         "(every node at its roof, every tensor through main memory at the preset's DRAM bandwidth, no overhead).",
         "Per row, on one socket: published time per sample t_pub = sockets / throughput (a two-socket figure",
         "against the two-socket roofline, which is exactly half the one-socket one); predicted t_pred = the least",
