@@ -118,3 +118,15 @@ def test_bad_precisions_are_one_line_exit_2(capsys, tmp_path):
     budget.write_text('max_kv_cache = "1GiB"\nkv_precision = "int3"\n')
     assert cli.main(["check", MODEL, "--budget", str(budget)]) == 2
     assert "kv_precision" in capsys.readouterr().err
+
+
+def test_the_kv_precision_applies_on_top_of_an_fp8_or_fp4_what_if(capsys):
+    """--precision fp4 leaves the cache in float4; --kv-precision fp8 puts it back at 8 bits: the step's KV
+    traffic follows the cache's own width (in place: the cache read once at 8 bits per element)."""
+    f = _summary(capsys, "--precision", "fp4", "--kv-precision", "fp8", "--context", "1024",
+                 "--kv-runtime", "in-place")["llm"]["figures"]
+    cache = 2 * L * KV * D * 1024  # bytes at 8 bits
+    assert f["kv_bytes_per_token"] * 1024 == cache == f["memory"]["kv_cache_bytes"]
+    # the cache read once at 8 bits; per cache tensor the new token read as computed (fp4: 4.5 bits) and
+    # appended at 8 bits
+    assert f["decode"]["kv_bytes"] == cache + 2 * L * (_ceil_bytes(KV * D, Fraction(9, 2)) + KV * D)

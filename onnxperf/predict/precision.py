@@ -51,6 +51,8 @@ _T = onnx.TensorProto
 #: the floating-point types a what-if re-types
 FLOAT_TYPES = frozenset({_T.FLOAT, _T.FLOAT16, _T.BFLOAT16, _T.DOUBLE})
 _FLOAT_NAMES = frozenset(dtypes.name(t) for t in FLOAT_TYPES)
+#: every floating-point element type's name (float8 and float4 included: what a what-if may leave a cache in)
+_ANY_FLOAT_NAMES = frozenset(dtypes.name(t) for t in onnx.TensorProto.DataType.values() if t and dtypes.is_float(t))
 
 
 @dataclass(frozen=True)
@@ -294,7 +296,8 @@ def kv_what_if(a: Costs, names: frozenset[str] | set[str], precision: Precision 
     tb = p.tensor_bits
 
     def bits(ref) -> Fraction | None:
-        return tb if ref is not None and ref.name in names and ref.dtype in _FLOAT_NAMES else None
+        # any floating-point cache: fp32 as exported, or fp8 / fp4 after a --precision what-if
+        return tb if ref is not None and ref.name in names and ref.dtype in _ANY_FLOAT_NAMES else None
 
     cache: dict[int, object] = {}
 
@@ -317,7 +320,7 @@ def kv_what_if(a: Costs, names: frozenset[str] | set[str], precision: Precision 
                      bytes_written=None if t.bytes_written is None else sum(n.bytes_written for n in main))
     tensors = None
     if a.tensors is not None:
-        tensors = {k: (_Retyped(ti, p.elem_type, _fractional(tb)) if k in names and ti.elem_type in FLOAT_TYPES else ti)
+        tensors = {k: (_Retyped(ti, p.elem_type, _fractional(tb)) if k in names and dtypes.is_float(ti.elem_type) else ti)
                    for k, ti in a.tensors.items()}
     model = replace(a.model, inputs=retype(a.model.inputs), outputs=retype(a.model.outputs))
     return replace(a, model=model, nodes=nodes, totals=totals, by_op_type=_by_op_type(nodes), tensors=tensors)
