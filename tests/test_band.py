@@ -21,7 +21,7 @@ LLAMA = str(ROOT / "models" / "corpus" / "llama_decode_legacy.onnx")
 
 
 def _spec_with_band(tmp_path: Path) -> Path:
-    text = subprocess.run([sys.executable, "-m", "onnxperf", "hw", "show", "t4", "--format", "toml"],
+    text = subprocess.run([sys.executable, "-m", "onnxperf", "hw", "show", "v100-sxm2-32gb", "--format", "toml"],
                           capture_output=True, text=True, check=True).stdout
     text = text.replace("[efficiency]\n", "[efficiency]\n\"band.p10\" = 0.8\n\"band.p90\" = 1.35\n\"band.points\" = 40\n"
                         "\"band.llm.p10\" = 0.9\n\"band.llm.p90\" = 1.5\n\"band.llm.points\" = 12\n", 1)
@@ -29,7 +29,7 @@ def _spec_with_band(tmp_path: Path) -> Path:
                         "\"band.p10\" = \"test: 40 held-out rows\"\n\"band.p90\" = \"test\"\n\"band.points\" = \"test\"\n"
                         "\"band.llm.p10\" = \"test: 12 held-out decoder rows\"\n\"band.llm.p90\" = \"test\"\n"
                         "\"band.llm.points\" = \"test\"\n", 1)
-    p = tmp_path / "t4-band.toml"
+    p = tmp_path / "v100-band.toml"
     p.write_text(text)
     return p
 

@@ -1,15 +1,22 @@
-"""benchmarks/published/gpu_inference.json: every entry is sourced and well formed (issue 18 input)."""
+"""benchmarks/published/gpu_inference.json and bert_extra.json: every entry is sourced and well formed, and
+benchmarks/gpu_realism.py reads both (issue 18 input; issue 29, item 2)."""
 
+import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 from onnxperf.hardware import load_spec
 
-PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "published" / "gpu_inference.json"
+ROOT = Path(__file__).resolve().parents[1]
+PATH = ROOT / "benchmarks" / "published" / "gpu_inference.json"
+EXTRA = ROOT / "benchmarks" / "published" / "bert_extra.json"
 
 
-def test_entries_are_sourced_and_name_known_presets():
-    d = json.loads(PATH.read_text())
+@pytest.mark.parametrize("path", [PATH, EXTRA], ids=["gpu_inference", "bert_extra"])
+def test_entries_are_sourced_and_name_known_presets(path):
+    d = json.loads(path.read_text())
     assert d["schema"] == "onnxperf.published-gpu/1" and d["entries"]
     for e in d["entries"]:
         assert e["model"] and e["precision"] and e["runtime_class"] in ("tensorrt", "framework", "triton")
@@ -17,3 +24,24 @@ def test_entries_are_sourced_and_name_known_presets():
         src = e["source"]
         assert src["repo"] and src["path"] and len(src["commit"]) == 40
         assert e.get("throughput_items_per_s") or e.get("latency_s")
+
+
+def test_gpu_realism_reads_both_files_and_keeps_the_relabelled_table_apart():
+    """bert_extra.json's L40S, L4 and A30 rows join gpu_inference.json's; the table headed L4 that a later
+    commit relabelled A30 (``device_label_conflict``) is neither fitted nor scored. A latency-only row's
+    throughput is batch / average latency."""
+    spec = importlib.util.spec_from_file_location("onnxperf_bench_gpu_realism_pub", ROOT / "benchmarks" / "gpu_realism.py")
+    G = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(G)
+    rows = G.entries()
+    files = {e["_file"] for e in rows}
+    assert {"gpu_inference.json", "bert_extra.json"} <= files
+    extra = [e for e in rows if e["_file"] == "bert_extra.json"]
+    assert len(extra) == len(json.loads(EXTRA.read_text())["entries"])
+    assert {e["device"] for e in extra} == {"l40s", "l4", "a30"}
+    conflict = [e for e in extra if e.get("device_label_conflict")]
+    assert conflict and all("label conflict" in G.not_comparable(e) for e in conflict)
+    halves = G.split(rows)
+    assert not any(e["_id"] in halves for e in conflict)
+    e = next(e for e in extra if e["batch"] == 8 and not e.get("device_label_conflict"))
+    assert G.published_throughput(e) == pytest.approx(8 / e["latency_s"]["avg"])

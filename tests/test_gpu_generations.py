@@ -1,0 +1,126 @@
+"""The GPU kernel model's constants per generation and the error bands (issue 29, item 2).
+
+``benchmarks/gpu_realism.py`` names the device classes (GPU generations), splits each class's published
+TensorRT rows into a fit half and a held-out half, fits the constants on the first and measures the band
+(measured / predicted time, P10 and P90) on the second. Here: every GPU preset of a class carries that
+class's constants and sources; bands are present exactly where held-out rows exist and name them; the split
+never puts one row on both sides; and one class's band is recomputed from its few held-out rows through the
+library's own prediction (not the fast path the script fits with).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import statistics
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from onnxperf.hardware.files import list_presets, load_preset
+from onnxperf.predict.roofline import band_of
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("onnxperf_bench_gpu_realism_gen", ROOT / "benchmarks" / "gpu_realism.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+G = _bench()
+GPU_PRESETS = sorted(p for p in list_presets() if "fusion.gpu" in load_preset(p).efficiency)
+
+
+@pytest.fixture(scope="module")
+def rows_and_halves():
+    rows = G.entries()
+    return rows, G.split(rows)
+
+
+def test_every_gpu_preset_is_in_exactly_one_class():
+    listed = [p for ps in G.CLASSES.values() for p in ps]
+    assert sorted(listed) == GPU_PRESETS and len(set(listed)) == len(listed)
+    assert set(G.DONORS) < set(G.CLASSES) and all(d in G.CLASSES and d not in G.DONORS for d, _ in G.DONORS.values())
+
+
+@pytest.mark.parametrize("cls", list(G.CLASSES))
+def test_a_class_shares_its_constants_and_sources(cls):
+    """Every preset of a class: the same five constants with the same sources, naming the class they were
+    fitted on (a donor class's for a class without published rows); no per-run overhead (no source gives one)."""
+    presets = G.CLASSES[cls]
+    first = load_preset(presets[0])
+    fitted_on = G.DONORS[cls][0] if cls in G.DONORS else cls
+    for p in presets:
+        s = load_preset(p)
+        assert {k: s.efficiency[k] for k in G.FIT_KEYS} == {k: first.efficiency[k] for k in G.FIT_KEYS}, p
+        assert {k: s.efficiency_sources[k] for k in G.FIT_KEYS} == {k: first.efficiency_sources[k] for k in G.FIT_KEYS}
+        for k in G.FIT_KEYS:
+            assert f"the {fitted_on} class" in s.efficiency_sources[k], (p, k)
+        assert "overhead_run_s" not in s.efficiency
+        assert s.efficiency["default.compute"] == 0.5 and s.efficiency["fusion.gpu"] == 1
+    if cls in G.DONORS:
+        donor = load_preset(G.CLASSES[G.DONORS[cls][0]][0])
+        assert {k: first.efficiency[k] for k in G.FIT_KEYS} == {k: donor.efficiency[k] for k in G.FIT_KEYS}
+
+
+def test_the_split_puts_no_row_on_both_sides(rows_and_halves):
+    """Fit and held-out halves are disjoint by construction (one label per row) and, within a batch sweep,
+    alternate over the batch grid: a batch (every release of the table) is on one side only. Rows that
+    measure other work, and the relabelled table, are on neither."""
+    rows, halves = rows_and_halves
+    side: dict[tuple, set] = {}
+    for e in rows:
+        if e["_id"] not in halves:
+            assert G.not_comparable(e) is not None
+            continue
+        if e["scenario"] == "fixed_batch":
+            side.setdefault((e["model"], e.get("seq_len"), e["device"], e["precision"], e["batch"]), set()).add(
+                halves[e["_id"]])
+    assert side and all(len(v) == 1 for v in side.values())
+    conflict = [e for e in rows if e.get("device_label_conflict")]
+    assert conflict and not any(e["_id"] in halves for e in conflict)
+    for cls in G.DONORS:
+        assert not any(halves[e["_id"]] == "fit" for e in rows if e["_class"] == cls and e["_id"] in halves)
+
+
+def test_bands_exactly_where_held_out_rows_exist(rows_and_halves):
+    """A class with held-out rows: every preset has band.p10 <= band.p90 and band.points = their count, the
+    source naming the class, the held-out rows and the files; a class without: no band (outputs say so)."""
+    rows, halves = rows_and_halves
+    held: dict[str, list] = {}
+    for e in rows:
+        if halves.get(e["_id"]) == "held":
+            held.setdefault(e["_class"], []).append(e)
+    assert {"turing", "ampere", "ada", "hopper"} <= set(held)
+    for cls, presets in G.CLASSES.items():
+        for p in presets:
+            s = load_preset(p)
+            band = band_of(s)
+            if cls not in held:
+                assert band is None, p
+                continue
+            assert band is not None and 0 < band.p10 <= band.p90 and band.points == len(held[cls]), p
+            src = s.efficiency_sources["band.p10"]
+            assert f"{len(held[cls])} held-out" in src and f"{cls} class" in src and "gpu_realism.py --bands" in src
+            assert all(f in src for f in {e["_file"] for e in held[cls]})
+
+
+def test_one_class_band_recomputed_from_its_rows(rows_and_halves):
+    """The Jetson class (Ampere's constants, never fitted on a Jetson): its held-out MLPerf rows predicted
+    through the library's full plan, measured / predicted time per item, give the preset's band."""
+    rows, halves = rows_and_halves
+    held = [e for e in rows if e["_class"] == "ampere-jetson" and halves.get(e["_id"]) == "held"]
+    assert 1 <= len(held) <= 4
+    ev = G.evaluate(held, lambda e, b: G.predict_latency(e["model"], b, G._seq(e), e["device"], e["precision"]))
+    ratios = [r["_ratio"] for r in ev]
+    band = band_of(load_preset("jetson-orin"))
+    assert band.points == len(ratios)
+    assert band.p10 == pytest.approx(round(float(np.percentile(ratios, 10)), 2))
+    assert band.p90 == pytest.approx(round(float(np.percentile(ratios, 90)), 2))
+    assert band.p10 <= statistics.median(ratios) <= band.p90
+    # the fast path the fit uses is the same prediction
+    for r in ev:
+        assert G.fast_ratio(r, G.constants(r["device"]))[0] == pytest.approx(r["_ratio"], rel=1e-9)
