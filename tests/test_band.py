@@ -78,3 +78,29 @@ def test_without_a_band_the_kernel_model_says_so(capsys):
     assert cli.main(["summary", LLAMA, "--llm", "--hw", "b200", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "no error band: no published" in out and "lower bound on time" not in out
+
+
+def test_the_decoder_bands_in_the_presets_are_sourced_and_come_from_the_compared_rows():
+    """band.llm.* (benchmarks/llm_bands.py) sits in the presets of the classes that have published decoder rows,
+    with a source naming the rows; recomputing from the results file gives what the presets hold."""
+    import sys as _sys
+
+    from onnxperf.hardware import list_presets, load_preset
+
+    _sys.path.insert(0, str(ROOT / "benchmarks"))
+    from llm_bands import CLASS_OF, RESULTS, bands, rows
+
+    computed = bands(rows(RESULTS.read_text()))
+    seen = 0
+    for p in list_presets():
+        s = load_preset(p)
+        b = band_of(s, "llm")
+        cls = CLASS_OF.get(p)
+        if cls in computed:
+            seen += 1
+            assert b is not None and (b.p10, b.p90, b.points) == (computed[cls]["p10"], computed[cls]["p90"],
+                                                                   computed[cls]["points"]), p
+            assert "published decoder rows" in b.source and b.p10 < b.p90
+        else:
+            assert b is None, p
+    assert seen >= 10
