@@ -39,9 +39,14 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
+import sys
+
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # make_llm beside it, as a script or loaded by path
+from make_llm import Builder as _BaseBuilder  # noqa: E402
 
 DT = TensorProto.FLOAT16
 
@@ -110,36 +115,9 @@ ALIASES = {"llama-7b": "llama-2-7b", "llama-2-7b": "llama-2-7b", "llama-3-8b": "
            "mistral-7b": "mistral-7b"}
 
 
-class Builder:
-    def __init__(self, data_file: str):
-        self.nodes: list[onnx.NodeProto] = []
-        self.inits: list[onnx.TensorProto] = []
-        self.data_file = data_file
-        self.offset = 0
-        self.k = 0
-
-    def name(self, base: str) -> str:
-        self.k += 1
-        return f"{base}_{self.k}"
-
-    def weight(self, name: str, shape: list[int]) -> str:
-        """An fp16 initializer stored as an external-data reference (bytes never written)."""
-        t = onnx.TensorProto()
-        t.name, t.data_type = name, DT
-        t.dims.extend(shape)
-        t.data_location = TensorProto.EXTERNAL
-        length = int(np.prod(shape)) * 2
-        for k, v in (("location", self.data_file), ("offset", str(self.offset)), ("length", str(length))):
-            e = t.external_data.add()
-            e.key, e.value = k, v
-        self.offset += (length + 4095) // 4096 * 4096
-        self.inits.append(t)
-        return name
-
-    def const(self, values, dtype=np.int64) -> str:
-        n = self.name("const")
-        self.inits.append(numpy_helper.from_array(np.asarray(values, dtype=dtype), n))
-        return n
+class Builder(_BaseBuilder):
+    """make_llm.py's builder (fp16 weights as external references never written, constants, names);
+    ``op`` here names one output, or takes the name it is given."""
 
     def op(self, op_type: str, inputs: list[str], out: str | None = None, **attrs) -> str:
         o = out or self.name(op_type.lower())
