@@ -16,7 +16,7 @@ import numbers
 import os
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -212,6 +212,19 @@ class Costs:
     @property
     def main_nodes(self) -> tuple[NodeCost, ...]:
         return tuple(n for n in self.nodes if not n.scope)
+
+    def with_nodes(self, nodes: tuple[NodeCost, ...], figures: tuple[str, ...] = ("bytes_read", "bytes_written"),
+                   **fields: Any) -> Costs:
+        """These costs with ``nodes`` (the same nodes, re-expressed) in place of their own: each total named
+        in ``figures`` summed again over the main-graph nodes (an unknown total stays unknown), the other
+        totals as ``fields`` set them, and the per-op-type rows made again; ``fields`` may also replace
+        ``model`` and ``tensors``."""
+        t = self.totals
+        main = [n for n in nodes if not n.scope]
+        sums = {f: None if getattr(t, f) is None else sum(getattr(n, f) for n in main) for f in figures}
+        extra = {k: fields.pop(k) for k in ("model", "tensors") if k in fields}
+        return replace(self, nodes=tuple(nodes), totals=replace(t, **sums, **fields),
+                       by_op_type=_by_op_type(tuple(nodes)), **extra)
 
     @property
     def batch(self) -> int:

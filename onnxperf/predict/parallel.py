@@ -27,11 +27,11 @@ kernel).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from math import ceil
 from typing import Any
 
-from onnxperf.cost.analysis import Costs, _by_op_type
+from onnxperf.cost.analysis import Costs
 
 #: ops that read a tensor's shape, not its data: their outputs are replicated
 _METADATA = frozenset({"Shape", "Size"})
@@ -116,10 +116,6 @@ def shard_plan(a: Costs, caches: tuple[str, ...], kv_heads: int | None, devices:
                      tuple(caches))
 
 
-def _part(x: int | None, f: float) -> int | None:
-    return None if x is None else ceil(x * f)
-
-
 def shard(a: Costs, plan: ShardPlan) -> Costs:
     """One device's costs under ``plan``: every split node's MACs, FLOPs, integer ops and bytes at its
     share, the split weights' parameters divided by the device count; tensor records (for liveness)
@@ -134,13 +130,9 @@ def shard(a: Costs, plan: ShardPlan) -> Costs:
             nodes.append(node)
             continue
         w = 1 / plan.devices  # the arithmetic splits by heads (query heads) or columns; bytes at the share
-        nodes.append(type(node)(node.id, node.scope, node.name, node.op_type, node.domain, node.family,
-                                node.rule_since, node.status, node.inputs, node.outputs, ceil(node.macs * w),
-                                ceil(node.flops * w), ceil(node.int_ops * w), ceil(node.bytes_read * f),
-                                ceil(node.bytes_written * f), ceil(node.params * w), node.exact, node.blocking,
-                                node.note, node.bound))
-    nodes_t = tuple(nodes)
-    main = [x for x in nodes_t if not x.scope]
+        nodes.append(node._replace(macs=ceil(node.macs * w), flops=ceil(node.flops * w),
+                                   int_ops=ceil(node.int_ops * w), bytes_read=ceil(node.bytes_read * f),
+                                   bytes_written=ceil(node.bytes_written * f), params=ceil(node.params * w)))
     t = a.totals
     lm = a.loaded
     inits = lm.graph.initializers if lm is not None else {}
@@ -157,14 +149,6 @@ def shard(a: Costs, plan: ShardPlan) -> Costs:
         split_bytes = t.param_bytes * split_params // t.params
     per_device = t.param_bytes - split_bytes + ceil(split_bytes / plan.devices)
 
-    def total(field: str) -> int | None:
-        return None if getattr(t, field) is None else sum(getattr(x, field) for x in main)
-
-    totals = replace(t, macs=total("macs"), flops=total("flops"), int_ops=total("int_ops"),
-                     bytes_read=total("bytes_read"), bytes_written=total("bytes_written"),
-                     param_bytes=per_device,
-                     param_bytes_by_dtype=tuple((k, ceil(v * per_device / t.param_bytes) if t.param_bytes else v)
-                                                for k, v in t.param_bytes_by_dtype))
     tensors = a.tensors
     if tensors is not None:
         made = {}
@@ -177,7 +161,10 @@ def shard(a: Costs, plan: ShardPlan) -> Costs:
         for c in plan.caches:
             made[c] = plan.kv_share
         tensors = {k: (_Share(ti, made[k]) if k in made else ti) for k, ti in tensors.items()}
-    return replace(a, nodes=nodes_t, totals=totals, by_op_type=_by_op_type(nodes_t), tensors=tensors)
+    return a.with_nodes(tuple(nodes), ("macs", "flops", "int_ops", "bytes_read", "bytes_written"),
+                        param_bytes=per_device, tensors=tensors,
+                        param_bytes_by_dtype=tuple((k, ceil(v * per_device / t.param_bytes) if t.param_bytes else v)
+                                                   for k, v in t.param_bytes_by_dtype))
 
 
 class _Share:

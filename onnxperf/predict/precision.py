@@ -314,16 +314,12 @@ def kv_what_if(a: Costs, names: frozenset[str] | set[str], precision: Precision 
 
     nodes = tuple(_node(n, retype(n.inputs), retype(n.outputs), _rescaled(n.bytes_read, n.inputs, bits),
                         _rescaled(n.bytes_written, n.outputs, bits)) for n in a.nodes)
-    main = [n for n in nodes if not n.scope]
-    t = a.totals
-    totals = replace(t, bytes_read=None if t.bytes_read is None else sum(n.bytes_read for n in main),
-                     bytes_written=None if t.bytes_written is None else sum(n.bytes_written for n in main))
     tensors = None
     if a.tensors is not None:
         tensors = {k: (_Retyped(ti, p.elem_type, _fractional(tb)) if k in names and dtypes.is_float(ti.elem_type) else ti)
                    for k, ti in a.tensors.items()}
     model = replace(a.model, inputs=retype(a.model.inputs), outputs=retype(a.model.outputs))
-    return replace(a, model=model, nodes=nodes, totals=totals, by_op_type=_by_op_type(nodes), tensors=tensors)
+    return a.with_nodes(nodes, model=model, tensors=tensors)
 
 
 class _Ref:

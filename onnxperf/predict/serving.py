@@ -29,9 +29,8 @@ nodes, so the totals, the memory traffic split and the roofline read the re-expr
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 
-from onnxperf.cost.analysis import Costs, _by_op_type
+from onnxperf.cost.analysis import Costs
 from onnxperf.cost.walker import ZERO
 from onnxperf.predict.kv_names import EXPORTED, IN_PLACE, KV_RUNTIME_TEXT, KV_RUNTIMES
 
@@ -45,9 +44,8 @@ READ_NOTE = "in-place KV cache: reads the cache once, as stored"
 
 def _node(n, bytes_read: int, bytes_written: int, status: str | None = None, note: str | None = None):
     """A copy of NodeCost ``n`` with new byte counts (and status and note)."""
-    return type(n)(n.id, n.scope, n.name, n.op_type, n.domain, n.family, n.rule_since, status or n.status,
-                   n.inputs, n.outputs, n.macs, n.flops, n.int_ops, bytes_read, bytes_written, n.params, n.exact,
-                   n.blocking, note if note is not None else n.note, n.bound)
+    return n._replace(bytes_read=bytes_read, bytes_written=bytes_written, status=status or n.status,
+                      note=note if note is not None else n.note)
 
 
 def in_place(a: Costs, caches: Iterable[str]) -> Costs:
@@ -104,12 +102,7 @@ def in_place(a: Costs, caches: Iterable[str]) -> Costs:
                 changed[id(n)] = _node(n, read, written, note=(n.note + "; " if n.note else "") + READ_NOTE)
     if not changed:
         return a
-    nodes = tuple(changed.get(id(n), n) for n in a.nodes)
-    main = [n for n in nodes if not n.scope]
-    t = a.totals
-    totals = replace(t, bytes_read=None if t.bytes_read is None else sum(n.bytes_read for n in main),
-                     bytes_written=None if t.bytes_written is None else sum(n.bytes_written for n in main))
-    return replace(a, nodes=nodes, totals=totals, by_op_type=_by_op_type(nodes))
+    return a.with_nodes(tuple(changed.get(id(n), n) for n in a.nodes))
 
 
 def shared_buffers(a: Costs) -> dict[str, tuple[str, bool]]:
