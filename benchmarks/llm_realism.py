@@ -73,6 +73,7 @@ from onnxperf.hardware.files import load_preset  # noqa: E402
 from onnxperf.insights.llm.figures import figures  # noqa: E402
 from onnxperf.insights.llm.recognize import recognize  # noqa: E402
 from onnxperf.predict import precision as P  # noqa: E402
+from onnxperf.predict.reuse import level_bytes  # noqa: E402
 from onnxperf.predict.roofline import GEMV_ROWS, int_dtype, roofline  # noqa: E402
 from onnxperf.predict.serving import KV_MOVES, in_place  # noqa: E402
 
@@ -342,7 +343,9 @@ class Arrays:
     """A point's kernel-model inputs, device-independent: per executed node its FLOPs, integer ops
     and their dtype, its bytes under the kernel plan (what its kernel reads and writes), whether it is
     a matrix product, whether it starts a kernel, and the output elements its fill reads (inf: no fill).
-    Nodes alike in all of these (the same node of every layer) are one entry with its ``count``."""
+    Nodes alike in all of these (the same node of every layer) are one entry with its ``count``.
+    ``hits``: per L2 capacity of the presets (:data:`L2_CAPACITIES`), the share of each entry's bytes the
+    reuse model serves from that L2 (the kernel model charges a kernel's bytes in those proportions)."""
 
     count: np.ndarray
     flops: np.ndarray
@@ -352,6 +355,7 @@ class Arrays:
     matmul: np.ndarray
     launch: np.ndarray
     outputs: np.ndarray
+    hits: dict
 
 
 @dataclass(frozen=True)
@@ -384,6 +388,18 @@ def kv_names(a, step) -> frozenset[str]:
         if n.op_type in KV_MOVES and not n.domain and n.inputs and n.inputs[0] is not None and n.inputs[0].name in kv:
             kv.update(o.name for o in n.outputs if o is not None)
     return frozenset(kv)
+
+
+def l2_of(spec) -> tuple[int, float] | None:
+    """(capacity, bandwidth) of a preset's L2 level, None where it ships none."""
+    lv = tuple(getattr(spec, "memory_levels", ()) or ())
+    if len(lv) > 1:
+        raise RuntimeError(f"{spec.id}: more than one memory level; the fast path models one (an L2)")
+    return (lv[0].capacity_bytes, lv[0].bandwidth_bytes_per_s) if lv else None
+
+
+#: the L2 capacities of the GPU presets (every one a point's Arrays carry shares for)
+L2_CAPACITIES = tuple(sorted({l2_of(load_preset(p))[0] for p in GENERATION if l2_of(load_preset(p))}))
 
 
 class Engine:
@@ -428,8 +444,10 @@ class Engine:
             return got
         t0 = time.perf_counter()
         a = self.analysis(pt)
-        unit = replace(self.spec("h100-sxm"), efficiency={"fusion.gpu": 1, "overhead_s": 1.0}, efficiency_sources={})
+        unit = replace(self.spec("h100-sxm"), efficiency={"fusion.gpu": 1, "overhead_s": 1.0}, efficiency_sources={},
+                       memory_levels=())
         r = roofline(a, unit, P.get(pt[1]))
+        lbs = [level_bytes(a, (cap,)) for cap in L2_CAPACITIES]
         alike: dict[tuple, int] = {}
         for n, row in zip(a.main_nodes, r.nodes):
             if row.time_s is None:
@@ -437,13 +455,15 @@ class Engine:
             if row.time_s == 0:
                 continue  # no kernel and nothing moved: free (a view, folded, on chip)
             launch = row.dispatch_s > 0
+            shares = tuple((b[0] / sum(b) if sum(b) else 0.0) for b in (lb.get(n.key, (0.0, 0.0)) for lb in lbs))
             k = (float(n.flops or 0), float(n.int_ops or 0), int_dtype(n.inputs), float(row.bytes),
-                 n.family == "matmul", launch, _fill_elements(n) if launch else math.inf)
+                 n.family == "matmul", launch, _fill_elements(n) if launch else math.inf, shares)
             alike[k] = alike.get(k, 0) + 1
         keys = list(alike)
         col = lambda i, dt=float: np.array([k[i] for k in keys], dtype=dt)  # noqa: E731
+        hits = {cap: np.array([k[7][i] for k in keys], float) for i, cap in enumerate(L2_CAPACITIES)}
         got = self._arrays[pt] = Arrays(np.array([alike[k] for k in keys], float), col(0), col(1),
-                                        tuple(k[2] for k in keys), col(3), col(4, bool), col(5, bool), col(6))
+                                        tuple(k[2] for k in keys), col(3), col(4, bool), col(5, bool), col(6), hits)
         self.analyses += 1
         self.seconds += time.perf_counter() - t0
         return got
@@ -461,7 +481,9 @@ class Engine:
         fill = np.where(np.isinf(ar.outputs), 1.0, ar.outputs / (np.where(np.isinf(ar.outputs), 0, ar.outputs)
                                                                 + sms * per_sm)) if sms and per_sm else 1.0
         c = (ar.flops / pf + np.where(ar.int_ops > 0, ar.int_ops / np.where(pi > 0, pi, 1), 0)) / fill
-        m = ar.nbytes / spec.memory_bandwidth_bytes_per_s
+        l2 = l2_of(spec)
+        bw = spec.memory_bandwidth_bytes_per_s
+        m = ar.nbytes * (ar.hits[l2[0]] / l2[1] + (1 - ar.hits[l2[0]]) / bw) if l2 else ar.nbytes / bw
         parts = []
         for sel in (ar.matmul, ~ar.matmul):
             cs, ms, n = c[sel], m[sel], ar.count[sel]

@@ -445,17 +445,31 @@ def test_a_loop_is_timed_as_its_body_run_trips_times():
     from onnxperf.hardware import load_spec
     from onnxperf.predict.roofline import node_roofline, roofline
 
+    import dataclasses
+
+    from onnxperf.predict.roofline import _at_levels
+
     trips = 5
     a = onnxperf.analyze(_matmul_loop(trips))
+    body = [n for n in a.nodes if n.scope]
     for hw in ("t4", "t4:plain"):
-        spec = load_spec(hw)
+        spec = dataclasses.replace(load_spec(hw), memory_levels=())  # every run from DRAM
         r = roofline(a, spec)
-        body = [n for n in a.nodes if n.scope]
         one_run = sum(node_roofline(n, spec).time_s for n in body)
         (loop,) = r.nodes
         assert loop.time_s == pytest.approx(trips * one_run) and loop.time_s > 0
         if r.kernels is not None:  # the GPU kernel model: each body node that runs, every run
             assert r.kernels == trips * sum(node_roofline(n, spec).time_s > 0 for n in body)
+    # the T4 preset's 4 MiB L2 holds the body's working set: runs after the first read it from there,
+    # t = t_run(DRAM) + (trips − 1)·t_run(L2)
+    spec = load_spec("t4")
+    (l2,) = spec.memory_levels
+    bws, names = (l2.bandwidth_bytes_per_s, spec.memory_bandwidth_bytes_per_s), (l2.name, "DRAM")
+    first = sum(node_roofline(n, spec).time_s for n in body)
+    cached = sum(_at_levels(node_roofline(n, spec), n, [float(node_roofline(n, spec).bytes), 0.0], bws, names,
+                            spec).time_s for n in body)
+    (loop,) = roofline(a, spec).nodes
+    assert cached < first and loop.time_s == pytest.approx(first + (trips - 1) * cached)
 
 
 def test_an_if_is_timed_as_the_branch_it_takes():

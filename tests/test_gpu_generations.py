@@ -123,4 +123,4 @@ def test_one_class_band_recomputed_from_its_rows(rows_and_halves):
     assert band.p10 <= statistics.median(ratios) <= band.p90
     # the fast path the fit uses is the same prediction
     for r in ev:
-        assert G.fast_ratio(r, G.constants(r["device"]))[0] == pytest.approx(r["_ratio"], rel=1e-9)
+        assert G.fast_ratio(r, G.constants(r["device"]), G.shipped_l2())[0] == pytest.approx(r["_ratio"], rel=1e-9)

@@ -4,6 +4,8 @@ all-reduces that join the shares. Expected figures are derived from the Llama ex
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 from math import ceil
 from pathlib import Path
@@ -56,10 +58,16 @@ def test_one_device_does_a_share_of_the_arithmetic_and_holds_a_share_of_the_weig
 
 
 def test_an_all_reduce_is_a_ring_over_the_interconnect():
-    """o + 2 (N - 1) / N · M / B on an H100 SXM (NVLink 450 GB/s per direction, 2 µs per kernel)."""
+    """α + 2 (N - 1) / N · M / B, α = base + 2 (N - 1) · hop: NCCL's latency model (ring, LL: 6.6 µs and
+    0.6 µs per step over NVLink, 1 µs over PCIe) on an H100 SXM (NVLink 450 GB/s per direction) and an
+    L40S (PCIe 32 GB/s); a spec without the two pays one kernel launch (overhead_s)."""
     spec = load_spec("h100-sxm")
     m = 1 << 20
-    assert allreduce_s(m, 8, spec) == pytest.approx(spec.efficiency["overhead_s"] + 2 * 7 / 8 * m / 450e9)
+    assert allreduce_s(m, 8, spec) == pytest.approx(6.6e-6 + 2 * 7 * 0.6e-6 + 2 * 7 / 8 * m / 450e9)
+    assert allreduce_s(m, 2, load_spec("l40s")) == pytest.approx(6.6e-6 + 2 * 1 * 1e-6 + 2 * 1 / 2 * m / 32e9)
+    bare = dataclasses.replace(spec, **{t: {k: v for k, v in getattr(spec, t).items() if not k.startswith("allreduce.")}
+                                        for t in ("efficiency", "efficiency_sources")})
+    assert allreduce_s(m, 8, bare) == pytest.approx(spec.efficiency["overhead_s"] + 2 * 7 / 8 * m / 450e9)
     assert allreduce_s(m, 1, spec) == 0.0
     assert allreduce_s(m, 2, load_spec("epyc-9654")) is None  # a CPU: no interconnect given
 

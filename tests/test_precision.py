@@ -69,9 +69,7 @@ def test_integer_tensors_keep_their_type():
 def test_compute_at_the_precision_peak(name):
     """A conv's predicted time is max(FLOPs at the precision's peak, its bytes at the new width over
     the bandwidth) (tf32: tensor cores on float32 data; int8: the integer rate): the plain roofline."""
-    from onnxperf.hardware.spec import uncalibrated
-
-    spec = uncalibrated(load_spec("a100-80gb"))
+    spec = load_spec("a100-80gb:plain")  # the plain DRAM roofline
     a = analyze(ROOT / "models" / "resnet50_torch.onnx", dims={"batch": 32})
     p = get(name)
     w = what_if(a, p)

@@ -18,11 +18,14 @@ node divided by N (the traffic of the nodes that read the KV cache by the cache'
 has fewer KV heads than devices: each device holds a whole KV head), replicated nodes whole. The step's time on one device is the roofline of that
 share plus the all-reduces on the critical path (decode steps do not overlap them):
 
-    t_allreduce(M) = o + 2 (N - 1) / N · M / B
+    t_allreduce(M) = α + 2 (N - 1) / N · M / B,   α = base + 2 (N - 1) · hop
 
 a ring all-reduce of M bytes over a link of B bytes/s per direction (the preset's
-``interconnect_bytes_per_s``), ``o`` the spec's per-kernel overhead (``overhead_s``: NCCL launches a
-kernel).
+``interconnect_bytes_per_s``). α is NCCL's own latency model of an all-reduce (``ncclTopoTuneModel``:
+a base latency plus one per step of the 2 (N - 1) steps of the ring, LL protocol: what it picks for
+the few kilobytes a decode step reduces), ``allreduce.base_s`` and ``allreduce.hop_s`` in the spec's
+``[efficiency]`` (NVIDIA presets: 6.6 µs and 0.6 µs per step over NVLink, 1 µs over PCIe); a spec
+without them pays its per-kernel overhead (``overhead_s``) once per all-reduce.
 """
 
 from __future__ import annotations
@@ -178,16 +181,24 @@ class _Share:
         self.scaled = True
 
 
+def allreduce_latency_s(devices: int, spec: Any) -> float:
+    """α of one all-reduce over ``devices``: ``base + 2 (N - 1) · hop`` from the spec's ``allreduce.base_s``
+    and ``allreduce.hop_s``; ``overhead_s`` (one kernel launch) for a spec without them."""
+    eff = getattr(spec, "efficiency", None) or {}
+    if "allreduce.base_s" in eff:
+        return float(eff["allreduce.base_s"]) + 2 * (devices - 1) * float(eff.get("allreduce.hop_s", 0.0))
+    return float(eff.get("overhead_s", 0.0))
+
+
 def allreduce_s(nbytes: int, devices: int, spec: Any) -> float | None:
-    """A ring all-reduce of ``nbytes`` over ``devices``: ``o + 2 (N - 1) / N · M / B`` (module docstring);
+    """A ring all-reduce of ``nbytes`` over ``devices``: ``α + 2 (N - 1) / N · M / B`` (module docstring);
     None when the spec gives no interconnect."""
     if devices <= 1:
         return 0.0
     link = getattr(spec, "interconnect_bytes_per_s", None)
     if not link:
         return None
-    overhead = float((getattr(spec, "efficiency", None) or {}).get("overhead_s", 0.0))
-    return overhead + 2 * (devices - 1) / devices * nbytes / link
+    return allreduce_latency_s(devices, spec) + 2 * (devices - 1) / devices * nbytes / link
 
 
-__all__ = ["ShardPlan", "allreduce_s", "shard", "shard_plan"]
+__all__ = ["ShardPlan", "allreduce_latency_s", "allreduce_s", "shard", "shard_plan"]

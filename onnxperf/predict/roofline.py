@@ -1060,12 +1060,14 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
     raw = [node_roofline(n, spec, key, ops.get(n.key)) for n in nodes]
     levels = tuple(getattr(spec, "memory_levels", ()) or ())
     by_level: tuple[tuple[str, float], ...] = ()
+    at_levels = None
     if levels:
         lb = level_bytes(a, tuple(lv.capacity_bytes for lv in levels))
         bws = tuple(lv.bandwidth_bytes_per_s for lv in levels) + (spec.memory_bandwidth_bytes_per_s,)
         names = tuple(lv.name for lv in levels) + ("DRAM",)
         raw = [_at_levels(r, n, lb.get(n.key), bws, names, spec, ops.get(n.key)) for r, n in zip(raw, nodes)]
         by_level = tuple((nm, sum(v[k] for v in lb.values())) for k, nm in enumerate(names))
+        at_levels = (lb, bws, names)
     gone = fu = plan = None
     if float(eff.get("fusion.constant_folding", 0)) >= 1:
         gone = folded(a)
@@ -1079,7 +1081,7 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
                for r, n in zip(raw, nodes)]
     if float(eff.get("fusion.gpu", 0)) >= 1:
         plan = kernel_plan(a)
-        raw = _as_kernels(raw, nodes, plan, spec)
+        raw = _as_kernels(raw, nodes, plan, spec, at_levels)
     body_kernels = 0
     controlled: set[str] = set()
     if a.model.nodes_in_subgraphs:
@@ -1185,7 +1187,7 @@ def fill(n, spec: Spec) -> float:
     return out / (out + sms * per_sm) if out > 0 else 1.0
 
 
-def _as_kernels(raw: list[NodeRoofline], nodes, plan, spec: Spec) -> list[NodeRoofline]:
+def _as_kernels(raw: list[NodeRoofline], nodes, plan, spec: Spec, levels=None) -> list[NodeRoofline]:
     """Node rooflines under a GPU kernel plan (:mod:`onnxperf.predict.gpu_kernels`): a node pays the
     launch overhead only when it starts a kernel; it reads only the tensors its kernel has not
     computed or read already, and writes only the tensors that leave its kernel:
@@ -1193,8 +1195,14 @@ def _as_kernels(raw: list[NodeRoofline], nodes, plan, spec: Spec) -> list[NodeRo
         t = max(c / f, m) + α·min(c / f, m) + o·[starts a kernel],   m = (read' + written') / (e_m·β)
 
     with c its arithmetic at the family's attainable compute (as :func:`node_roofline`) and f the fill
-    of a kernel it launches (:func:`fill`)."""
+    of a kernel it launches (:func:`fill`). With memory levels (``levels`` = (bytes per node and level,
+    bandwidths, names), innermost first, DRAM last: a GPU's L2), the kernel's bytes are served by the
+    levels in the proportions the reuse model gives the node's own bytes
+    (:func:`onnxperf.predict.reuse.level_bytes`):
+
+        m = (read' + written') · Σ_k (b_k / Σ_j b_j) / (e_m·β_k)"""
     seen: dict[str, set[str]] = {}  # kernel -> tensors its members have read
+    lb, bws, names = levels if levels else ({}, (), ())
     out = []
     for r, n in zip(raw, nodes):
         if n.key in plan.free:
@@ -1218,11 +1226,19 @@ def _as_kernels(raw: list[NodeRoofline], nodes, plan, spec: Spec) -> list[NodeRo
         _, e_m, overhead = efficiencies(spec, n.family)
         f = fill(n, spec) if n.key in plan.launches else 1.0
         comp_s = r.compute_s / f
-        mem_s = nbytes / (spec.memory_bandwidth_bytes_per_s * e_m) if nbytes else 0.0
+        per_level = lb.get(n.key)
+        total = sum(per_level) if per_level else 0
+        bw, level = spec.memory_bandwidth_bytes_per_s, r.level
+        if nbytes and total:
+            parts = [(nbytes * b / total / (beta * e_m), beta, nm) for b, beta, nm in zip(per_level, bws, names) if b]
+            mem_s = sum(p[0] for p in parts)
+            bw, level = max(p[1] for p in parts), max(parts, key=lambda p: p[0])[2]
+        else:
+            mem_s = nbytes / (spec.memory_bandwidth_bytes_per_s * e_m) if nbytes else 0.0
         o = overhead if n.key in plan.launches else 0.0
         t = max(comp_s, mem_s) + overlap(spec, n.family) * min(comp_s, mem_s) + o
         out.append(replace(r, bytes=nbytes, intensity=intensity(r.ops, nbytes), time_s=t, compute_s=comp_s,
-                           memory_s=mem_s, dispatch_s=o, fill=f))
+                           memory_s=mem_s, dispatch_s=o, fill=f, bandwidth_bytes_per_s=bw, level=level))
     return out
 
 
