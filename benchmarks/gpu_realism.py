@@ -64,7 +64,7 @@ from onnxperf.predict import precision as P  # noqa: E402
 from onnxperf.cost.analysis import cost_analysis as analyze  # noqa: E402
 from onnxperf.hardware.files import load_preset  # noqa: E402
 from onnxperf.hardware.spec import MemoryLevel  # noqa: E402
-from onnxperf.predict.reuse import level_bytes  # noqa: E402
+from onnxperf.predict.reuse import level_bytes_rw  # noqa: E402
 from onnxperf.predict.roofline import fill, roofline  # noqa: E402
 from onnxperf.predict.gpu_kernels import kernel_plan  # noqa: E402
 
@@ -144,13 +144,35 @@ L2_CAPACITY = {
     "gh200-96gb": (50 * MIB, "the GH100 configuration of the H100 SXM5 (H100 whitepaper: 50 MB L2)"),
     "gh200-144gb": (50 * MIB, "the GH100 configuration of the H100 SXM5 (H100 whitepaper: 50 MB L2)"),
 }
+#: the L2 of an H200 measured on this workplace's lent GPU (``python benchmarks/gpu_l2.py measure``)
+MEASURED_L2 = ROOT / "benchmarks" / "measured" / "gpu_l2_h200.json"
+
+
+def measured_l2(path: Path = MEASURED_L2) -> tuple[int, float, str]:
+    """(capacity bytes, read bytes per clock per SM, what) of the measured GPU's L2: the capacity the device
+    reports, and the median read bandwidth over footprints of at most half of it (L1 bypassed) over SMs
+    times the SM clock read after the run."""
+    m = json.loads(path.read_text())
+    cap = int(m["l2_cache_size_bytes"])
+    bws = [r["bytes_per_s"] for r in m["read"] if r["bytes"] <= cap // 2]
+    clock = float(m["smi_after"]["clocks.sm"].split()[0]) * 1e6
+    bw = statistics.median(bws)
+    return cap, bw / (m["sms"] * clock), (f"{m['device']}, {m['date']}: {bw / 1e12:.2f} TB/s median read over "
+                                          f"footprints of 1-{cap // 2 // MIB} MiB at {clock / 1e9:.2f} GHz, "
+                                          f"{m['sms']} SMs; {path.relative_to(ROOT)}")
+
+
+L2_CAPACITY["h200"] = (measured_l2()[0], "device-reported: L2_cache_size of an H200 of this workplace, "
+                       f"{measured_l2()[0]:,} bytes ({MEASURED_L2.relative_to(ROOT)}); the H100 whitepaper's 50 MB "
+                       "is the H100's")
 #: L2 read bytes per clock per SM, NVIDIA A100 Tensor Core GPU Architecture whitepaper: 5,120 bytes/clk
 #: for the A100's 108 SMs, 2,048 for the V100's 80 (7,219 and 3,133 GB/s at 1,410 and 1,530 MHz)
-L2_PER_SM_CLK = {"ampere": 5120 / 108, "volta": 2048 / 80}
+#: Hopper's measured on an H200 (:func:`measured_l2`: NVIDIA states none)
+L2_PER_SM_CLK = {"ampere": 5120 / 108, "volta": 2048 / 80, "hopper": measured_l2()[1]}
 #: the generation whose per-SM rate a class's L2 bandwidth takes: NVIDIA states none for Turing, Ada,
-#: Hopper (derived, and said so in :func:`l2_level`)
+#: Hopper (derived or measured, and said so in :func:`l2_level`)
 L2_RATE_OF = {"turing": "volta", "volta": "volta", "ampere": "ampere", "ampere-jetson": "ampere", "ada": "ampere",
-              "hopper": "ampere", "blackwell": "ampere", "blackwell-geforce": "ampere"}
+              "hopper": "hopper", "blackwell": "ampere", "blackwell-geforce": "ampere"}
 #: FP32 lanes per SM (Turing, Volta, GA100: 64; GA102 / Orin, Ada, Hopper, Blackwell: 128)
 LANES_64 = ("t4", "v100-sxm2-32gb", "a100-40gb", "a100-80gb", "a30")
 
@@ -170,6 +192,10 @@ def l2_level(device: str, scale: float = 1.0) -> tuple[int, float, str] | None:
     lanes = 64 if device in LANES_64 else 128
     bw = L2_PER_SM_CLK[gen] * spec.peak_flops_per_s["fp32"] / (2 * lanes) * scale
     how = ("the A100 whitepaper's figure" if device.startswith("a100") else
+           f"measured: {L2_PER_SM_CLK[gen]:.1f} bytes/clk per SM on an H200 ({measured_l2()[2]}) x "
+           f"{int(spec.efficiency['gpu.sms'])} SMs x the clock of the fp32 peak "
+           f"({spec.peak_flops_per_s['fp32'] / (2 * lanes * spec.efficiency['gpu.sms']) / 1e9:.3g} GHz)"
+           if gen == "hopper" else
            f"derived: {'Volta' if gen == 'volta' else 'Ampere (A100)'}'s {L2_PER_SM_CLK[gen]:.1f} bytes/clk per SM "
            f"(A100 whitepaper) x {int(spec.efficiency['gpu.sms'])} SMs x the clock of the fp32 peak "
            f"({spec.peak_flops_per_s['fp32'] / (2 * lanes * spec.efficiency['gpu.sms']) / 1e9:.3g} GHz)"
@@ -341,26 +367,31 @@ def predict_latency(model: str, batch: int, seq: int | None, device: str, precis
 
 @lru_cache(maxsize=None)
 def _nodes(model: str, batch: int, seq: int | None, device: str, precision: str, l2_bytes: int | None = None):
-    """Per timed node: (family index, compute s, bytes, share of the bytes an L2 of ``l2_bytes`` holds,
-    output elements or inf), and the kernels launched, at efficiency 1 with no fill (see :func:`_parts`)."""
+    """Per timed node: (family index, compute s, bytes its kernel reads, bytes it writes, the shares of
+    its reads and of its writes an L2 of ``l2_bytes`` holds, output elements or inf), and the kernels
+    launched, at efficiency 1 with no fill (see :func:`_parts`)."""
     a = _analysis(model, batch, seq, precision)
     spec = load_preset(device)
     unit = dataclasses.replace(spec, efficiency={"fusion.gpu": 1}, efficiency_sources={}, memory_levels=())
     r = roofline(a, unit, P.get(precision))
     plan = kernel_plan(a)
-    lb = level_bytes(a, (l2_bytes,)) if l2_bytes else {}
-    fam, c, q, hit, out = [], [], [], [], []
+    rw = level_bytes_rw(a, (l2_bytes,), gpu=True) if l2_bytes else {}
+    fam, c, qr, qw, hr, hw, out = [], [], [], [], [], [], []
+    share = lambda v: v[0] / sum(v) if sum(v) else 0.0  # noqa: E731
     for n, x in zip(a.main_nodes, r.nodes):
         if not x.time_s:
             continue
-        h = lb.get(n.key, (0.0, 0.0))
+        rd, wr = rw.get(n.key, ((0.0, 0.0), (0.0, 0.0)))
         fam.append({"conv": 0, "matmul": 1}.get(n.family, 2))
         c.append(x.compute_s)
-        q.append(float(x.bytes))
-        hit.append(h[0] / sum(h) if sum(h) else 0.0)
+        qr.append(float(x.bytes - x.written))
+        qw.append(float(x.written))
+        hr.append(share(rd))
+        hw.append(share(wr))
         o = n.outputs[0].shape if n.outputs and n.outputs[0] is not None else None
         out.append(np.inf if fill(n, spec) == 1.0 or n.key not in plan.launches else float(np.prod(o)))
-    return np.array(fam), np.array(c), np.array(q), np.array(hit), np.array(out), r.kernels
+    arr = np.array
+    return arr(fam), arr(c), arr(qr), arr(qw), arr(hr), arr(hw), arr(out), r.kernels
 
 
 def _parts(model: str, batch: int, seq: int | None, device: str, precision: str, l2: tuple | None = None):
@@ -370,13 +401,14 @@ def _parts(model: str, batch: int, seq: int | None, device: str, precision: str,
         Σ max(c / (e_c·f), m / e_m) + kernels·o,   f = N / (N + sms·k)
 
     evaluated fast for the fit (:func:`fast_latency`); m = Q / β for Q the bytes the kernel plan charges.
-    ``l2`` = (capacity bytes, bandwidth bytes/s): what an L2 level would do, a node's bytes split over L2
-    and DRAM in the proportions the reuse model gives its tensors (:func:`onnxperf.predict.reuse.level_bytes`),
+    ``l2`` = (capacity bytes, bandwidth bytes/s): an L2 level, a node's kernel reads and writes split over
+    L2 and DRAM in the proportions the reuse model gives its own (:func:`onnxperf.predict.reuse.level_bytes_rw`
+    for a GPU: writes at DRAM), as the library's kernel model charges them,
 
-        m = Q·(h / β_L2 + (1 − h) / β),   h = the share of its bytes the L2 holds"""
-    fam, c, q, hit, out, k = _nodes(model, batch, seq, device, precision, l2[0] if l2 else None)
+        m = R·(h_r / β_L2 + (1 − h_r) / β) + W·(h_w / β_L2 + (1 − h_w) / β)"""
+    fam, c, qr, qw, hr, hw, out, k = _nodes(model, batch, seq, device, precision, l2[0] if l2 else None)
     bw = load_preset(device).memory_bandwidth_bytes_per_s
-    m = q * (hit / l2[1] + (1 - hit) / bw) if l2 else q / bw
+    m = (qr * (hr / l2[1] + (1 - hr) / bw) + qw * (hw / l2[1] + (1 - hw) / bw)) if l2 else (qr + qw) / bw
     return fam, c, m, out, k
 
 
@@ -847,12 +879,15 @@ def report(ev: list[dict], halves: dict[str, str], ks: list[dict], before: dict,
             L.append(f"| {c} | {', '.join(CLASSES[c])} | - | - | 0 | - | no held-out row: no band | "
                      f"{'none' if preset_bands.get(c) is None else 'stale: run --bands'} |")
     L += ["", "## The L2 level (shipped: a `[[memory_levels]]` entry in every GPU preset with a stated capacity)", "",
-          "The reuse model (`onnxperf/predict/reuse.py`) serves a tensor from L2 while it is still there (BERT's "
-          "activations and attention scores at small batch, ResNet-50's int8 weights in a 48-96 MB L2); the GPU "
-          "kernel model (`_as_kernels` in `onnxperf/predict/roofline.py`) charges a kernel's bytes at L2 and DRAM in "
-          "the proportions `level_bytes` gives the node's tensors: m = Q·Σ_k (b_k/Σb)/(e_m·β_k). The fast path of "
-          "this benchmark is the same formula (checked against the library on every row). For contrast, the "
-          "constants refitted on the same fit half without the level:", "",
+          "The reuse model (`onnxperf/predict/reuse.py`) serves a read from L2 while the tensor is still there "
+          "(BERT's activations and attention scores at small batch, ResNet-50's int8 weights in a 48-96 MB L2) and, "
+          "for a GPU, when the tensor and the kernel's own output fit it; a GPU's writes go to DRAM (both measured on "
+          "an H200: `benchmarks/results/gpu_l2.md`). The kernel model (`_as_kernels` in "
+          "`onnxperf/predict/roofline.py`) charges a kernel's reads and writes at L2 and DRAM in the proportions "
+          "`level_bytes_rw` gives the node's own: m = R·Σ_k (r_k/Σr)/(e_m·β_k) + W·Σ_k (w_k/Σw)/(e_m·β_k). The Hopper "
+          "presets' L2 bandwidth is the per-SM rate measured on the H200, the H200's capacity the 60 MiB it reports. "
+          "The fast path of this benchmark is the same formula (checked against the library on every row). For "
+          "contrast, the constants refitted on the same fit half without the level:", "",
           "| class | family | without L2 (refitted): median | P10 | P90 | in 1.25x | in 1.5x | in 2x | n | with L2 "
           "(shipped): median | P10 | P90 | in 1.25x | in 1.5x | in 2x | n |",
           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -73,7 +73,7 @@ from onnxperf.hardware.files import load_preset  # noqa: E402
 from onnxperf.insights.llm.figures import figures  # noqa: E402
 from onnxperf.insights.llm.recognize import recognize  # noqa: E402
 from onnxperf.predict import precision as P  # noqa: E402
-from onnxperf.predict.reuse import level_bytes  # noqa: E402
+from onnxperf.predict.reuse import level_bytes_rw  # noqa: E402
 from onnxperf.predict.roofline import GEMV_ROWS, int_dtype, roofline  # noqa: E402
 from onnxperf.predict.serving import KV_MOVES, in_place  # noqa: E402
 
@@ -344,8 +344,9 @@ class Arrays:
     and their dtype, its bytes under the kernel plan (what its kernel reads and writes), whether it is
     a matrix product, whether it starts a kernel, and the output elements its fill reads (inf: no fill).
     Nodes alike in all of these (the same node of every layer) are one entry with its ``count``.
-    ``hits``: per L2 capacity of the presets (:data:`L2_CAPACITIES`), the share of each entry's bytes the
-    reuse model serves from that L2 (the kernel model charges a kernel's bytes in those proportions)."""
+    ``written``: of ``nbytes``, those its kernel writes; ``hits``: per L2 capacity of the presets
+    (:data:`L2_CAPACITIES`), the shares of each entry's reads and of its writes the reuse model serves from
+    that L2 for a GPU (the kernel model charges a kernel's reads and writes in those proportions)."""
 
     count: np.ndarray
     flops: np.ndarray
@@ -355,6 +356,7 @@ class Arrays:
     matmul: np.ndarray
     launch: np.ndarray
     outputs: np.ndarray
+    written: np.ndarray
     hits: dict
 
 
@@ -447,7 +449,7 @@ class Engine:
         unit = replace(self.spec("h100-sxm"), efficiency={"fusion.gpu": 1, "overhead_s": 1.0}, efficiency_sources={},
                        memory_levels=())
         r = roofline(a, unit, P.get(pt[1]))
-        lbs = [level_bytes(a, (cap,)) for cap in L2_CAPACITIES]
+        lbs = [level_bytes_rw(a, (cap,), gpu=True) for cap in L2_CAPACITIES]
         alike: dict[tuple, int] = {}
         for n, row in zip(a.main_nodes, r.nodes):
             if row.time_s is None:
@@ -455,15 +457,18 @@ class Engine:
             if row.time_s == 0:
                 continue  # no kernel and nothing moved: free (a view, folded, on chip)
             launch = row.dispatch_s > 0
-            shares = tuple((b[0] / sum(b) if sum(b) else 0.0) for b in (lb.get(n.key, (0.0, 0.0)) for lb in lbs))
+            share = lambda v: v[0] / sum(v) if sum(v) else 0.0  # noqa: E731
+            shares = tuple((share(rd), share(wr)) for rd, wr in (lb.get(n.key, ((0.0, 0.0), (0.0, 0.0))) for lb in lbs))
             k = (float(n.flops or 0), float(n.int_ops or 0), int_dtype(n.inputs), float(row.bytes),
-                 n.family == "matmul", launch, _fill_elements(n) if launch else math.inf, shares)
+                 n.family == "matmul", launch, _fill_elements(n) if launch else math.inf, shares, float(row.written))
             alike[k] = alike.get(k, 0) + 1
         keys = list(alike)
         col = lambda i, dt=float: np.array([k[i] for k in keys], dtype=dt)  # noqa: E731
-        hits = {cap: np.array([k[7][i] for k in keys], float) for i, cap in enumerate(L2_CAPACITIES)}
+        hits = {cap: (np.array([k[7][i][0] for k in keys], float), np.array([k[7][i][1] for k in keys], float))
+                for i, cap in enumerate(L2_CAPACITIES)}
         got = self._arrays[pt] = Arrays(np.array([alike[k] for k in keys], float), col(0), col(1),
-                                        tuple(k[2] for k in keys), col(3), col(4, bool), col(5, bool), col(6), hits)
+                                        tuple(k[2] for k in keys), col(3), col(4, bool), col(5, bool), col(6), col(8),
+                                        hits)
         self.analyses += 1
         self.seconds += time.perf_counter() - t0
         return got
@@ -483,7 +488,11 @@ class Engine:
         c = (ar.flops / pf + np.where(ar.int_ops > 0, ar.int_ops / np.where(pi > 0, pi, 1), 0)) / fill
         l2 = l2_of(spec)
         bw = spec.memory_bandwidth_bytes_per_s
-        m = ar.nbytes * (ar.hits[l2[0]] / l2[1] + (1 - ar.hits[l2[0]]) / bw) if l2 else ar.nbytes / bw
+        if l2:
+            hr, hw = ar.hits[l2[0]]
+            m = (ar.nbytes - ar.written) * (hr / l2[1] + (1 - hr) / bw) + ar.written * (hw / l2[1] + (1 - hw) / bw)
+        else:
+            m = ar.nbytes / bw
         parts = []
         for sel in (ar.matmul, ~ar.matmul):
             cs, ms, n = c[sel], m[sel], ar.count[sel]

@@ -118,3 +118,26 @@ def test_plain_suffix_drops_the_levels(tmp_path):
     s = load_spec(f"{p}:plain")
     assert s.memory_levels == () and s.id.endswith(":plain")
     assert load_spec(str(p)).memory_levels
+
+
+def test_a_gpu_l2_writes_to_dram_and_counts_a_kernels_own_writes_in_its_reads():
+    """level_bytes(gpu=True) (issue 29; measured on an H200, benchmarks/results/gpu_l2.md): every byte a
+    node writes is charged at main memory, and a read hits a level only when its distance, its size and
+    the node's own writes fit: d + s + w <= C. x -> Relu -> Relu -> Relu on tensors of s bytes: each
+    Relu reads what the one before wrote (d = 0) and writes s: with C = 2s the read hits, with C < 2s not."""
+    from onnxperf.predict.reuse import level_bytes_rw
+
+    elems = 1024
+    s = elems * F
+    a = onnxperf.analyze(_chain(3, elems))
+    k0, k1, k2 = (n.key for n in a.main_nodes)
+    fits = level_bytes(a, (2 * s,), gpu=True)
+    assert fits[k1] == (s, s) and fits[k2] == (s, s)  # the read from L2, the write to main memory
+    tight = level_bytes(a, (2 * s - 1,), gpu=True)
+    assert tight[k1] == (0, 2 * s)  # d + s + w = 2s > C: the read misses (whole, as _split places reads)
+    cpu = level_bytes(a, (2 * s - 1,))
+    assert cpu[k1] == (2 * s, 0)  # a CPU cache: read and write both in the level
+    rw = level_bytes_rw(a, (2 * s,), gpu=True)
+    assert rw[k1] == ((s, 0), (0, s))
+    for n in a.main_nodes:  # the two views add up to the totals
+        assert tuple(x + y for x, y in zip(*rw[n.key])) == pytest.approx(fits[n.key])

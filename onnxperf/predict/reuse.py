@@ -21,6 +21,15 @@ does). Views (Reshape and the other zero-cost aliases) touch nothing: their outp
 
 The node's own byte counts (its cost rule's) are kept and split over the levels in the proportions
 its tensors give: ``bytes_read`` over its inputs, ``bytes_written`` over its outputs.
+
+**A GPU's L2** (``gpu=True``) differs in two ways, both measured on an H200
+(``benchmarks/results/gpu_l2.md``): every byte written reaches DRAM (the L2 writes it back; a
+streaming kernel's output costs DRAM bandwidth whether or not it is read again soon), so writes are
+charged at main memory; and a read must survive the kernel's own writes, which stream through the
+same cache while it reads, so its distance counts them: a read hits level k when
+``d + s + w ≤ C_k`` for ``w`` the bytes the node writes. (A consumer reading a 16 MiB tensor its
+producer just wrote ran 1.5x faster than from DRAM; at 32 MiB, input and output together over the
+60 MiB L2, 1.1x.)
 """
 
 from __future__ import annotations
@@ -61,9 +70,24 @@ def _split(size: int, distance: int, capacities: tuple[int, ...]) -> list[int]:
     return out
 
 
-def level_bytes(a: Costs, capacities: tuple[int, ...]) -> dict[str, tuple[float, ...]]:
+def level_bytes(a: Costs, capacities: tuple[int, ...], gpu: bool = False) -> dict[str, tuple[float, ...]]:
     """Per costed main-graph node: its bytes (read + written) at each level, innermost first, main
-    memory last (``len(capacities) + 1`` entries). Uncosted nodes are left out."""
+    memory last (``len(capacities) + 1`` entries). Uncosted nodes are left out. ``gpu``: a GPU's L2
+    (module docstring: writes at main memory, a read's distance counting the node's own writes)."""
+    return {k: both for k, (both, _) in _replay(a, capacities, gpu).items()}
+
+
+def level_bytes_rw(a: Costs, capacities: tuple[int, ...], gpu: bool = False) -> dict[str, tuple[tuple[float, ...], ...]]:
+    """Per costed main-graph node: (its bytes read at each level, its bytes written at each level), as
+    :func:`level_bytes` places them (their sum is that function's figure)."""
+    out = {}
+    for k, (both, reads) in _replay(a, capacities, gpu).items():
+        out[k] = (reads, tuple(b - r for b, r in zip(both, reads)))
+    return out
+
+
+def _replay(a: Costs, capacities: tuple[int, ...], gpu: bool) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
+    """The LRU replay of :func:`level_bytes`: per node (bytes at each level, read bytes at each level)."""
     nodes = [n for n in a.main_nodes if n.status in (COUNTED, ZERO)]
     alias: dict[str, str] = {}
     views = set()
@@ -90,7 +114,7 @@ def level_bytes(a: Costs, capacities: tuple[int, ...]) -> dict[str, tuple[float,
     last: dict[str, int] = {}
     size: dict[str, int] = {}
     now = 0
-    out: dict[str, tuple[float, ...]] = {}
+    out: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
     levels = len(capacities) + 1
 
     def touch(name: str, nbytes: int) -> int | None:
@@ -113,25 +137,31 @@ def level_bytes(a: Costs, capacities: tuple[int, ...]) -> dict[str, tuple[float,
                 continue
             n, reads, writes = step
             got = [0.0] * levels
+            got_r = [0.0] * levels
             rsum = sum(reads.values())
             rscale = n.bytes_read / rsum if rsum else 0.0
+            own = sum(writes.values()) if gpu else 0
             for name, s in reads.items():
                 d = touch(name, s)
                 if rep and s:
-                    parts = [0] * (levels - 1) + [s] if d is None else _split(s, d, capacities)
+                    parts = [0] * (levels - 1) + [s] if d is None else _split(s, d + own, capacities)
                     for k, b in enumerate(parts):
                         got[k] += b * rscale
+                        got_r[k] += b * rscale
             wsum = sum(writes.values())
             wscale = n.bytes_written / wsum if wsum else 0.0
             for name, s in writes.items():
                 touch(name, s)
                 if rep and s:
-                    k = next((j for j, cap in enumerate(capacities) if s <= cap), levels - 1)
+                    k = levels - 1 if gpu else next((j for j, cap in enumerate(capacities) if s <= cap), levels - 1)
                     got[k] += s * wscale
             if rep:
                 # a rule that counts bytes its tensors do not show (none known) keeps them at main memory
                 rest = n.bytes_read + n.bytes_written - sum(got)
                 if rest > 0.5:
                     got[-1] += rest
-                out[n.key] = tuple(got)
+                    rest_r = n.bytes_read - sum(got_r)
+                    if rest_r > 0:
+                        got_r[-1] += min(rest_r, rest)
+                out[n.key] = (tuple(got), tuple(got_r))
     return out

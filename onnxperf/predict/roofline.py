@@ -45,7 +45,7 @@ from onnxperf.predict.folding import folded
 from onnxperf.predict.gpu_kernels import kernel_plan
 from onnxperf.predict.plan import (COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, Placement, dominant, limiter,
                                    placements)
-from onnxperf.predict.reuse import level_bytes
+from onnxperf.predict.reuse import level_bytes, level_bytes_rw
 from onnxperf.predict.tensors import links, tensor_bytes
 
 
@@ -123,7 +123,8 @@ class NodeRoofline:
     ``dispatch_s`` are the parts of t (``fill``: the GPU fill that divides the arithmetic of a tiled
     kernel, 1 elsewhere); ``bound`` is its limiter (:func:`onnxperf.predict.plan.limiter`); ``runs``,
     ``kernel``, ``how`` and ``runs_as`` its :class:`~onnxperf.predict.plan.Placement`; ``level`` the memory
-    level its memory time mostly goes to (None on a spec without cache levels)."""
+    level its memory time mostly goes to (None on a spec without cache levels); ``written`` the part of
+    ``bytes`` its kernel writes (the GPU kernel model; 0 elsewhere)."""
 
     key: str
     op_type: str
@@ -143,6 +144,8 @@ class NodeRoofline:
     fill: float = 1.0
     bandwidth_bytes_per_s: float = 0.0
     level: str | None = None
+    #: of ``bytes``, those written (the GPU kernel model's: what leaves its kernel)
+    written: int = 0
     attained_ops_per_s: float | None = None
     peak_share: float | None = None
     runs: str = OWN
@@ -1062,12 +1065,14 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
     by_level: tuple[tuple[str, float], ...] = ()
     at_levels = None
     if levels:
-        lb = level_bytes(a, tuple(lv.capacity_bytes for lv in levels))
+        rw = level_bytes_rw(a, tuple(lv.capacity_bytes for lv in levels), gpu=float(eff.get("fusion.gpu", 0)) >= 1)
+        lb = {k: tuple(r + w for r, w in zip(*v)) for k, v in rw.items()} if float(eff.get("fusion.gpu", 0)) >= 1 \
+            else level_bytes(a, tuple(lv.capacity_bytes for lv in levels))
         bws = tuple(lv.bandwidth_bytes_per_s for lv in levels) + (spec.memory_bandwidth_bytes_per_s,)
         names = tuple(lv.name for lv in levels) + ("DRAM",)
         raw = [_at_levels(r, n, lb.get(n.key), bws, names, spec, ops.get(n.key)) for r, n in zip(raw, nodes)]
         by_level = tuple((nm, sum(v[k] for v in lb.values())) for k, nm in enumerate(names))
-        at_levels = (lb, bws, names)
+        at_levels = (rw, bws, names)
     gone = fu = plan = None
     if float(eff.get("fusion.constant_folding", 0)) >= 1:
         gone = folded(a)
@@ -1195,14 +1200,14 @@ def _as_kernels(raw: list[NodeRoofline], nodes, plan, spec: Spec, levels=None) -
         t = max(c / f, m) + α·min(c / f, m) + o·[starts a kernel],   m = (read' + written') / (e_m·β)
 
     with c its arithmetic at the family's attainable compute (as :func:`node_roofline`) and f the fill
-    of a kernel it launches (:func:`fill`). With memory levels (``levels`` = (bytes per node and level,
-    bandwidths, names), innermost first, DRAM last: a GPU's L2), the kernel's bytes are served by the
-    levels in the proportions the reuse model gives the node's own bytes
-    (:func:`onnxperf.predict.reuse.level_bytes`):
+    of a kernel it launches (:func:`fill`). With memory levels (``levels`` = (per node its bytes read
+    and written at each level, bandwidths, names), innermost first, DRAM last: a GPU's L2), the kernel's
+    reads are served by the levels in the proportions the reuse model gives the node's reads, its writes
+    in those of its writes (all at DRAM for a GPU: :func:`onnxperf.predict.reuse.level_bytes_rw`):
 
-        m = (read' + written') · Σ_k (b_k / Σ_j b_j) / (e_m·β_k)"""
+        m = read' · Σ_k (r_k / Σ r) / (e_m·β_k) + written' · Σ_k (w_k / Σ w) / (e_m·β_k)"""
     seen: dict[str, set[str]] = {}  # kernel -> tensors its members have read
-    lb, bws, names = levels if levels else ({}, (), ())
+    rw, bws, names = levels if levels else ({}, (), ())
     out = []
     for r, n in zip(raw, nodes):
         if n.key in plan.free:
@@ -1222,23 +1227,34 @@ def _as_kernels(raw: list[NodeRoofline], nodes, plan, spec: Spec, levels=None) -
                 skip_in += tensor_bytes(i)
             read.add(name)
         skip_out = sum(tensor_bytes(o) for o in n.outputs if o is not None and o.name in plan.on_chip)
-        nbytes = max(0, n.bytes_read - skip_in) + max(0, n.bytes_written - skip_out)
+        reads, written = max(0, n.bytes_read - skip_in), max(0, n.bytes_written - skip_out)
+        nbytes = reads + written
         _, e_m, overhead = efficiencies(spec, n.family)
         f = fill(n, spec) if n.key in plan.launches else 1.0
         comp_s = r.compute_s / f
-        per_level = lb.get(n.key)
-        total = sum(per_level) if per_level else 0
+        split = rw.get(n.key)
         bw, level = spec.memory_bandwidth_bytes_per_s, r.level
-        if nbytes and total:
-            parts = [(nbytes * b / total / (beta * e_m), beta, nm) for b, beta, nm in zip(per_level, bws, names) if b]
+        if nbytes and split:
+            parts = []
+            for q, per_level in ((reads, split[0]), (written, split[1])):
+                total = sum(per_level)
+                if q and total:
+                    parts += [(q * b / total / (beta * e_m), beta, nm) for b, beta, nm in zip(per_level, bws, names) if b]
+                elif q:
+                    parts.append((q / (spec.memory_bandwidth_bytes_per_s * e_m), spec.memory_bandwidth_bytes_per_s,
+                                  names[-1]))
             mem_s = sum(p[0] for p in parts)
-            bw, level = max(p[1] for p in parts), max(parts, key=lambda p: p[0])[2]
+            by_name: dict[str, float] = {}
+            for p in parts:
+                by_name[p[2]] = by_name.get(p[2], 0.0) + p[0]
+            bw, level = max(p[1] for p in parts), max(by_name, key=by_name.get)
         else:
             mem_s = nbytes / (spec.memory_bandwidth_bytes_per_s * e_m) if nbytes else 0.0
         o = overhead if n.key in plan.launches else 0.0
         t = max(comp_s, mem_s) + overlap(spec, n.family) * min(comp_s, mem_s) + o
         out.append(replace(r, bytes=nbytes, intensity=intensity(r.ops, nbytes), time_s=t, compute_s=comp_s,
-                           memory_s=mem_s, dispatch_s=o, fill=f, bandwidth_bytes_per_s=bw, level=level))
+                           memory_s=mem_s, dispatch_s=o, fill=f, bandwidth_bytes_per_s=bw, level=level,
+                           written=written))
     return out
 
 
