@@ -249,3 +249,16 @@ def test_suite_has_8_bit_elementwise_cases():
         assert c.family == f"op.{op}"
         nodes = onnxperf.analyze(c.model).main_nodes
         assert {n.op_type for n in nodes} == {op} and all(n.status == "counted" for n in nodes)
+
+
+def test_a_recurrent_family_is_fitted_on_its_recurrence():
+    """An rnn sample's input projection (gemm_s of its compute_s) runs at the fitted matmul efficiency;
+    rnn.compute is fitted on the rest: (W − W_g)/π over (t − o − W_g/(e_mm·π)) (issue 30, item 4)."""
+    o = 2e-6
+    samples = [Sample("add_tiny", "elementwise", 1e-9, 1e-9, o), Sample("relu_tiny", "activation", 1e-9, 1e-9, o)]
+    samples += [Sample(f"mm{i}", "matmul", c, c / 10, c / 0.8 + o) for i, c in enumerate([1e-3, 4e-3])]
+    gemm, rec = 1e-3, 2e-3  # the projection at 0.8 of the peak, the recurrence at 0.25
+    samples += [Sample("lstm", "rnn", gemm + rec, 1e-5, gemm / 0.8 + rec / 0.25 + o, gemm_s=gemm)]
+    eff = fit_efficiency(samples)
+    assert eff["matmul.compute"] == pytest.approx(0.8)
+    assert eff["rnn.compute"] == pytest.approx(0.25)

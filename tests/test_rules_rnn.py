@@ -123,3 +123,27 @@ def test_recurrent_ops_under_the_tool_conventions(op, gates):
     r = cost(m, convention="torch")
     expected = 0 if op == "LSTM" else macs
     assert (r.macs, r.flops) == (expected, 2 * expected)
+
+
+@pytest.mark.parametrize("op,gates", [("LSTM", 4), ("GRU", 3), ("RNN", 1)])
+def test_the_input_projection_runs_as_a_gemm_at_the_matmul_efficiency(op, gates):
+    """Issue 30, item 4 (the corpus LSTM 24% slow): a recurrent op's input projection X·Wᵀ over every
+    step is one GEMM, 2·seq·N·dirs·G·H·I FLOPs (rnn_gemm_flops), timed at matmul.compute; the rest (the
+    recurrent products and the cells) at rnn.compute."""
+    import dataclasses
+
+    import onnxperf
+    from onnxperf.hardware import load_spec
+    from onnxperf.predict.roofline import node_roofline, rnn_gemm_flops
+
+    seq, batch, i, h, dirs = 5, 2, 3, 4, 2
+    m = single(op, _inputs(seq, batch, i, h, gates, dirs), ("y",), hidden_size=h, direction="bidirectional")
+    (n,) = onnxperf.analyze(m).main_nodes
+    gemm = 2 * seq * batch * dirs * gates * h * i
+    assert rnn_gemm_flops(n) == gemm and 0 < gemm < n.flops
+    base = load_spec("xeon-silver-4210x2")
+    spec = dataclasses.replace(base, efficiency={"matmul.compute": 0.8, "rnn.compute": 0.25}, efficiency_sources={})
+    peak = spec.peak_for("float32")
+    r = node_roofline(n, spec)
+    assert r.compute_s == pytest.approx(gemm / (0.8 * peak) + (n.flops - gemm) / (0.25 * peak))
+    assert node_roofline(n, base).compute_s == pytest.approx(n.flops / peak)  # the plain roofline: one sum

@@ -417,6 +417,24 @@ def _kind(n, op: str | None = None) -> tuple[bool, bool, str]:
 
 #: ops that no runtime executes as a kernel (folded at load): no dispatch overhead
 _NOT_EXECUTED = frozenset({"Constant"})
+#: recurrent ops whose input projection runs as one GEMM over every step (:func:`rnn_gemm_flops`)
+_RECURRENT = frozenset({"LSTM", "GRU", "RNN"})
+
+
+def rnn_gemm_flops(n) -> int:
+    """The FLOPs of a recurrent op's input projection X·Wᵀ over all its steps, which runtimes run as one
+    GEMM before the recurrence (onnxruntime's CPU LSTM / GRU / RNN: one MLAS GEMM of [seq·N, I] by
+    [I, G·H] per direction; cuDNN alike), the rest being the steps' recurrent products and cells:
+
+        2·seq·N·dirs·G·H·I = 2 · numel(X) · numel(W) / I,   X [seq, N, I], W [dirs, G·H, I]
+
+    0 for other ops or where a shape is not known (:mod:`onnxperf.cost.ops.rnn` has the notation)."""
+    if n.op_type not in _RECURRENT or len(n.inputs) < 2 or n.inputs[0] is None or n.inputs[1] is None:
+        return 0
+    xs, ws = n.inputs[0].shape, n.inputs[1].shape
+    if not xs or not ws or not all(isinstance(d, int) and d > 0 for d in (*xs, *ws)):
+        return 0
+    return 2 * _numel(xs) * _numel(ws) // xs[-1]
 
 
 def node_roofline(n, spec: Spec, float_key: str | None = None, op: str | None = None) -> NodeRoofline:
@@ -427,7 +445,9 @@ def node_roofline(n, spec: Spec, float_key: str | None = None, op: str | None = 
         t = max(c, m) + α·min(c, m) + o,   c = W_f / (e_c·π_f) + W_i / (e_c·π_i),   m = Q / (e_m·β)
 
     The named peak is the peak of the dtype its arithmetic runs in (the faster of the two when it
-    has both kinds)."""
+    has both kinds). A recurrent op's input projection (:func:`rnn_gemm_flops`, W_g of its W_f) runs
+    as a GEMM, at the matrix-product efficiency: c = W_g / (e_matmul·π_f) + (W_f − W_g) / (e_c·π_f) + ...
+    (its recurrence, the step-by-step products and cells, at its own family's)."""
     dtype = compute_dtype(n.inputs)
     nbytes = n.bytes_read + n.bytes_written
     kind = _kind(n, op)
@@ -444,7 +464,10 @@ def node_roofline(n, spec: Spec, float_key: str | None = None, op: str | None = 
     idt = int_dtype(n.inputs)
     int_peak = spec.peak_for(idt)
     # time of the arithmetic: FLOPs at the float peak plus integer ops at the integer peak
-    compute_s = (n.flops / (float_peak * e_c) if n.flops else 0.0) + (n.int_ops / (int_peak * e_c) if n.int_ops else 0.0)
+    gemm = min(rnn_gemm_flops(n), n.flops or 0)
+    e_mm = efficiencies(spec, "matmul")[0] if gemm else e_c
+    compute_s = (gemm / (float_peak * e_mm) + (n.flops - gemm) / (float_peak * e_c) if n.flops else 0.0) \
+        + (n.int_ops / (int_peak * e_c) if n.int_ops else 0.0)
     memory_s = nbytes / (dram * e_m) if nbytes else 0.0
     t = max(compute_s, memory_s) + overlap(spec, n.family, *kind) * min(compute_s, memory_s) + overhead
     if n.int_ops and (not n.flops or int_peak > float_peak or (int_peak == float_peak and n.int_ops > n.flops)):

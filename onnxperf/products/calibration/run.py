@@ -17,7 +17,7 @@ from onnxperf.products.validate.runner import measure_state, run_session
 from onnxperf.products.calibration.fit import Sample, calibrated, fit_efficiency
 from onnxperf.products.calibration.suite import Case, suite, tiny_case
 from onnxperf.predict.reuse import level_bytes
-from onnxperf.predict.roofline import int_dtype
+from onnxperf.predict.roofline import int_dtype, rnn_gemm_flops
 from onnxperf.products.calibration.fit import compute_fitted
 
 
@@ -53,7 +53,9 @@ def sample_case(case: Case, spec, workdir: Path, *, runs: int, warmup: int, thre
         memory_s = sum(n.bytes_read + n.bytes_written for n in a.main_nodes) / bw
     k = case.copies
     nbytes = sum(n.bytes_read + n.bytes_written for n in a.main_nodes)
-    return Sample(case.name, case.family, compute_s / k, memory_s / k, kernel_s(rr.node_timings) / k, nbytes / k)
+    gemm_s = sum(rnn_gemm_flops(n) for n in a.main_nodes) / peak
+    return Sample(case.name, case.family, compute_s / k, memory_s / k, kernel_s(rr.node_timings) / k, nbytes / k,
+                  gemm_s / k)
 
 
 #: layout conversions that onnxruntime puts at the edges of an NCHWc region: a one-op model pays
