@@ -30,6 +30,7 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from onnxperf.cost.request import Request  # noqa: E402
 from onnxperf.hardware.files import to_toml  # noqa: E402
 from onnxperf.hardware.probe import run_probe  # noqa: E402
 from onnxperf.products.calibration.run import calibration_table, run_calibration  # noqa: E402
@@ -127,6 +128,13 @@ def suite(root: Path = ROOT) -> list[Model]:
     out = [Model(n, root / "models" / n, fam, dims, {}) for n, (fam, dims) in LOCAL.items()]
     out += [Model(f"corpus/{n}", root / "models" / "corpus" / n, fam, *binds[n]) for n, fam in CORPUS.items()]
     return sorted(out, key=lambda m: (m.name.startswith("corpus/"), FAMILIES.index(m.family), m.name))
+
+
+def validate_model(m: Model, spec, *, runs: int, threads: int | None, warmup: int = 5):
+    """One validation session of a suite model at its dims and input shapes (random weights where its
+    weight files are missing: every shipped model here)."""
+    request = Request(m.path, dims=dict(m.dims), input_shapes=dict(m.input_shapes or {}))
+    return validate(request, spec, runs=runs, warmup=warmup, threads=threads, random_weights=True, progress=False)
 
 
 def select(models: list[Model], names: str | None) -> list[Model]:
@@ -366,8 +374,7 @@ def main(argv=None) -> int:
         for m in models:
             say(f"validating {m.name} ({rep + 1}/{args.sessions})")
             # random_weights only acts where the weight files are missing (every shipped model here)
-            sessions[m.name].append(validate(m.path, cal.spec, dims=m.dims, input_shapes=m.input_shapes or None,
-                                             runs=args.runs, warmup=5, threads=args.threads, random_weights=True))
+            sessions[m.name].append(validate_model(m, cal.spec, runs=args.runs, threads=args.threads))
     took = time.perf_counter() - started
     rows, median_rows = [], []
     for name, vs in sessions.items():

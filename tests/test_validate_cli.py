@@ -292,6 +292,16 @@ def test_accuracy_table_columns_come_from_the_validation(mlp):
     assert cells["model"] == "mlp.onnx"
 
 
+def test_accuracy_validates_a_suite_model_through_a_request(mlp):
+    """The benchmark's session call (validate_model): a suite model's dims reach the validation."""
+    acc = _accuracy_script()
+    spec = dataclasses.replace(load_spec(SPEC), id="cal",
+                               efficiency={"matmul.compute": 0.5, "default.memory": 0.5, "overhead_s": 1e-6})
+    v = acc.validate_model(acc.Model("mlp.onnx", Path(mlp), "MLP", {"batch": 2}, {}), spec, runs=2, threads=1,
+                           warmup=0)
+    assert v.latency.n == 2 and v.calibrated_figures is not None
+
+
 def test_accuracy_rank_limits_from_two_sessions():
     """The rank-limit figures: the share of dispatch-only groups, ρ between two sessions' measured
     times, and ρ of the prediction with each dispatch-only group replaced by its op type's median
