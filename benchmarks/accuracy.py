@@ -173,7 +173,7 @@ def family_of(name: str) -> str:
 COLUMNS = ("model", "family", "measured mean", "all sessions", "plain predicted", "plain e2e error",
            "plain per-group MdAPE", "calibrated predicted", "calibrated e2e error", "calibrated per-group MdAPE",
            "calibrated within ±10%", "calibrated within ±25%", "time within ±25%", "rank ρ plain",
-           "rank ρ calibrated")
+           "rank ρ calibrated", "calibrated e2e error, state-normalized", "in its noise band")
 
 
 def model_row(name: str, v, session_means_s) -> list[str]:
@@ -185,7 +185,9 @@ def model_row(name: str, v, session_means_s) -> list[str]:
             f"{v.predicted_latency_s * 1e3:.2f} ms", fmt(v.plain.end_to_end_error), fmt(v.plain.median_ape, False),
             f"{v.predicted_calibrated_latency_s * 1e3:.2f} ms", fmt(c.end_to_end_error), fmt(c.median_ape, False),
             fmt(c.within_10, False), fmt(c.within_25, False), fmt(c.within_25_time, False),
-            fmt(v.plain.spearman, False), fmt(c.spearman, False)]
+            fmt(v.plain.spearman, False), fmt(c.spearman, False),
+            fmt(v.state.normalized_error if v.state is not None else None),
+            "-" if v.state is None or v.state.normalized_error is None else ("no" if v.state.miss else "yes")]
 
 
 def _short(name: str) -> str:
@@ -209,6 +211,12 @@ def summary_line(rows) -> str:
              else "node-group rank ρ: none (too few groups); ")
     text += (f"per-group median |error| (MdAPE) worst {max(apes)[0]:.1%} ({_short(max(apes)[1])})." if apes
              else "per-group median |error|: none.")
+    norm = [(abs(v.state.normalized_error), n) for n, v in rows
+            if v.state is not None and v.state.normalized_error is not None]
+    if norm:  # issue 30: the error with the prediction re-evaluated at each block's measured machine state
+        text += (f" State-normalized end-to-end |error| median {statistics.median(e for e, _ in norm):.1%}, worst "
+                 f"{max(norm)[0]:.1%} ({_short(max(norm)[1])}); {sum(v.state.miss for _, v in rows if v.state)} "
+                 f"of {len(norm)} outside their noise band.")
     return text
 
 

@@ -290,6 +290,10 @@ def test_accuracy_table_columns_come_from_the_validation(mlp):
     assert cells["calibrated within ±10%"] == acc.fmt(v.calibrated_figures.within_10, False)
     assert cells["calibrated per-group MdAPE"] == acc.fmt(v.calibrated_figures.median_ape, False)
     assert cells["model"] == "mlp.onnx"
+    # issue 30: the state-normalized error and the noise-band verdict, from the validation's state figures
+    norm = v.state.normalized_error if v.state is not None else None
+    assert cells["calibrated e2e error, state-normalized"] == acc.fmt(norm)
+    assert cells["in its noise band"] == ("-" if norm is None else "no" if v.state.miss else "yes")
 
 
 def test_accuracy_validates_a_suite_model_through_a_request(mlp):
