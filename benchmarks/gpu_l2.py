@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,13 +37,13 @@ BYTES_PER_RUN = 8 * 2 ** 30  # each read measurement moves 8 GiB
 
 
 def _smi() -> dict:
-    q = "name,clocks.sm,clocks.mem,clocks.max.sm,power.draw,power.limit,temperature.gpu,driver_version"
-    try:
-        out = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader"], capture_output=True,
-                             text=True, timeout=20).stdout.strip()
-    except (OSError, subprocess.SubprocessError) as e:
-        return {"error": str(e)}
-    return dict(zip(q.split(","), (v.strip() for v in out.split(","))))
+    """The GPU's clocks, power and temperature: ``benchmarks/gpu_decode.py``'s reading, loaded by path."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("onnxperf_bench_gpu_decode", Path(__file__).with_name("gpu_decode.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod._smi()
 
 
 def measure() -> dict:
