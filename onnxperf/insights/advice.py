@@ -82,6 +82,10 @@ def node_why(r, spec, batch: int | None = None, precision: str | None = None) ->
         busy, sms, need = facts
         more = f"batch ≥ {need} fills them" if need is not None else "a larger batch or input fills them"
         return f"fills {busy:.1f} of {sms} SMs: {_rate(r)}; {more}"
+    if getattr(r, "assist_s", 0.0) and r.assist_s >= 0.5 * r.time_s:
+        return (f"subnormal values: {seconds(r.assist_s)} of its {seconds(r.time_s)} is microcode assists on "
+                "floats below the smallest normal (an attention mask far below the scores, before a Softmax); "
+                "a mask of -1e4 or less, or onnxruntime's session.set_denormal_as_zero (its worker threads), removes them")
     if r.bound == COMPUTE:
         lower = _lower([r], precision)
         offer = f"--precision {lower} raises the roof" if lower is not None else "fewer operations help"

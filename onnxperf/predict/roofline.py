@@ -38,6 +38,7 @@ from typing import Any, Protocol
 
 from onnxperf.base import dtypes
 from onnxperf.cost.analysis import Costs
+from onnxperf.cost.subnormal import underflows
 from onnxperf.predict.bodies import BodyIndex, is_control
 from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.graph.folding import foldable_nodes
@@ -124,7 +125,8 @@ class NodeRoofline:
     kernel, 1 elsewhere); ``bound`` is its limiter (:func:`onnxperf.predict.plan.limiter`); ``runs``,
     ``kernel``, ``how`` and ``runs_as`` its :class:`~onnxperf.predict.plan.Placement`; ``level`` the memory
     level its memory time mostly goes to (None on a spec without cache levels); ``written`` the part of
-    ``bytes`` its kernel writes (the GPU kernel model; 0 elsewhere)."""
+    ``bytes`` its kernel writes (the GPU kernel model; 0 elsewhere); ``assist_s`` the part of
+    ``compute_s`` that is microcode assists on subnormal values (:func:`_with_assists`; 0 elsewhere)."""
 
     key: str
     op_type: str
@@ -152,6 +154,7 @@ class NodeRoofline:
     kernel: str | None = None
     how: str | None = None
     runs_as: str | None = None
+    assist_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -286,6 +289,11 @@ class RooflineResult:
         """The summed node times: the latency less the per-run overhead."""
         return self.latency_s - self.run_overhead_s
 
+    @property
+    def assist_s(self) -> float:
+        """The part of the node times that is microcode assists on subnormal values (:func:`_with_assists`)."""
+        return sum(r.assist_s for r in self.nodes)
+
     def time_by_bound(self) -> dict[str, float]:
         """Limiter -> the node time it holds (:data:`onnxperf.predict.plan.LIMITERS`, in order)."""
         return {COMPUTE: self.compute_bound_time_s, FILL: self.fill_bound_time_s, MEMORY: self.memory_bound_time_s,
@@ -307,7 +315,7 @@ class RooflineResult:
             "unknown_nodes": self.unknown_nodes, "complete": self.complete, "bound": self.side or "exact",
             "compute_bound_time_s": self.compute_bound_time_s, "memory_bound_time_s": self.memory_bound_time_s,
             "fill_bound_time_s": self.fill_bound_time_s, "dispatch_bound_time_s": self.dispatch_bound_time_s,
-            "run_overhead_s": self.run_overhead_s,
+            "run_overhead_s": self.run_overhead_s, "subnormal_assist_s": self.assist_s,
             "bytes_by_level": [{"level": k, "bytes": v} for k, v in self.bytes_by_level] or None,
             "gpu_kernel_model": None if self.kernels is None else {
                 "kernels": self.kernels, "assumed": [{"what": w, "nodes": n} for w, n in self.assumed],
@@ -1110,6 +1118,8 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
     if float(eff.get("fusion.gpu", 0)) >= 1:
         plan = kernel_plan(a)
         raw = _as_kernels(raw, nodes, plan, spec, at_levels)
+    elif float(eff.get("subnormal.assist_s", 0)) > 0:
+        raw = _with_assists(raw, underflows(a).assists_by_node(), float(eff["subnormal.assist_s"]))
     body_kernels = 0
     controlled: set[str] = set()
     if a.model.nodes_in_subgraphs:
@@ -1141,6 +1151,28 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
                     if fu is not None else "calibrated" if eff else "plain roofline"),
         band=band_of(spec),
     )
+
+
+def _with_assists(raw: list[NodeRoofline], assists: dict[str, int], assist_s: float) -> list[NodeRoofline]:
+    """Rows with the time of their microcode assists on subnormal values added to their arithmetic: a
+    Softmax whose masked exponentials underflow and the MatMul reading its subnormal probabilities
+    (:mod:`onnxperf.cost.subnormal`, which counts the assisted vector operations A of each node),
+
+        t' = t + A·a,   c' = c + A·a
+
+    with a the spec's ``subnormal.assist_s``, the time of one assist at the runtime's thread count as
+    calibration measures it (:func:`onnxperf.products.calibration.run.subnormal_assist`). A node that
+    does not run (folded, inside another's kernel) takes none."""
+    if not assists:
+        return raw
+    out = []
+    for r in raw:
+        k = assists.get(r.key, 0)
+        if k and r.time_s is not None and r.time_s > 0:
+            extra = k * assist_s
+            r = replace(r, time_s=r.time_s + extra, compute_s=r.compute_s + extra, assist_s=extra)
+        out.append(r)
+    return out
 
 
 def _finished(r: NodeRoofline, p: Placement, kernels: float, control: bool) -> NodeRoofline:

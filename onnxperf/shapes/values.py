@@ -274,19 +274,19 @@ def _numel(shape) -> int:
     return k
 
 
-def _out_size_ok(op: str, ins: list[np.ndarray | None]) -> bool:
+def _out_size_ok(op: str, ins: list[np.ndarray | None], max_elements: int = MAX_ELEMENTS) -> bool:
     """Ops whose output size is set by an input's *value*: check it before running them."""
     try:
         if op == "ConstantOfShape":
-            return _numel(ins[0].reshape(-1)) <= MAX_ELEMENTS
+            return _numel(ins[0].reshape(-1)) <= max_elements
         if op == "Expand":
             shape = np.broadcast_shapes(tuple(ins[0].shape), tuple(int(d) for d in ins[1].reshape(-1)))
-            return _numel(shape) <= MAX_ELEMENTS
+            return _numel(shape) <= max_elements
         if op == "Tile":
-            return ins[0].size * _numel(ins[1].reshape(-1)) <= MAX_ELEMENTS
+            return ins[0].size * _numel(ins[1].reshape(-1)) <= max_elements
         if op == "Range":
             start, limit, delta = (float(x.reshape(-1)[0]) for x in ins[:3])
-            return delta != 0 and max(0.0, (limit - start) / delta) <= MAX_ELEMENTS
+            return delta != 0 and max(0.0, (limit - start) / delta) <= max_elements
     except (ValueError, TypeError, IndexError, OverflowError):
         return False
     return True
@@ -304,18 +304,19 @@ def _shape_value(node: onnx.NodeProto, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def evaluate(node: onnx.NodeProto, op_type: str, ins: list[np.ndarray | None], opset: int,
-             input_shape: tuple[int, ...] | None = None) -> np.ndarray | None:
+             input_shape: tuple[int, ...] | None = None, max_elements: int = MAX_ELEMENTS) -> np.ndarray | None:
     """The single output of a default-domain value op (:data:`VALUE_OPS`) on known inputs, or None
     when it cannot be computed here (an input too large, an output that would be, a failure).
     ``Shape``/``Size`` take their input's static ``input_shape`` instead of values. Call it under
-    ``np.errstate(all="raise")``: an overflow leaves the node uncomputed."""
+    ``np.errstate(all="raise")``: an overflow leaves the node uncomputed. ``max_elements``: the size
+    limit in and out (the attention masks of :mod:`onnxperf.cost.subnormal` take a larger one)."""
     try:
         if op_type in ("Shape", "Size"):
             if input_shape is None:
                 return None
             out = _shape_value(node, input_shape)
         else:
-            if not _out_size_ok(op_type, ins):
+            if not _out_size_ok(op_type, ins, max_elements):
                 return None
             attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
             out = EVALUATORS[op_type](ins, attrs, opset)
@@ -323,7 +324,7 @@ def evaluate(node: onnx.NodeProto, op_type: str, ins: list[np.ndarray | None], o
         return None
     if isinstance(out, np.ndarray | np.generic):
         arr = np.asarray(out)
-        if arr.size <= MAX_ELEMENTS and arr.dtype != object:
+        if arr.size <= max_elements and arr.dtype != object:
             return arr
     return None
 

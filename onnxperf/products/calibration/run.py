@@ -12,10 +12,11 @@ from pathlib import Path
 import onnx
 
 from onnxperf.cost.analysis import cost_analysis as analyze
+from onnxperf.cost.subnormal import underflows
 from onnxperf.products.validate.inputs import make_inputs
 from onnxperf.products.validate.runner import measure_state, run_session
 from onnxperf.products.calibration.fit import Sample, calibrated, fit_efficiency
-from onnxperf.products.calibration.suite import Case, suite, tiny_case
+from onnxperf.products.calibration.suite import SUBNORMAL_MASK, Case, subnormal_case, suite, tiny_case
 from onnxperf.predict.reuse import level_bytes
 from onnxperf.predict.roofline import int_dtype, rnn_gemm_flops
 from onnxperf.products.calibration.fit import compute_fitted
@@ -85,6 +86,7 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
     cases = [c for c in suite(scale) if only is None or c.name in only]
     passes: list[list[Sample]] = []
     overheads: list[tuple[float, float]] = []
+    assists: list[float | None] = []
     repeats = max(1, repeats)
     started = time.perf_counter()
     total = repeats * len(cases)
@@ -103,6 +105,9 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
             if progress:
                 progress("calibrating the runtime's overhead per node and per run")
             overheads.append(dispatch_overhead(Path(tmp), runs=runs, warmup=warmup, threads=threads, opt=opt))
+            if progress:
+                progress("calibrating the cost of a subnormal assist")
+            assists.append(subnormal_assist(Path(tmp), runs=runs, warmup=warmup, threads=threads, opt=opt))
         if progress:
             progress("probing the machine's state (the reference validate normalizes against)")
         state = measure_state(Path(tmp), threads=threads)
@@ -125,6 +130,9 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
         # constant folding (a basic-level pass) computes constant-only nodes, and the shape
         # arithmetic of a model with fixed dims, once at load time
         eff["fusion.constant_folding"] = 1.0
+    measured = [x for x in assists if x is not None]
+    if measured:  # the fastest pass, as for every case: interference only adds time
+        eff["subnormal.assist_s"] = min(measured)
     # the machine's state when it was calibrated: validate scales the spec by its own probes against these
     eff["state.triad_bytes_per_s"] = state.triad_bytes_per_s
     eff["state.matmul_flops_per_s"] = state.matmul_flops_per_s
@@ -156,6 +164,34 @@ def dispatch_overhead(workdir: Path, *, runs: int, warmup: int, threads: int | N
     return per_node, max(lat[lo] - lo * per_node, 0.0)
 
 
+def subnormal_assist(workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str) -> float | None:
+    """Seconds one assisted vector operation on a subnormal value costs (``subnormal.assist_s``), or None
+    when the machine shows none (flush-to-zero hardware, or a difference within the noise).
+
+    The masked-attention pair of :func:`~onnxperf.products.calibration.suite.subnormal_case` runs with
+    the profiler on; its Softmax and MatMul kernels take t_0 with a mask of 0 and t_s with a mask of
+    -95, whose probabilities are subnormal. With A the assisted operations that
+    :func:`onnxperf.cost.subnormal.underflows` counts in the second (the Softmax's vectors and the
+    MatMul's reads), the cost of one is (t_s - t_0) / A, at the runtime's own thread count: the figure
+    the roofline multiplies the same count by."""
+    times = {}
+    count = 0
+    for mask in (0.0, SUBNORMAL_MASK):
+        case = subnormal_case(mask)
+        path = workdir / f"{case.name}.onnx"
+        onnx.save(case.model, str(path))
+        a = analyze(path)
+        if mask:
+            count = sum(underflows(a).assists_by_node().values())
+        rr = run_session(path, make_inputs(a, seed=0), runs=runs, warmup=warmup, threads=threads, opt=opt,
+                         profile=True, keep_optimized=False)
+        times[mask] = kernel_s(rr.node_timings)
+    extra = times[SUBNORMAL_MASK] - times[0.0]
+    if count <= 0 or extra <= 0.1 * times[0.0]:
+        return None
+    return extra / count
+
+
 def calibration_table(result: CalibrationResult) -> str:
     """Measured vs roofline per suite op, then the fitted efficiencies."""
 
@@ -174,5 +210,5 @@ def calibration_table(result: CalibrationResult) -> str:
     lines += ["", "Fitted efficiencies (share of the roof attained), runtime overhead per executed node and per run:"]
     wk = max([24] + [len(k) + 2 for k in result.efficiency])
     for k, v in sorted(result.efficiency.items()):
-        lines.append(f"  {k:<{wk}}{v:.4g}" + (" s" if k.startswith("overhead") else ""))
+        lines.append(f"  {k:<{wk}}{v:.4g}" + (" s" if k.startswith("overhead") or k.endswith("_s") else ""))
     return "\n".join(lines) + "\n"

@@ -179,6 +179,29 @@ def tiny_case(copies: int) -> Case:
         helper.make_node("Relu", ["x" + sfx], ["y" + sfx]), [_vi("x" + sfx, [16, 16])], []), copies=copies)
 
 
+#: the masked-attention pair that measures a subnormal assist (:func:`subnormal_case`): windows, heads,
+#: tokens per window, head width (Swin-T's last stage at batch 16), the mask value of the masked twin
+SUBNORMAL_SHAPE = (16, 12, 49, 32)
+SUBNORMAL_MASK = -95.0
+
+
+def subnormal_case(mask: float, shape: tuple[int, int, int, int] = SUBNORMAL_SHAPE) -> Case:
+    """Masked attention, ``softmax(x + M) @ v``, with M = ``mask`` above the diagonal and 0 elsewhere: with
+    -95 the masked probabilities are subnormal (exp(-95) = 5.5e-42, below 2^-126), with 0 the same model
+    has none. The difference of the two is the machine's time for the assists that
+    :func:`onnxperf.cost.subnormal.find_underflows` counts in the first (:func:`onnxperf.products.calibration.run.subnormal_assist`)."""
+    b, h, s, d = shape
+    m = np.where(np.triu(np.ones((s, s), dtype=bool), 1), np.float32(mask), np.float32(0)).astype(np.float32)
+    nodes = [helper.make_node("Add", ["x", "mask"], ["scores"]),
+             helper.make_node("Softmax", ["scores"], ["p"], axis=-1),
+             helper.make_node("MatMul", ["p", "v"], ["y"])]
+    g = helper.make_graph(nodes, "subnormal", [_vi("x", [b, h, s, s]), _vi("v", [b, h, s, d])],
+                          [_vi("y", [b, h, s, d])], [numpy_helper.from_array(m, "mask")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnxperf-calibrate")
+    model.ir_version = 8
+    return Case(f"subnormal_mask{mask:g}", "subnormal", model, copies=1)
+
+
 def suite(scale: float = 1.0) -> list[Case]:
     """The fixed calibration suite. ``scale`` < 1 shrinks the spatial/row sizes and the largest
     weights (tests)."""

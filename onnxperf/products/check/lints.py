@@ -19,13 +19,14 @@ import onnx
 
 from onnxperf.base import dtypes
 from onnxperf.cost.analysis import newer_than_onnx_notes
+from onnxperf.cost.subnormal import underflows
 from onnxperf.analysis.result import Analysis
 from onnxperf.cost.walker import RULE_ERROR, UNKNOWN_SHAPE, UNSUPPORTED, NodeCost
 from onnxperf.graph.folding import foldable_nodes
 from onnxperf.graph.loader import GraphIR
 from onnxperf.insights.partial import some, unresolved_cause
 from onnxperf.predict.memory import MemoryResult
-from onnxperf.ui.numbers import binary_bytes
+from onnxperf.ui.numbers import binary_bytes, seconds
 
 SEVERITIES = ("error", "warning", "info")
 LINT_LEVELS = SEVERITIES + ("off",)
@@ -420,6 +421,26 @@ def newer_than_onnx(ctx: LintContext) -> Iterator[Hit]:
         return
     for note in newer_than_onnx_notes(ctx.analysis.loaded):
         yield Hit(note)
+
+
+@lint("OP014", "subnormal-softmax", severity="warning",
+      summary="a Softmax writes subnormal probabilities (an additive mask between -104 and -87, such as -100): "
+              "on x86 CPUs every instruction reading them takes a microcode assist",
+      fix="mask with -1e4 or less (or -inf) so the masked probabilities round to zero, or run onnxruntime with the "
+          "session option session.set_denormal_as_zero = 1 (flush-to-zero on the intra-op pool's worker threads, "
+          "not the calling thread: most of the time goes, and with one thread nothing does)")
+def subnormal_softmax(ctx: LintContext) -> Iterator[Hit]:
+    found = [u for u in underflows(ctx.analysis).found if u.subnormal]
+    if not found:
+        return
+    costs = _costs_by_key(ctx.analysis)
+    readers = [k for u in found for k, _ in u.readers]
+    rl = ctx.analysis.roofline
+    took = "" if rl is None or not rl.assist_s else f"; {seconds(rl.assist_s)} of microcode assists on {rl.spec_id}"
+    yield Hit(f"{_plural(len(found), 'Softmax node')} write {sum(u.subnormal for u in found):,} subnormal probabilities "
+              f"(exp of x - max between -104 and -87) that {_plural(len(readers), 'MatMul node')} then "
+              f"read{'s' if len(readers) == 1 else ''}{took}",
+              _refs([costs[k] for k in [u.key for u in found] + readers if k in costs]))
 
 
 @lint("OP012", "missing-external-data", severity="info",

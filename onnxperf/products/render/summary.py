@@ -223,6 +223,12 @@ def _roofline_text(sm: Analysis) -> list[str]:
     held = [(LIMITER_WORDS[k], v) for k, v in r.time_by_bound().items() if v]
     out.append("  Limited by " + (", ".join(f"{w} {pct(v / tot)}" for w, v in held) or "nothing") + " of node time"
                + (f"; runtime overhead {seconds(r.run_overhead_s)} per run" if r.run_overhead_s else ""))
+    if r.assist_s:
+        took = sum(1 for n in r.nodes if n.assist_s)
+        out.append(f"  Subnormal values: {seconds(r.assist_s)} ({pct(r.assist_s / tot)} of node time, {took} nodes) is "
+                   "microcode assists on floats below the smallest normal (an attention mask far below the scores); "
+                   "onnxruntime's session.set_denormal_as_zero removes most of them (its worker threads flush to zero, "
+                   "the calling thread does not), a mask of -1e4 or less all of the MatMul's")
     out.append("  By op type           count   pred. time   share  bound      intensity   implied rate")
     for o in r.by_op_type[:TOP_K]:
         i = "-" if o.intensity is None else f"{o.intensity:.3g}"
