@@ -1044,13 +1044,21 @@ def _input_bytes(n) -> list[tuple[str, int]]:
 
 #: the per-op key of a Transpose that onnxruntime's CPU kernel copies element by element
 ELTWISE_TRANSPOSE = "Transpose.eltwise"
+#: the per-op key of a float Conv whose weight is computed at run time (a QDQ model's DequantizeLinear,
+#: which onnxruntime does not fold): the NCHWc layout transformer wants a constant weight, so the conv
+#: runs in NCHW (FusedConv, im2col + SGEMM) at ~2/3 of the NCHWc conv's rate (calibration's
+#: ``conv3x3_64_dq_weight``: ``op.Conv.nchw.*``; ResNet-18 QDQ's float convs: 1.4 ms where the fp32
+#: export's same convs take 0.9)
+RUNTIME_WEIGHT_CONV = "Conv.nchw"
 
 
 def op_keys(a: Costs) -> dict[str, str]:
     """Main-graph nodes whose per-op efficiency key is not their op type: a Transpose that moves the
     innermost axis and is not a single axis moved (onnxruntime's DoTransposeEltWise, one element at
     a time: MaxViT's 6-D window partitions, perm (0,5,1,3,2,4), take 170-200 µs for 400 KB where a
-    (0,2,1,3) takes 10) looks up ``op.Transpose.eltwise.*``; the others ``op.Transpose.*``."""
+    (0,2,1,3) takes 10) looks up ``op.Transpose.eltwise.*``; the others ``op.Transpose.*``. A float,
+    not depthwise Conv whose weight is neither a constant nor folded at load looks up
+    ``op.Conv.nchw.*`` (:data:`RUNTIME_WEIGHT_CONV`), then ``conv.*``."""
     if a.loaded is None:
         return {}
     g = a.loaded.graph
@@ -1064,6 +1072,18 @@ def op_keys(a: Costs) -> dict[str, str]:
             perm = list(range(len(n.inputs[0].shape)))[::-1]  # the default: reverse every axis
         if perm and _eltwise_perm(perm):
             out[n.key] = ELTWISE_TRANSPOSE
+    consts = _constant_names(a)
+    gone = None
+    producer: dict[str, object] = {}
+    for n in a.main_nodes:
+        if n.op_type != "Conv" or n.domain or n.scope or len(n.inputs) < 2 or n.inputs[1] is None \
+                or n.inputs[1].name in consts or is_depthwise(n) or n.int_ops:
+            continue
+        if gone is None:
+            gone, producer = folded(a), links(a.main_nodes)[0]
+        p = producer.get(n.inputs[1].name)
+        if p is None or p.key not in gone:
+            out[n.key] = RUNTIME_WEIGHT_CONV
     return out
 
 
