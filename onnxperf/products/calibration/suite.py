@@ -267,6 +267,10 @@ def suite(scale: float = 1.0) -> list[Case]:
         # a window partition that moves the innermost axis (MaxViT): copied one element at a time
         _unary("transpose_6d_window", "Transpose", "op.Transpose.eltwise", [1, 64, d(8), 7, d(8), 7],
                perm=[0, 2, 4, 3, 5, 1]),
+        # an innermost-dim broadcast (Swin V2's cosine attention norms): one element at a time
+        _case("expand_inner_x32", "op.Expand.inner", lambda sfx, seed: (
+            helper.make_node("Expand", ["x" + sfx, "shape" + sfx], ["y" + sfx]), [_vi("x" + sfx, [32, 4, d(128), 1])],
+            [numpy_helper.from_array(np.array([32, 4, d(128), 32], np.int64), "shape" + sfx)])),
         _unary("maxpool_3x3_s2", "MaxPool", "pool", [1, 64, d(112), d(112)], kernel_shape=[3, 3],
                strides=[2, 2], pads=[1, 1, 1, 1]),
         _unary("gap_2048", "GlobalAveragePool", "pool", [1, 2048, 7, 7]),
