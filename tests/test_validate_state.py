@@ -14,6 +14,7 @@ import pytest
 from onnxperf import cli
 from onnxperf.hardware import load_spec
 from onnxperf.products.validate.runner import Probe, Window, measure_state
+from onnxperf.hardware.spec import MemoryLevel
 from onnxperf.products.validate.state import (STATE_KEYS, UNSTABLE, bootstrap_interval, reference_of, scaled_spec,
                                               state_figures)
 
@@ -35,13 +36,22 @@ def _spec(state: bool = True):
 
 
 def test_the_spec_scales_with_each_probe():
-    """Bandwidths by the triad's ratio, peaks by the matrix product's, overheads by the dispatch probe's."""
+    """Main memory by the triad's ratio; peaks, cache levels and a subnormal assist by the matrix product's
+    (a cache is read at the core's clock: another guest's DRAM traffic leaves it alone); overheads and a
+    broadcast span by the dispatch probe's."""
     spec = _spec()
-    assert reference_of(spec) == REF
-    slow = Probe(5e9, 50e9, 3e-6)
+    spec = dataclasses.replace(spec, efficiency=dict(spec.efficiency) | {"subnormal.assist_s": 30e-9,
+                                                                         "broadcast.span_s": 10e-9},
+                               memory_levels=(MemoryLevel("L2", 1 << 20, 1e12), MemoryLevel("L3", 32 << 20, 5e11)))
+    assert reference_of(spec) == REF and spec.memory_levels
+    slow = Probe(REF.triad_bytes_per_s / 2, REF.matmul_flops_per_s / 4, REF.dispatch_s_per_node * 3)
     s = scaled_spec(spec, slow, REF)
     assert s.memory_bandwidth_bytes_per_s == pytest.approx(spec.memory_bandwidth_bytes_per_s / 2)
-    assert s.peak_flops_per_s["fp32"] == pytest.approx(spec.peak_flops_per_s["fp32"] / 2)
+    assert s.peak_flops_per_s["fp32"] == pytest.approx(spec.peak_flops_per_s["fp32"] / 4)
+    assert [lv.bandwidth_bytes_per_s for lv in s.memory_levels] == pytest.approx(
+        [lv.bandwidth_bytes_per_s / 4 for lv in spec.memory_levels])
+    assert s.efficiency["subnormal.assist_s"] == pytest.approx(120e-9)
+    assert s.efficiency["broadcast.span_s"] == pytest.approx(30e-9)
     assert s.efficiency["overhead_s"] == pytest.approx(6e-6) and s.efficiency["overhead_run_s"] == pytest.approx(30e-6)
     assert s.efficiency["default.memory"] == 0.5  # a share of the roof, not a rate: unchanged
     assert reference_of(load_spec("epyc-9654")) is None

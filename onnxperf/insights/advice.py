@@ -71,6 +71,10 @@ def node_why(r, spec, batch: int | None = None, precision: str | None = None) ->
         return "not costed: its time is unknown"
     if r.bound == NONE:
         return "no work in this prediction (folded, fused away, or a view)"
+    if getattr(r, "span_s", 0.0) and r.span_s >= 0.5 * r.time_s:
+        return (f"broadcast loop: {seconds(r.span_s)} of its {seconds(r.time_s)} is onnxruntime's per-span cost "
+                "(a broadcast input that changes every few elements, as an NHWC scale or normalization); "
+                "channels-first layout, or folding it into the neighbouring Conv, makes the spans few and long")
     if r.bound == DISPATCH:
         what = "launch" if getattr(spec, "kind", "") == "gpu" else "per-node dispatch"
         return (f"dispatch-bound: {seconds(r.dispatch_s)} of its {seconds(r.time_s)} is the {what} overhead; "

@@ -40,6 +40,7 @@ from onnxperf.base import dtypes
 from onnxperf.cost.analysis import Costs
 from onnxperf.cost.subnormal import underflows
 from onnxperf.predict.bodies import BodyIndex, is_control
+from onnxperf.predict.broadcast import node_spans
 from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.graph.folding import foldable_nodes
 from onnxperf.predict.folding import folded
@@ -126,7 +127,8 @@ class NodeRoofline:
     ``kernel``, ``how`` and ``runs_as`` its :class:`~onnxperf.predict.plan.Placement`; ``level`` the memory
     level its memory time mostly goes to (None on a spec without cache levels); ``written`` the part of
     ``bytes`` its kernel writes (the GPU kernel model; 0 elsewhere); ``assist_s`` the part of
-    ``compute_s`` that is microcode assists on subnormal values (:func:`_with_assists`; 0 elsewhere)."""
+    ``compute_s`` that is microcode assists on subnormal values (:func:`_with_assists`; 0 elsewhere);
+    ``span_s`` the part of ``dispatch_s`` that is its broadcast loop's spans (:func:`_with_spans`)."""
 
     key: str
     op_type: str
@@ -155,6 +157,7 @@ class NodeRoofline:
     how: str | None = None
     runs_as: str | None = None
     assist_s: float = 0.0
+    span_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -290,6 +293,11 @@ class RooflineResult:
         return self.latency_s - self.run_overhead_s
 
     @property
+    def span_s(self) -> float:
+        """The part of the node times that is broadcast loops' spans (:func:`_with_spans`)."""
+        return sum(r.span_s for r in self.nodes)
+
+    @property
     def assist_s(self) -> float:
         """The part of the node times that is microcode assists on subnormal values (:func:`_with_assists`)."""
         return sum(r.assist_s for r in self.nodes)
@@ -316,6 +324,7 @@ class RooflineResult:
             "compute_bound_time_s": self.compute_bound_time_s, "memory_bound_time_s": self.memory_bound_time_s,
             "fill_bound_time_s": self.fill_bound_time_s, "dispatch_bound_time_s": self.dispatch_bound_time_s,
             "run_overhead_s": self.run_overhead_s, "subnormal_assist_s": self.assist_s,
+            "broadcast_span_s": self.span_s,
             "bytes_by_level": [{"level": k, "bytes": v} for k, v in self.bytes_by_level] or None,
             "gpu_kernel_model": None if self.kernels is None else {
                 "kernels": self.kernels, "assumed": [{"what": w, "nodes": n} for w, n in self.assumed],
@@ -1201,8 +1210,13 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
     if float(eff.get("fusion.gpu", 0)) >= 1:
         plan = kernel_plan(a)
         raw = _as_kernels(raw, nodes, plan, spec, at_levels)
-    elif float(eff.get("subnormal.assist_s", 0)) > 0:
-        raw = _with_assists(raw, underflows(a).assists_by_node(), float(eff["subnormal.assist_s"]))
+    else:
+        if float(eff.get("subnormal.assist_s", 0)) > 0:
+            raw = _with_assists(raw, underflows(a).assists_by_node(), float(eff["subnormal.assist_s"]))
+        if float(eff.get("broadcast.span_s", 0)) > 0:
+            fused = set(gone or ()) | (set(fu.absorbed) | set(fu.inside) | set(fu.epilogue) | set(fu.runs_as)
+                                       if fu is not None else set())
+            raw = _with_spans(raw, nodes, fused, float(eff["broadcast.span_s"]))
     body_kernels = 0
     controlled: set[str] = set()
     if a.model.nodes_in_subgraphs:
@@ -1254,6 +1268,25 @@ def _with_assists(raw: list[NodeRoofline], assists: dict[str, int], assist_s: fl
         if k and r.time_s is not None and r.time_s > 0:
             extra = k * assist_s
             r = replace(r, time_s=r.time_s + extra, compute_s=r.compute_s + extra, assist_s=extra)
+        out.append(r)
+    return out
+
+
+def _with_spans(raw: list[NodeRoofline], nodes, fused: set[str], span_s: float) -> list[NodeRoofline]:
+    """Rows with their broadcast loop's spans added to their overhead: an elementwise node that runs its
+    own kernel over S > 1 spans (:func:`onnxperf.predict.broadcast.node_spans`),
+
+        t' = t + S·s,   o' = o + S·s
+
+    with s the spec's ``broadcast.span_s``, one span's call and setup as calibration measures it
+    (:func:`onnxperf.products.calibration.run.broadcast_span`). A node fused into another's kernel, or
+    folded, loops over nothing of its own."""
+    out = []
+    for r, n in zip(raw, nodes):
+        k = node_spans(n) if r.key not in fused else 0
+        if k > 1 and r.time_s is not None and r.time_s > 0:
+            extra = k * span_s
+            r = replace(r, time_s=r.time_s + extra, dispatch_s=r.dispatch_s + extra, span_s=extra)
         out.append(r)
     return out
 

@@ -16,7 +16,8 @@ from onnxperf.cost.subnormal import underflows
 from onnxperf.products.validate.inputs import make_inputs
 from onnxperf.products.validate.runner import measure_state, run_session
 from onnxperf.products.calibration.fit import Sample, calibrated, fit_efficiency
-from onnxperf.products.calibration.suite import SUBNORMAL_MASK, Case, subnormal_case, suite, tiny_case
+from onnxperf.predict.broadcast import node_spans
+from onnxperf.products.calibration.suite import SUBNORMAL_MASK, Case, broadcast_case, subnormal_case, suite, tiny_case
 from onnxperf.predict.reuse import level_bytes
 from onnxperf.predict.roofline import int_dtype, rnn_gemm_flops
 from onnxperf.products.calibration.fit import compute_fitted
@@ -87,6 +88,7 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
     passes: list[list[Sample]] = []
     overheads: list[tuple[float, float]] = []
     assists: list[float | None] = []
+    span_times: list[float | None] = []
     repeats = max(1, repeats)
     started = time.perf_counter()
     total = repeats * len(cases)
@@ -108,6 +110,9 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
             if progress:
                 progress("calibrating the cost of a subnormal assist")
             assists.append(subnormal_assist(Path(tmp), runs=runs, warmup=warmup, threads=threads, opt=opt))
+            if progress:
+                progress("calibrating the cost of a broadcast span")
+            span_times.append(broadcast_span(Path(tmp), runs=runs, warmup=warmup, threads=threads, opt=opt))
         if progress:
             progress("probing the machine's state (the reference validate normalizes against)")
         state = measure_state(Path(tmp), threads=threads)
@@ -133,6 +138,9 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
     measured = [x for x in assists if x is not None]
     if measured:  # the fastest pass, as for every case: interference only adds time
         eff["subnormal.assist_s"] = min(measured)
+    measured = [x for x in span_times if x is not None]
+    if measured:
+        eff["broadcast.span_s"] = min(measured)
     # the machine's state when it was calibrated: validate scales the spec by its own probes against these
     eff["state.triad_bytes_per_s"] = state.triad_bytes_per_s
     eff["state.matmul_flops_per_s"] = state.matmul_flops_per_s
@@ -188,6 +196,34 @@ def subnormal_assist(workdir: Path, *, runs: int, warmup: int, threads: int | No
         times[mask] = kernel_s(rr.node_timings)
     extra = times[SUBNORMAL_MASK] - times[0.0]
     if count <= 0 or extra <= 0.1 * times[0.0]:
+        return None
+    return extra / count
+
+
+def broadcast_span(workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str) -> float | None:
+    """Seconds one span of a broadcast loop costs (``broadcast.span_s``, :mod:`onnxperf.predict.broadcast`),
+    or None when the broadcast case is no slower than its traffic says.
+
+    The pair of :func:`~onnxperf.products.calibration.suite.broadcast_case` runs with the profiler on: t_1
+    for ``x + b`` with b of x's shape (one span), t_S for b one row (S spans). The broadcast case moves Q_S
+    bytes where the other moves Q_1, so its traffic takes t_1·Q_S/Q_1 and a span costs
+    (t_S - t_1·Q_S/Q_1) / S, at the runtime's own thread count."""
+    times, moved = {}, {}
+    count = 0
+    for bcast in (False, True):
+        case = broadcast_case(bcast)
+        path = workdir / f"{case.name}.onnx"
+        onnx.save(case.model, str(path))
+        a = analyze(path)
+        (node,) = a.main_nodes
+        moved[bcast] = node.bytes_read + node.bytes_written
+        if bcast:
+            count = node_spans(node)
+        rr = run_session(path, make_inputs(a, seed=0), runs=runs, warmup=warmup, threads=threads, opt=opt,
+                         profile=True, keep_optimized=False)
+        times[bcast] = kernel_s(rr.node_timings)
+    extra = times[True] - times[False] * moved[True] / moved[False]
+    if count <= 1 or extra <= 0.1 * times[True]:
         return None
     return extra / count
 

@@ -224,6 +224,23 @@ def subnormal_case(mask: float, shape: tuple[int, int, int, int] = SUBNORMAL_SHA
     return Case(f"subnormal_mask{mask:g}", "subnormal", model, copies=1)
 
 
+#: the broadcast pair that measures one span (:func:`broadcast_case`): rows, row length
+BROADCAST_SHAPE = (65536, 16)
+
+
+def broadcast_case(broadcast: bool, shape: tuple[int, int] = BROADCAST_SHAPE) -> Case:
+    """``x + b`` with x of ``shape``: b of [1, row] (a broadcast, one span per row: 65,536 spans of 16) or
+    of the same shape (one span). Their difference, less the broadcast case's smaller traffic, is the
+    machine's time for the spans (:func:`onnxperf.products.calibration.run.broadcast_span`)."""
+    rows, n = shape
+    b_shape = [1, n] if broadcast else [rows, n]
+    g = helper.make_graph([helper.make_node("Add", ["x", "b"], ["y"])], "broadcast",
+                          [_vi("x", [rows, n]), _vi("b", b_shape)], [_vi("y", [rows, n])])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnxperf-calibrate")
+    model.ir_version = 8
+    return Case("broadcast_rows" if broadcast else "broadcast_none", "elementwise", model, copies=1)
+
+
 def suite(scale: float = 1.0) -> list[Case]:
     """The fixed calibration suite. ``scale`` < 1 shrinks the spatial/row sizes and the largest
     weights (tests)."""

@@ -13,9 +13,12 @@ and the error is read per block:
   coarse);
 * **state-normalized prediction**: the spec scaled to each window's probes against the reference
   state (the calibration's probes, stored in the spec as ``state.*``; else the median of this run's
-  windows): bandwidths (main memory and every cache level) times triad / reference, peaks times
-  matmul / reference, per-node and per-run overheads times dispatch / reference; the prediction
-  re-evaluated with it. The raw and the normalized error are both reported, and the drift of each
+  windows): main memory's bandwidth times triad / reference; peaks, the cache levels' bandwidths and
+  the time of a subnormal assist by matmul / reference (a cache level is read by the core at its
+  clock: a neighbour's DRAM traffic that slows the triad leaves it alone; on this VM a triad 23% below
+  the calibration's, with LR-ASPP running at its usual 40.3 ms, had pushed the normalized error from
+  -1% to +11%); per-node and per-run overheads and a broadcast span's time by dispatch / reference; the
+  prediction re-evaluated with it. The raw and the normalized error are both reported, and the drift of each
   probe since the calibration;
 * **noise band**: the measured median over the kept blocks with their P10-P90, and a bootstrap 95%
   interval of the normalized error over the kept windows (:data:`BOOTSTRAP` resamples, a fixed
@@ -61,17 +64,26 @@ def reference_of(spec: Any) -> Probe | None:
     return Probe(*(float(eff[k]) for k in STATE_KEYS))
 
 
+#: efficiency constants that are times of the runtime's own work per node or per loop (scaled by the
+#: dispatch probe) and of the core's (scaled by the matrix product's rate)
+DISPATCH_TIMES = ("broadcast.span_s",)
+CORE_TIMES = ("subnormal.assist_s",)
+
+
 def scaled_spec(spec: Any, state: Probe, reference: Probe) -> Any:
-    """``spec`` as the machine was in ``state``: bandwidths scaled by the triad's ratio to the reference,
-    peaks by the matrix product's, overheads by the dispatch probe's."""
+    """``spec`` as the machine was in ``state`` (module docstring): main memory's bandwidth scaled by the
+    triad's ratio to the reference; peaks, cache levels and the core's times by the matrix product's;
+    overheads by the dispatch probe's."""
     bw = state.triad_bytes_per_s / reference.triad_bytes_per_s
     flops = state.matmul_flops_per_s / reference.matmul_flops_per_s
     disp = state.dispatch_s_per_node / reference.dispatch_s_per_node
     eff = dict(getattr(spec, "efficiency", None) or {})
     for k in list(eff):
-        if k.startswith("overhead") and k.endswith("_s"):
+        if (k.startswith("overhead") and k.endswith("_s")) or k in DISPATCH_TIMES:
             eff[k] = eff[k] * disp
-    levels = tuple(dataclasses.replace(lv, bandwidth_bytes_per_s=lv.bandwidth_bytes_per_s * bw)
+        elif k in CORE_TIMES:
+            eff[k] = eff[k] / flops
+    levels = tuple(dataclasses.replace(lv, bandwidth_bytes_per_s=lv.bandwidth_bytes_per_s * flops)
                    for lv in getattr(spec, "memory_levels", ()) or ())
     return dataclasses.replace(spec, memory_bandwidth_bytes_per_s=spec.memory_bandwidth_bytes_per_s * bw,
                                peak_flops_per_s={k: v * flops for k, v in spec.peak_flops_per_s.items()},
