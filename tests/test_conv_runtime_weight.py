@@ -15,7 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnxperf
 from onnxperf.hardware import load_spec
-from onnxperf.predict.roofline import RUNTIME_WEIGHT_CONV, op_keys, roofline
+from onnxperf.predict.roofline import DYNAMIC_INT8_MATMUL, RUNTIME_WEIGHT_CONV, op_keys, roofline
 from onnxperf.products.calibration.suite import suite
 
 F = TensorProto.FLOAT
@@ -64,3 +64,37 @@ def test_the_suite_measures_it():
     (case,) = [c for c in suite(1 / 8) if c.family == "op." + RUNTIME_WEIGHT_CONV]
     ops = [n.op_type for n in case.model.graph.node]
     assert ops == ["DequantizeLinear", "Conv"] * 4
+
+
+def _qlinear_matmuls():
+    """QLinearMatMul of an input by a weight, and of two inputs (a quantized attention's scores)."""
+    u8 = TensorProto.UINT8
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(np.array(0.02, np.float32), "s"), numpy_helper.from_array(np.array(128, np.uint8), "z"),
+             numpy_helper.from_array(rng.integers(0, 255, (4, 64, 32)).astype(np.uint8), "w")]
+    nodes = [helper.make_node("QLinearMatMul", ["a", "s", "z", "w", "s", "z", "s", "z"], ["y0"], name="weight"),
+             helper.make_node("QLinearMatMul", ["a", "s", "z", "b", "s", "z", "s", "z"], ["y1"], name="dynamic")]
+    g = helper.make_graph(nodes, "qmm", [helper.make_tensor_value_info("a", u8, [4, 16, 64]),
+                                        helper.make_tensor_value_info("b", u8, [4, 64, 32])],
+                          [helper.make_tensor_value_info(f"y{i}", u8, [4, 16, 32]) for i in range(2)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_an_int8_matmul_of_two_computed_tensors_takes_its_own_key():
+    """Issue 30, item 4 (QOperator ViT-B/16 -28%): its attention QLinearMatMuls ran at 120-140 Gop/s, its
+    weight products at 620-710; c = W_i / (e · π_int8) + W_f / (e · π_fp32) (its requantization) with
+    e = op.MatMul.int8.dynamic.compute."""
+    a = onnxperf.analyze(_qlinear_matmuls())
+    keys = {n.name: op_keys(a).get(n.key) for n in a.main_nodes}
+    assert keys == {"weight": None, "dynamic": DYNAMIC_INT8_MATMUL}
+    spec = dataclasses.replace(load_spec("xeon-silver-4210x2"), efficiency={
+        "matmul.int8.compute": 0.8, "op.MatMul.int8.dynamic.compute": 0.2}, efficiency_sources={})
+    rows = {n.name: (n, r) for n, r in zip(a.main_nodes, roofline(a, spec).nodes)}
+    peak, fpeak = spec.peak_for("int8"), spec.peak_for("float32")
+    for name, e in (("weight", 0.8), ("dynamic", 0.2)):
+        n, r = rows[name]
+        assert n.int_ops and r.compute_s == pytest.approx(n.int_ops / (e * peak) + n.flops / (e * fpeak))
+    (case,) = [c for c in suite(1 / 8) if c.family == "op." + DYNAMIC_INT8_MATMUL]
+    assert {n.op_type for n in case.model.graph.node} == {"QLinearMatMul"}

@@ -1108,6 +1108,13 @@ RUNTIME_WEIGHT_CONV = "Conv.nchw"
 #: where a broadcast of an outer dim copies whole rows (Swin V2-T's [64, 3, 64, 1] -> [64, 3, 64, 32]:
 #: 1 ms for 1.6 MB); calibration's ``expand_inner_x32`` fits ``op.Expand.inner.*``
 INNER_EXPAND = "Expand.inner"
+#: the per-op key of an 8-bit matrix product whose B operand is computed at run time (a QOperator
+#: attention's q·kᵀ and attn·v): MLAS packs B every run and loops over the batch: QOperator ViT-B/16's
+#: [12, 197, 64] x [12, 64, 197] ran at 120-140 Gop/s where its weight products ran at 620-710;
+#: calibration's ``qlinearmatmul_bmm_16x128`` fits ``op.MatMul.int8.dynamic.*``
+DYNAMIC_INT8_MATMUL = "MatMul.int8.dynamic"
+#: B's input index of the 8-bit matrix products
+_INT8_MATMUL_B = {"QLinearMatMul": 3, "MatMulInteger": 1}
 
 
 def op_keys(a: Costs) -> dict[str, str]:
@@ -1117,7 +1124,8 @@ def op_keys(a: Costs) -> dict[str, str]:
     (0,2,1,3) takes 10) looks up ``op.Transpose.eltwise.*``; the others ``op.Transpose.*``. A float,
     not depthwise Conv whose weight is neither a constant nor folded at load looks up
     ``op.Conv.nchw.*`` (:data:`RUNTIME_WEIGHT_CONV`), then ``conv.*``; an Expand broadcasting its innermost
-    dim ``op.Expand.inner.*`` (:data:`INNER_EXPAND`)."""
+    dim ``op.Expand.inner.*`` (:data:`INNER_EXPAND`); an 8-bit matrix product whose B is computed at run
+    time ``op.MatMul.int8.dynamic.*`` (:data:`DYNAMIC_INT8_MATMUL`)."""
     if a.loaded is None:
         return {}
     g = a.loaded.graph
@@ -1137,8 +1145,17 @@ def op_keys(a: Costs) -> dict[str, str]:
     consts = _constant_names(a)
     gone = None
     producer: dict[str, object] = {}
+    for n in a.main_nodes:  # an 8-bit matrix product of two computed tensors (a quantized attention)
+        b_at = _INT8_MATMUL_B.get(n.op_type)
+        if b_at is None or n.scope or len(n.inputs) <= b_at or n.inputs[b_at] is None or n.inputs[b_at].name in consts:
+            continue
+        if gone is None:
+            gone, producer = folded(a), links(a.main_nodes)[0]
+        p = producer.get(n.inputs[b_at].name)
+        if p is None or p.key not in gone:
+            out[n.key] = DYNAMIC_INT8_MATMUL
     for n in a.main_nodes:
-        if n.op_type != "Conv" or n.domain or n.scope or len(n.inputs) < 2 or n.inputs[1] is None \
+        if n.key in out or n.op_type != "Conv" or n.domain or n.scope or len(n.inputs) < 2 or n.inputs[1] is None \
                 or n.inputs[1].name in consts or is_depthwise(n) or n.int_ops:
             continue
         if gone is None:

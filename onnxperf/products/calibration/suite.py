@@ -181,6 +181,20 @@ def _matmul_integer(name, m, k, n) -> Case:
     return _case(name, "matmul.int8", build, out_elem=TensorProto.INT32)
 
 
+def _qlinear_matmul_dynamic(name, batch, m, k, n) -> Case:
+    """QLinearMatMul of two computed uint8 tensors, batched: a quantized attention's scores and context
+    (QOperator ViT's ``q @ k^T`` and ``attn @ v``). Neither operand is a weight, so MLAS packs B every
+    run and loops over the batch: family ``op.MatMul.int8.dynamic``."""
+    u8 = TensorProto.UINT8
+
+    def build(sfx, seed):
+        scales = [_scalar("s" + sfx, 0.02, np.float32), _scalar("z" + sfx, 128, np.uint8)]
+        node = helper.make_node("QLinearMatMul", ["a" + sfx, "s" + sfx, "z" + sfx, "b" + sfx, "s" + sfx, "z" + sfx,
+                                                  "s" + sfx, "z" + sfx], ["y" + sfx])
+        return node, [_vi("a" + sfx, [batch, m, k], u8), _vi("b" + sfx, [batch, k, n], u8)], scales
+    return _case(name, "op.MatMul.int8.dynamic", build, out_elem=u8)
+
+
 def _lstm(name, seq, inp, hidden, direction="bidirectional") -> Case:
     """A (bidirectional) LSTM layer over a sequence, as a recurrent classifier exports it: family
     ``rnn`` (a step's small matrix products run one after another: far from the conv/matmul rate)."""
@@ -333,6 +347,7 @@ def suite(scale: float = 1.0) -> list[Case]:
         _qconv("qlinearconv_dw3x3_144", 144, 144, d(56), 3, group=144),
         _matmul_integer("matmulinteger_768", d(128), 768, 768),
         _matmul_integer("matmulinteger_3072", d(128), 768, 3072),
+        _qlinear_matmul_dynamic("qlinearmatmul_bmm_16x128", 16, d(128), 64, d(128)),
         _quant_elementwise("qlinearadd_1m", "QLinearAdd", [d(1024), 1024]),
         _quant_elementwise("qlinearmul_1m", "QLinearMul", [d(1024), 1024]),
         _quant_elementwise("qlinearsigmoid_1m", "QLinearSigmoid", [d(1024), 1024]),
