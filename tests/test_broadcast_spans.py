@@ -94,3 +94,21 @@ def test_the_calibration_pair_and_the_span_arithmetic(monkeypatch, tmp_path):
     assert calib_run.broadcast_span(tmp_path, runs=1, warmup=0, threads=None, opt="all") == pytest.approx(15e-9)
     times.update(rows=3e-3 * q_s / q_1)
     assert calib_run.broadcast_span(tmp_path, runs=1, warmup=0, threads=None, opt="all") is None
+
+
+def test_the_text_summary_says_what_the_spans_and_assists_cost(tmp_path, capsys):
+    """The summary's roofline section states the broadcast loops' and the subnormal assists' share of the
+    node time, read from the plan (RooflineResult.span_s, .assist_s)."""
+    from onnxperf.cli import main as cli_main
+    from onnxperf.hardware.files import to_toml
+    from onnxperf.ui.numbers import seconds
+
+    spec = dataclasses.replace(_spec(20e-9), efficiency=dict(_spec(20e-9).efficiency) | {"subnormal.assist_s": 5e-8})
+    (tmp_path / "spec.toml").write_text(to_toml(spec))
+    onnx.save(_add((1, H, W, C), (C,), (1, H, W, C)), str(tmp_path / "m.onnx"))
+    assert cli_main(["summary", str(tmp_path / "m.onnx"), "--hw", str(tmp_path / "spec.toml")]) == 0
+    out = capsys.readouterr().out
+    rl = roofline(onnxperf.analyze(tmp_path / "m.onnx"), spec)
+    line = next(ln for ln in out.splitlines() if "Broadcast loops:" in ln)
+    assert seconds(rl.span_s) in line and "1 node)" in line and rl.span_s == pytest.approx(H * W * 20e-9)
+    assert "Subnormal values:" not in out  # no masked Softmax here

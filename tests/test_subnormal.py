@@ -239,3 +239,17 @@ def test_the_calibration_pair_and_the_assist_arithmetic(monkeypatch, tmp_path):
 def _save(m, p):
     onnx.save(m, str(p))
     return p
+
+
+def test_the_text_summary_says_what_the_assists_cost(tmp_path, capsys):
+    from onnxperf.cli import main as cli_main
+    from onnxperf.hardware.files import to_toml
+    from onnxperf.ui.numbers import seconds
+
+    spec = _spec(5e-8)
+    (tmp_path / "spec.toml").write_text(to_toml(spec))
+    onnx.save(_attention(2, 3, 49, 32, -100.0), str(tmp_path / "m.onnx"))
+    assert cli_main(["summary", str(tmp_path / "m.onnx"), "--hw", str(tmp_path / "spec.toml")]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if "Subnormal values:" in ln)
+    rl = roofline(onnxperf.analyze(tmp_path / "m.onnx"), spec)
+    assert "2 nodes" in line and seconds(rl.assist_s) in line and "set_denormal_as_zero" in line

@@ -225,10 +225,14 @@ def _roofline_text(sm: Analysis) -> list[str]:
                + (f"; runtime overhead {seconds(r.run_overhead_s)} per run" if r.run_overhead_s else ""))
     if r.assist_s:
         took = sum(1 for n in r.nodes if n.assist_s)
-        out.append(f"  Subnormal values: {seconds(r.assist_s)} ({pct(r.assist_s / tot)} of node time, {took} nodes) is "
+        out.append(f"  Subnormal values: {seconds(r.assist_s)} ({pct(r.assist_s / tot)} of node time, {took} node{'s' if took != 1 else ''}) is "
                    "microcode assists on floats below the smallest normal (an attention mask far below the scores); "
                    "onnxruntime's session.set_denormal_as_zero removes most of them (its worker threads flush to zero, "
                    "the calling thread does not), a mask of -1e4 or less all of the MatMul's")
+    if r.span_s and r.span_s >= 0.01 * tot:
+        took = sum(1 for n in r.nodes if n.span_s)
+        out.append(f"  Broadcast loops: {seconds(r.span_s)} ({pct(r.span_s / tot)} of node time, {took} node{'s' if took != 1 else ''}) is onnxruntime's "
+                   "cost per span of broadcasts whose input changes every few elements (an NHWC scale or normalization)")
     out.append("  By op type           count   pred. time   share  bound      intensity   implied rate")
     for o in r.by_op_type[:TOP_K]:
         i = "-" if o.intensity is None else f"{o.intensity:.3g}"
