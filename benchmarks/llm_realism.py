@@ -73,7 +73,7 @@ from onnxperf.hardware.files import load_preset  # noqa: E402
 from onnxperf.insights.llm.figures import figures  # noqa: E402
 from onnxperf.insights.llm.recognize import recognize  # noqa: E402
 from onnxperf.predict import precision as P  # noqa: E402
-from onnxperf.predict.reuse import level_bytes_rw  # noqa: E402
+from onnxperf.predict.reuse import level_bytes_rw_each  # noqa: E402
 from onnxperf.predict.roofline import GEMV_ROWS, int_dtype, roofline  # noqa: E402
 from onnxperf.predict.serving import KV_MOVES, in_place  # noqa: E402
 
@@ -449,7 +449,7 @@ class Engine:
         unit = replace(self.spec("h100-sxm"), efficiency={"fusion.gpu": 1, "overhead_s": 1.0}, efficiency_sources={},
                        memory_levels=())
         r = roofline(a, unit, P.get(pt[1]))
-        lbs = [level_bytes_rw(a, (cap,), gpu=True) for cap in L2_CAPACITIES]
+        lbs = level_bytes_rw_each(a, tuple((cap,) for cap in L2_CAPACITIES), gpu=True)  # one replay
         alike: dict[tuple, int] = {}
         for n, row in zip(a.main_nodes, r.nodes):
             if row.time_s is None:

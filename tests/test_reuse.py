@@ -141,3 +141,19 @@ def test_a_gpu_l2_writes_to_dram_and_counts_a_kernels_own_writes_in_its_reads():
     assert rw[k1] == ((s, 0), (0, s))
     for n in a.main_nodes:  # the two views add up to the totals
         assert tuple(x + y for x, y in zip(*rw[n.key])) == pytest.approx(fits[n.key])
+
+
+@pytest.mark.parametrize("gpu", [False, True])
+def test_one_replay_for_many_capacity_sets_equals_one_replay_each(gpu):
+    """level_bytes_rw_each (issue 29: benchmarks/llm_realism.py replays a point once for its 8 L2 sizes) gives,
+    for each set of capacities, exactly what level_bytes_rw gives for it alone; level_bytes_and_rw both views."""
+    from onnxperf.predict.reuse import level_bytes_and_rw, level_bytes_rw, level_bytes_rw_each
+
+    elems = 1024
+    s = elems * F
+    a = onnxperf.analyze(_chain(5, elems))
+    sets = ((s,), (2 * s - 1,), (2 * s,), (s, 3 * s), (64 * s,))
+    each = level_bytes_rw_each(a, sets, gpu=gpu)
+    assert each == [level_bytes_rw(a, caps, gpu=gpu) for caps in sets]
+    both, rw = level_bytes_and_rw(a, (2 * s,), gpu=gpu)
+    assert both == level_bytes(a, (2 * s,), gpu=gpu) and rw == each[2]

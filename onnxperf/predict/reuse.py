@@ -74,20 +74,36 @@ def level_bytes(a: Costs, capacities: tuple[int, ...], gpu: bool = False) -> dic
     """Per costed main-graph node: its bytes (read + written) at each level, innermost first, main
     memory last (``len(capacities) + 1`` entries). Uncosted nodes are left out. ``gpu``: a GPU's L2
     (module docstring: writes at main memory, a read's distance counting the node's own writes)."""
-    return {k: both for k, (both, _) in _replay(a, capacities, gpu).items()}
+    return {k: both for k, (both, _) in _replay(a, (capacities,), gpu)[0].items()}
 
 
 def level_bytes_rw(a: Costs, capacities: tuple[int, ...], gpu: bool = False) -> dict[str, tuple[tuple[float, ...], ...]]:
     """Per costed main-graph node: (its bytes read at each level, its bytes written at each level), as
     :func:`level_bytes` places them (their sum is that function's figure)."""
-    out = {}
-    for k, (both, reads) in _replay(a, capacities, gpu).items():
-        out[k] = (reads, tuple(b - r for b, r in zip(both, reads)))
-    return out
+    return level_bytes_rw_each(a, (capacities,), gpu)[0]
 
 
-def _replay(a: Costs, capacities: tuple[int, ...], gpu: bool) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
-    """The LRU replay of :func:`level_bytes`: per node (bytes at each level, read bytes at each level)."""
+def level_bytes_and_rw(a: Costs, capacities: tuple[int, ...], gpu: bool = False) -> tuple[
+        dict[str, tuple[float, ...]], dict[str, tuple[tuple[float, ...], ...]]]:
+    """(:func:`level_bytes`, :func:`level_bytes_rw`) from one replay."""
+    (got,) = _replay(a, (capacities,), gpu)
+    return ({k: both for k, (both, _) in got.items()},
+            {k: (reads, tuple(b - r for b, r in zip(both, reads))) for k, (both, reads) in got.items()})
+
+
+def level_bytes_rw_each(a: Costs, capacity_sets: tuple[tuple[int, ...], ...],
+                        gpu: bool = False) -> list[dict[str, tuple[tuple[float, ...], ...]]]:
+    """:func:`level_bytes_rw` for each set of capacities, from one replay: the reuse distances do not
+    depend on the capacities, only where each read lands does (a sweep over the GPU presets' L2 sizes
+    replays the model once instead of once per size)."""
+    return [{k: (reads, tuple(b - r for b, r in zip(both, reads))) for k, (both, reads) in got.items()}
+            for got in _replay(a, tuple(capacity_sets), gpu)]
+
+
+def _replay(a: Costs, capacity_sets: tuple[tuple[int, ...], ...],
+            gpu: bool) -> list[dict[str, tuple[tuple[float, ...], tuple[float, ...]]]]:
+    """The LRU replay of :func:`level_bytes`, once for every set of capacities: per set, per node (bytes
+    at each level, read bytes at each level)."""
     nodes = [n for n in a.main_nodes if n.status in (COUNTED, ZERO)]
     alias: dict[str, str] = {}
     views = set()
@@ -114,8 +130,7 @@ def _replay(a: Costs, capacities: tuple[int, ...], gpu: bool) -> dict[str, tuple
     last: dict[str, int] = {}
     size: dict[str, int] = {}
     now = 0
-    out: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
-    levels = len(capacities) + 1
+    outs: list[dict[str, tuple[tuple[float, ...], tuple[float, ...]]]] = [{} for _ in capacity_sets]
 
     def touch(name: str, nbytes: int) -> int | None:
         """Move ``name`` to the top of the stack; its reuse distance before (None: never touched)."""
@@ -136,26 +151,30 @@ def _replay(a: Costs, capacities: tuple[int, ...], gpu: bool) -> dict[str, tuple
             if step is None:
                 continue
             n, reads, writes = step
-            got = [0.0] * levels
-            got_r = [0.0] * levels
             rsum = sum(reads.values())
             rscale = n.bytes_read / rsum if rsum else 0.0
             own = sum(writes.values()) if gpu else 0
-            for name, s in reads.items():
-                d = touch(name, s)
-                if rep and s:
-                    parts = [0] * (levels - 1) + [s] if d is None else _split(s, d + own, capacities)
-                    for k, b in enumerate(parts):
-                        got[k] += b * rscale
-                        got_r[k] += b * rscale
-            wsum = sum(writes.values())
-            wscale = n.bytes_written / wsum if wsum else 0.0
+            seen = [(s, touch(name, s)) for name, s in reads.items()]
             for name, s in writes.items():
                 touch(name, s)
-                if rep and s:
-                    k = levels - 1 if gpu else next((j for j, cap in enumerate(capacities) if s <= cap), levels - 1)
-                    got[k] += s * wscale
-            if rep:
+            if not rep:
+                continue
+            wsum = sum(writes.values())
+            wscale = n.bytes_written / wsum if wsum else 0.0
+            for out, capacities in zip(outs, capacity_sets):
+                levels = len(capacities) + 1
+                got = [0.0] * levels
+                got_r = [0.0] * levels
+                for s, d in seen:
+                    if s:
+                        parts = [0] * (levels - 1) + [s] if d is None else _split(s, d + own, capacities)
+                        for k, b in enumerate(parts):
+                            got[k] += b * rscale
+                            got_r[k] += b * rscale
+                for s in writes.values():
+                    if s:
+                        k = levels - 1 if gpu else next((j for j, cap in enumerate(capacities) if s <= cap), levels - 1)
+                        got[k] += s * wscale
                 # a rule that counts bytes its tensors do not show (none known) keeps them at main memory
                 rest = n.bytes_read + n.bytes_written - sum(got)
                 if rest > 0.5:
@@ -164,4 +183,4 @@ def _replay(a: Costs, capacities: tuple[int, ...], gpu: bool) -> dict[str, tuple
                     if rest_r > 0:
                         got_r[-1] += min(rest_r, rest)
                 out[n.key] = (tuple(got), tuple(got_r))
-    return out
+    return outs

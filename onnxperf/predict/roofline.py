@@ -47,7 +47,7 @@ from onnxperf.predict.folding import folded
 from onnxperf.predict.gpu_kernels import kernel_plan
 from onnxperf.predict.plan import (COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, Placement, dominant, limiter,
                                    placements)
-from onnxperf.predict.reuse import level_bytes, level_bytes_rw
+from onnxperf.predict.reuse import level_bytes_and_rw
 from onnxperf.predict.tensors import links, tensor_bytes
 
 
@@ -1205,9 +1205,10 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
     by_level: tuple[tuple[str, float], ...] = ()
     at_levels = None
     if levels:
-        rw = level_bytes_rw(a, tuple(lv.capacity_bytes for lv in levels), gpu=float(eff.get("fusion.gpu", 0)) >= 1)
+        both, rw = level_bytes_and_rw(a, tuple(lv.capacity_bytes for lv in levels),
+                                      gpu=float(eff.get("fusion.gpu", 0)) >= 1)
         lb = {k: tuple(r + w for r, w in zip(*v)) for k, v in rw.items()} if float(eff.get("fusion.gpu", 0)) >= 1 \
-            else level_bytes(a, tuple(lv.capacity_bytes for lv in levels))
+            else both
         bws = tuple(lv.bandwidth_bytes_per_s for lv in levels) + (spec.memory_bandwidth_bytes_per_s,)
         names = tuple(lv.name for lv in levels) + ("DRAM",)
         raw = [_at_levels(r, n, lb.get(n.key), bws, names, spec, ops.get(n.key)) for r, n in zip(raw, nodes)]
