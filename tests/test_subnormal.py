@@ -253,3 +253,22 @@ def test_the_text_summary_says_what_the_assists_cost(tmp_path, capsys):
     line = next(ln for ln in capsys.readouterr().out.splitlines() if "Subnormal values:" in ln)
     rl = roofline(onnxperf.analyze(tmp_path / "m.onnx"), spec)
     assert "2 nodes" in line and seconds(rl.assist_s) in line and "set_denormal_as_zero" in line
+
+
+def test_a_mask_too_large_to_evaluate_is_said_in_the_plan_and_the_text(tmp_path, capsys):
+    """Unknown is not zero: on a spec that prices assists, a Softmax whose input is over the limit is counted
+    (RooflineResult.assists_unknown, JSON subnormal_not_evaluated) and the text says its assists are left out."""
+    from onnxperf.cli import main as cli_main
+    from onnxperf.hardware.files import to_toml
+
+    s = 4096
+    h = MAX_ELEMENTS // (s * s) + 1
+    m = _attention(1, h, s, 16, -100.0)
+    a = onnxperf.analyze(m)
+    rl = roofline(a, _spec(5e-8))
+    assert rl.assists_unknown == 1 and rl.to_dict()["subnormal_not_evaluated"] == 1
+    assert roofline(a, _spec()).assists_unknown == 0  # a spec without the constant prices none
+    (tmp_path / "spec.toml").write_text(to_toml(_spec(5e-8)))
+    onnx.save(m, str(tmp_path / "m.onnx"))
+    assert cli_main(["summary", str(tmp_path / "m.onnx"), "--hw", str(tmp_path / "spec.toml")]) == 0
+    assert "1 Softmax node not evaluated" in capsys.readouterr().out

@@ -267,6 +267,9 @@ class RooflineResult:
     #: the arithmetic alone at the named peaks, Σ ops / peak over the nodes: a lower bound on time (at
     #: the spec's peaks: a clock above the one they assume beats it)
     compute_floor_s: float = 0.0
+    #: Softmax nodes whose input was too large (or too shapeless) to evaluate for subnormal values, on a spec
+    #: that prices assists: any assists they take are not in the latency (:mod:`onnxperf.cost.subnormal`)
+    assists_unknown: int = 0
 
     @property
     def latency_band(self) -> tuple[float, float] | None:
@@ -324,6 +327,7 @@ class RooflineResult:
             "compute_bound_time_s": self.compute_bound_time_s, "memory_bound_time_s": self.memory_bound_time_s,
             "fill_bound_time_s": self.fill_bound_time_s, "dispatch_bound_time_s": self.dispatch_bound_time_s,
             "run_overhead_s": self.run_overhead_s, "subnormal_assist_s": self.assist_s,
+            "subnormal_not_evaluated": self.assists_unknown,
             "broadcast_span_s": self.span_s,
             "bytes_by_level": [{"level": k, "bytes": v} for k, v in self.bytes_by_level] or None,
             "gpu_kernel_model": None if self.kernels is None else {
@@ -1304,6 +1308,7 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
         by_level = tuple((nm, sum(v[k] for v in lb.values())) for k, nm in enumerate(names))
         at_levels = (rw, bws, names)
     gone = fu = plan = None
+    assists_unknown = 0
     if float(eff.get("fusion.constant_folding", 0)) >= 1:
         gone = folded(a)
         raw = [(_as_folded(r) if r.key in gone and r.time_s is not None else r) for r in raw]
@@ -1319,7 +1324,9 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
         raw = _as_kernels(raw, nodes, plan, spec, at_levels)
     else:
         if float(eff.get("subnormal.assist_s", 0)) > 0:
-            raw = _with_assists(raw, underflows(a).assists_by_node(), float(eff["subnormal.assist_s"]))
+            uf = underflows(a)
+            raw = _with_assists(raw, uf.assists_by_node(), float(eff["subnormal.assist_s"]))
+            assists_unknown = len(uf.not_evaluated)
         if float(eff.get("broadcast.span_s", 0)) > 0:
             fused = set(gone or ()) | (set(fu.absorbed) | set(fu.inside) | set(fu.epilogue) | set(fu.runs_as)
                                        if fu is not None else set())
@@ -1353,7 +1360,7 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
         fill_bound_time_s=by_bound[FILL], dispatch_bound_time_s=by_bound[DISPATCH],
         prediction=("GPU kernel model" if plan is not None else "calibrated, onnxruntime's CPU fusions"
                     if fu is not None else "calibrated" if eff else "plain roofline"),
-        band=band_of(spec),
+        band=band_of(spec), assists_unknown=assists_unknown,
     )
 
 

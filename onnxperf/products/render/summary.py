@@ -229,6 +229,10 @@ def _roofline_text(sm: Analysis) -> list[str]:
                    "microcode assists on floats below the smallest normal (an attention mask far below the scores); "
                    "onnxruntime's session.set_denormal_as_zero removes most of them (its worker threads flush to zero, "
                    "the calling thread does not), a mask of -1e4 or less all of the MatMul's")
+    if r.assists_unknown:
+        out.append(f"  Subnormal values: {r.assists_unknown} Softmax node{'s' if r.assists_unknown != 1 else ''} not "
+                   "evaluated (input over 4 Mi elements or of unknown shape): any microcode assists there are not in "
+                   "this prediction")
     if r.span_s and r.span_s >= 0.01 * tot:
         took = sum(1 for n in r.nodes if n.span_s)
         out.append(f"  Broadcast loops: {seconds(r.span_s)} ({pct(r.span_s / tot)} of node time, {took} node{'s' if took != 1 else ''}) is onnxruntime's "
