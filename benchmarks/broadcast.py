@@ -23,6 +23,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper
 
 import onnxperf
+from onnxperf.hardware.probe import detect_cpu
 from onnxperf.predict.broadcast import node_spans
 from onnxperf.products.validate.inputs import make_inputs
 from onnxperf.products.validate.runner import run_session
@@ -84,9 +85,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
-    info = Path("/proc/cpuinfo")
-    cpu = next((ln.split(":", 1)[1].strip() for ln in info.read_text().splitlines() if ln.startswith("model name")),
-               "unknown CPU") if info.exists() else "unknown CPU"
+    cpu = detect_cpu().model
     with tempfile.TemporaryDirectory() as tmp:
         runs = [("One thread", measure(Path(tmp), 1)), ("onnxruntime's default threads", measure(Path(tmp), None))]
     text = report(cpu, runs)

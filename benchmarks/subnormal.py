@@ -30,6 +30,7 @@ import onnx
 import onnxruntime as ort
 
 import onnxperf
+from onnxperf.hardware.probe import detect_cpu
 from onnxperf.cost.subnormal import underflows
 from onnxperf.products.calibration.suite import subnormal_case
 from onnxperf.products.validate.inputs import make_inputs
@@ -130,8 +131,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, help="write the Markdown report here")
     args = ap.parse_args(argv)
-    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                if ln.startswith("model name")), "unknown CPU") if Path("/proc/cpuinfo").exists() else "unknown CPU"
+    cpu = detect_cpu().model
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         results = {"cpu": cpu, "runs": [("One thread", measure(work, 1)),

@@ -1236,25 +1236,24 @@ def op_keys(a: Costs) -> dict[str, str]:
         if n.op_type == "Expand" and not n.domain and not n.scope and _inner_broadcast(n):
             out[n.key] = INNER_EXPAND
     consts = _constant_names(a)
-    gone = None
-    producer: dict[str, object] = {}
-    for n in a.main_nodes:  # an 8-bit matrix product of two computed tensors (a quantized attention)
-        b_at = _INT8_MATMUL_B.get(n.op_type)
-        if b_at is None or n.scope or len(n.inputs) <= b_at or n.inputs[b_at] is None or n.inputs[b_at].name in consts:
-            continue
-        if gone is None:
-            gone, producer = folded(a), links(a.main_nodes)[0]
-        p = producer.get(n.inputs[b_at].name)
-        if p is None or p.key not in gone:
-            out[n.key] = DYNAMIC_INT8_MATMUL
+    lazy: list = []  # (folded keys, producers), made on the first question
+
+    def computed(t) -> bool:
+        """``t`` is computed at every run: neither a constant nor the output of a node folded at load."""
+        if t is None or t.name in consts:
+            return False
+        if not lazy:
+            lazy.append((folded(a), links(a.main_nodes)[0]))
+        gone, producer = lazy[0]
+        p = producer.get(t.name)
+        return p is None or p.key not in gone
+
     for n in a.main_nodes:
-        if n.key in out or n.op_type != "Conv" or n.domain or n.scope or len(n.inputs) < 2 or n.inputs[1] is None \
-                or n.inputs[1].name in consts or is_depthwise(n) or n.int_ops:
-            continue
-        if gone is None:
-            gone, producer = folded(a), links(a.main_nodes)[0]
-        p = producer.get(n.inputs[1].name)
-        if p is None or p.key not in gone:
+        b_at = _INT8_MATMUL_B.get(n.op_type)  # an 8-bit product of two computed tensors (a quantized attention)
+        if b_at is not None and not n.scope and len(n.inputs) > b_at and computed(n.inputs[b_at]):
+            out[n.key] = DYNAMIC_INT8_MATMUL
+        elif n.op_type == "Conv" and not n.domain and not n.scope and len(n.inputs) >= 2 and not is_depthwise(n) \
+                and not n.int_ops and computed(n.inputs[1]):
             out[n.key] = RUNTIME_WEIGHT_CONV
     return out
 
