@@ -2,8 +2,10 @@
 
     python benchmarks/llm_realism.py && python benchmarks/llm_bands.py [--write]
 
-The presets' kernel-model constants are fitted on CNN and BERT rows (``benchmarks/gpu_realism.py``), so
-every published decoder row is held out with respect to them. Per class of
+The presets' kernel-model constants are fitted on CNN and BERT rows (``benchmarks/gpu_realism.py``), but
+for the share of the fp8 / fp4 peak a GEMM attains (``matmul.fp8.compute``), fitted on half of the TensorRT-LLM
+rows at that precision (``benchmarks/llm_realism.py --fit-low``): those rows (the ``fitted`` column) are left
+out, so every row a band is made of is held out. Per class of
 ``benchmarks/gpu_realism.py`` (``CLASSES``), over the compared rows of a tuned serving runtime
 (TensorRT-LLM and vLLM as tables write them; llama.cpp's kernels attain less and its rows describe that runtime, not the GPU)
 and of the metrics a decode step predicts (batch-1 decode, batched throughput, idle time to first
@@ -62,6 +64,8 @@ def bands(rs: list[dict]) -> dict[str, dict]:
         if r["runtime"] not in RUNTIMES or not any(r["metric"] == m or r["metric"].startswith(m + " (")
                                                    for m in METRICS):
             continue
+        if r.get("fitted", "-") != "-":
+            continue  # a constant was fitted on it: in sample
         cls = CLASS_OF.get(_device(r["device"]))
         if cls is None:
             continue
@@ -79,7 +83,8 @@ def source(cls: str, b: dict, date: str) -> str:
     return (f"measured / predicted time on the {b['points']} published decoder rows of the {cls} class "
             f"({', '.join(b['devices'])}; {', '.join(RUNTIMES)}; {', '.join(METRICS)}; "
             "benchmarks/published/llm_inference.json), all held out (the constants are fitted on CNN and BERT "
-            f"rows); P10 and P90 by benchmarks/llm_bands.py from benchmarks/results/llm_realism.md, {date}")
+            "rows, and the rows matmul.fp8.compute was fitted on are left out); P10 and P90 by "
+            f"benchmarks/llm_bands.py from benchmarks/results/llm_realism.md, {date}")
 
 
 def write(b: dict[str, dict], date: str) -> list[str]:

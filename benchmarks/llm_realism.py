@@ -2,6 +2,7 @@
 (issue 29, items 2 and 3).
 
     python benchmarks/llm_realism.py [--out benchmarks/results/llm_realism.md] [--quick]
+    python benchmarks/llm_realism.py --fit-low [--write]   # the fp8 / fp4 GEMM share, written into the presets
 
 Published figures: ``benchmarks/published/llm_inference.json`` (every entry with its source). Graphs:
 ``benchmarks/make_llm_decode.py`` builds each checkpoint's decode step (a KV cache as the torch
@@ -37,7 +38,9 @@ context in this model); the full run (not ``--quick``) measures the error on one
 
 ratio = predicted / published throughput (above 1: onnxperf is optimistic); for latencies published /
 predicted (the same sense). Statistics per device generation and metric; the same with
-``--kv-runtime exported`` for contrast; then a fit proposal of the kernel model's constants per runtime
+``--kv-runtime exported`` for contrast; the share of the fp8 / fp4 peak a GEMM attains, fitted per GPU
+class on half of the TensorRT-LLM rows at that precision and applied to the presets (``matmul.fp8.compute``:
+:func:`fit_low`); then a fit proposal of the kernel model's constants per runtime
 and generation on half of the rows, with the other half held out (not applied to any preset).
 
 Speed: a point (model, precision, batch, past, new) is analysed once (its costs and GPU kernel plan do
@@ -74,12 +77,15 @@ from onnxperf.insights.llm.figures import figures  # noqa: E402
 from onnxperf.insights.llm.recognize import recognize  # noqa: E402
 from onnxperf.predict import precision as P  # noqa: E402
 from onnxperf.predict.reuse import level_bytes_rw_each  # noqa: E402
-from onnxperf.predict.roofline import GEMV_ROWS, int_dtype, roofline  # noqa: E402
+from onnxperf.predict.roofline import GEMV_ROWS, int_dtype, low_precision, roofline  # noqa: E402
 from onnxperf.predict.serving import KV_MOVES, in_place  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("onnxperf_bench_make_llm_decode", ROOT / "benchmarks" / "make_llm_decode.py")
 G = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(G)
+_spec = importlib.util.spec_from_file_location("onnxperf_bench_gpu_realism", ROOT / "benchmarks" / "gpu_realism.py")
+GR = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(GR)
 
 PUBLISHED = ROOT / "benchmarks" / "published" / "llm_inference.json"
 OUT = ROOT / "benchmarks" / "results" / "llm_realism.md"
@@ -143,6 +149,13 @@ FIT_KEYS = ("matmul.compute", "default.memory", "overhead_s")
 #: the fits, one per runtime and generation: the presets' constants describe a GPU under a tuned runtime
 #: (TensorRT, as benchmarks/gpu_realism.py fitted them); llama.cpp's own kernels attain less, fitted apart
 FIT_GROUPS = {"TensorRT-LLM": ("tensorrt-llm",), "llama.cpp": ("llama.cpp",)}
+#: the low-precision GEMM share (``matmul.fp8.compute``, ``matmul.fp4.compute``): fitted per GPU class of
+#: ``benchmarks/gpu_realism.py`` on the fit half of these runtimes' rows at that precision, every other
+#: constant as shipped; written into the class's presets (``--fit-low --write``) where the fit half has at
+#: least LOW_MIN_ROWS rows
+LOW_RUNTIMES = ("tensorrt-llm",)
+GRID_LOW = tuple(round(x, 3) for x in np.arange(0.30, 1.0001, 0.025))
+LOW_MIN_ROWS = 10
 
 
 # ---------------------------------------------------------------------------------------------- rows
@@ -506,9 +519,37 @@ class Engine:
         return got
 
     def latency(self, pt: tuple, preset: str, eff: dict | None = None) -> float:
-        e = {**self.spec(preset).efficiency, **(eff or {})}
-        return self.fast(pt, preset).latency(float(e["matmul.compute"]), float(e["default.compute"]),
+        """The point's latency on ``preset``; ``eff`` overrides constants (a ``matmul.compute`` there is
+        every GEMM's share, the low-precision ones included: the fit proposal's what-if)."""
+        spec = self.spec(preset)
+        e = {**spec.efficiency, **(eff or {})}
+        k = mm_key(spec, pt)
+        if eff and "matmul.compute" in eff and k not in eff:
+            k = "matmul.compute"
+        return self.fast(pt, preset).latency(float(e[k]), float(e["default.compute"]),
                                              float(e["default.memory"]), float(e["overhead_s"]))
+
+    def curve(self, case: "Case", grid: np.ndarray) -> np.ndarray:
+        """The row's ratio over ``grid`` values of its GEMMs' share, every other constant as shipped."""
+        e = self.spec(case.preset).efficiency
+        best = None
+        for cand in case.candidates:
+            t = sum(w * self.fast(pt, case.preset).latencies(grid, float(e["default.compute"]),
+                                                             np.array([float(e["default.memory"])]),
+                                                             np.array([float(e["overhead_s"])]))[:, 0, 0]
+                    for pt, w in cand.terms)
+            r = case.published / t if cand.tokens is None else cand.tokens / t / case.published
+            best = r if best is None else np.maximum(best, r)
+        return best
+
+
+def mm_key(spec, pt: tuple) -> str:
+    """The efficiency key of a point's GEMMs on ``spec``, as :func:`onnxperf.predict.roofline.families`
+    looks it up: ``matmul.fp8.compute`` (``fp4``) where the precision's arithmetic runs at that peak and the
+    spec has the key, else ``matmul.compute``."""
+    low = low_precision(spec, P.get(pt[1]).peak_key)
+    k = f"matmul.{low}.compute"
+    return k if low and k in spec.efficiency else "matmul.compute"
 
 
 def _fill_elements(n) -> float:
@@ -594,6 +635,123 @@ def fit_generation(cases: list[Case], engine: Engine) -> dict | None:
     i, j, k = np.unravel_index(np.argmin(err), err.shape)
     return {"matmul.compute": float(e_mm[i]), "default.memory": float(e_mem[j]), "overhead_s": float(o[k]),
             "rms_log_error": float(math.sqrt(err[i, j, k] / len(cases))), "rows": len(cases)}
+
+
+def low_groups(cases: list[Case], engine: Engine) -> dict[tuple[str, str], list[Case]]:
+    """(GPU class, fp8 / fp4) -> the rows of :data:`LOW_RUNTIMES` in :data:`FIT_CATEGORIES` whose
+    arithmetic runs at that peak of their preset (the rows the low-precision GEMM share governs)."""
+    out: dict[tuple[str, str], list[Case]] = {}
+    for c in cases:
+        if c.entry["runtime_class"] not in LOW_RUNTIMES or c.category not in FIT_CATEGORIES:
+            continue
+        low = low_precision(engine.spec(c.preset), P.get(c.precision).peak_key)
+        cls = GR.CLASS_OF.get(c.preset)
+        if low and cls:
+            out.setdefault((cls, low), []).append(c)
+    return dict(sorted(out.items()))
+
+
+def fit_low(cases: list[Case], fit_half: list[Case], engine: Engine) -> list[dict]:
+    """Per (GPU class, precision) of :func:`low_groups`: the share of the fp8 / fp4 peak a GEMM attains
+    (``matmul.<p>.compute``) minimizing the mean squared log ratio of the fit half's rows over
+    :data:`GRID_LOW`, every other constant as shipped; the held-out half scored before (every GEMM at
+    ``matmul.compute``, as without the key) and after (the fitted share)."""
+    grid = np.array(GRID_LOW)
+    fit_ids = {id(c) for c in fit_half}
+    out = []
+    for (cls, low), cs in low_groups(cases, engine).items():
+        curves = {id(c): engine.curve(c, grid) for c in cs}
+        fc = [c for c in cs if id(c) in fit_ids]
+        held = [c for c in cs if id(c) not in fit_ids]
+        if not fc:
+            continue
+        err = sum(np.log(curves[id(c)]) ** 2 for c in fc) / len(fc)
+        j = int(np.argmin(err))
+        at = lambda c, x: float(np.interp(x, grid, curves[id(c)]))  # noqa: E731
+        base = {id(c): float(engine.spec(c.preset).efficiency["matmul.compute"]) for c in cs}
+        out.append({"class": cls, "precision": low, "value": float(grid[j]), "fit_rows": fc, "held_rows": held,
+                    "rms_before": math.sqrt(sum(math.log(at(c, base[id(c)])) ** 2 for c in fc) / len(fc)),
+                    "rms_after": float(math.sqrt(err[j])),
+                    "held_before": stats([at(c, base[id(c)]) for c in held]),
+                    "held_after": stats([at(c, grid[j]) for c in held]),
+                    "by_cat": {cat: (stats([at(c, base[id(c)]) for c in held if c.category == cat]),
+                                     stats([at(c, grid[j]) for c in held if c.category == cat]))
+                               for cat in FIT_CATEGORIES},
+                    "devices": sorted({c.preset for c in fc}),
+                    "edge": j in (0, len(grid) - 1), "applied": len(fc) >= LOW_MIN_ROWS})
+    return out
+
+
+def low_source(f: dict) -> str:
+    n = len(f["fit_rows"])
+    return (f"share of the {f['precision']} tensor peak a GEMM kernel attains; fitted for the {f['class']} class "
+            f"by benchmarks/llm_realism.py --fit-low on the fit half of its published TensorRT-LLM rows at "
+            f"{f['precision']} ({n} rows: {', '.join(c for c in FIT_CATEGORIES if any(r.category == c for r in f['fit_rows']))}"
+            f" on {', '.join(f['devices'])}; "
+            "benchmarks/published/llm_inference.json), every other constant as shipped, scored on the held-out "
+            f"half ({len(f['held_rows'])} rows: median ratio {f['held_before']['median']:.2f} -> "
+            f"{f['held_after']['median']:.2f}; benchmarks/results/llm_realism.md)")
+
+
+def write_low(fits: list[dict]) -> list[str]:
+    """Set ``matmul.<p>.compute`` and its source in every preset of each fitted class (:data:`LOW_MIN_ROWS`
+    fit rows or more); remove it where the class's fit has fewer."""
+    changed = []
+    for f in fits:
+        key = f"matmul.{f['precision']}.compute"
+        for preset in GR.CLASSES[f["class"]]:
+            path = GR.PRESETS / f"{preset}.toml"
+            text = path.read_text()
+            new = "\n".join(ln for ln in text.split("\n") if not ln.startswith(f'"{key}" ='))
+            if f["applied"]:
+                new = GR.set_table(new, "efficiency", {key: f"{f['value']:g}"})
+                new = GR.set_table(new, "efficiency_sources", {key: json.dumps(low_source(f))})
+            if new != text:
+                path.write_text(new)
+                changed.append(preset)
+    load_preset.cache_clear()
+    return changed
+
+
+def low_section(fits: list[dict], engine: Engine) -> list[str]:
+    L = ["## The share of the fp8 / fp4 peak a GEMM attains (fitted and applied: `matmul.fp8.compute`)", "",
+         "The presets' `matmul.compute` was fitted on TensorRT rows of fp16 and int8 CNNs and BERT "
+         "(`benchmarks/gpu_realism.py`), where a GEMM attains about 0.9 of its peak; no such row runs at fp8. "
+         "On the TensorRT-LLM fp8 rows every GPU class is optimistic with it, and most where GEMMs bound the "
+         "time (128/128 at large batch). Per GPU class and low precision, a grid search over "
+         f"`matmul.<p>.compute` {GRID_LOW[0]}-{GRID_LOW[-1]} (step 0.025), every other constant as shipped, "
+         "minimizes the mean squared log ratio of the fit half's TensorRT-LLM rows at that precision "
+         f"(the `half` column; metrics {', '.join(FIT_CATEGORIES)}); the held-out half is scored with every "
+         "GEMM at `matmul.compute` (before) and at the fitted share (after). A class whose fit half has "
+         f"{LOW_MIN_ROWS} rows or more gets the share in its presets (`python benchmarks/llm_realism.py "
+         "--fit-low --write`); `onnxperf.predict.roofline.families` looks it up for float arithmetic at the "
+         "fp8 (fp4) peak before `matmul.compute`.", "",
+         "| class | precision | fit rows (devices) | fitted share | fit rms log error (matmul.compute -> fitted) "
+         "| held-out rows | held-out median | within 1.2x | within 1.5x | in the presets |",
+         "|---|---|---|---|---|---|---|---|---|---|"]
+    for f in fits:
+        hb, ha = f["held_before"], f["held_after"]
+        key = f"matmul.{f['precision']}.compute"
+        shipped = {float(engine.spec(p).efficiency[key]) if key in engine.spec(p).efficiency else None
+                   for p in GR.CLASSES[f["class"]]}
+        if f["applied"]:
+            state = "yes" if shipped == {f["value"]} else f"NO: the presets hold {sorted(map(str, shipped))}"
+        else:
+            state = f"no: {len(f['fit_rows'])} fit rows (fewer than {LOW_MIN_ROWS})" + (
+                "" if shipped == {None} else f"; the presets hold {sorted(map(str, shipped))}")
+        L.append(f"| {f['class']} | {f['precision']} | {len(f['fit_rows'])} ({', '.join(f['devices'])}) | "
+                 f"**{f['value']:g}**{' (grid edge)' if f['edge'] else ''} | {f['rms_before']:.3f} -> "
+                 f"{f['rms_after']:.3f} | {hb['n']} | "
+                 + (f"{hb['median']:.2f} -> {ha['median']:.2f} | {hb['w12']:.0%} -> {ha['w12']:.0%} | "
+                    f"{hb['w15']:.0%} -> {ha['w15']:.0%} |" if hb["n"] else "- | - | - |") + f" {state} |")
+    L += ["", "By metric (held-out rows, before -> after):", "",
+          "| class | precision | metric | rows | median | within 1.2x | within 1.5x |", "|---|---|---|---|---|---|---|"]
+    for f in fits:
+        for cat, (b, a) in f["by_cat"].items():
+            if b["n"]:
+                L.append(f"| {f['class']} | {f['precision']} | {cat} | {b['n']} | {b['median']:.2f} -> "
+                         f"{a['median']:.2f} | {b['w12']:.0%} -> {a['w12']:.0%} | {b['w15']:.0%} -> {a['w15']:.0%} |")
+    return L + [""]
 
 
 # ------------------------------------------------------------------------------------------ checks
@@ -710,7 +868,8 @@ def _value(case: Case, v: float) -> str:
     return _g(v) if case.latency else f"{v:,.1f} tok/s" if v < 100 else f"{v:,.0f} tok/s"
 
 
-def report(cases, apart, ratios, exported, checks, consist, interp, fits, halves, elapsed, quick, chosen) -> str:
+def report(cases, apart, ratios, exported, checks, consist, interp, fits, halves, elapsed, quick, chosen,
+           lows=(), engine=None) -> str:
     fit_half, held_half = halves
     L = ["# LLM realism: decoder-step predictions beside published GPU measurements (issue 29, items 2 and 3)", "",
          f"Made by `python benchmarks/llm_realism.py{' --quick' if quick else ''}` (no GPU needed; "
@@ -795,6 +954,8 @@ def report(cases, apart, ratios, exported, checks, consist, interp, fits, halves
             L.append(f"- {cat}: {e['model']} on {c.preset} ({c.precision}, {e['runtime_class']}), {c.how}: published "
                      f"{_value(c, c.published)}, predicted {_value(c, predicted_value(c, ratios[id(c)]))}, "
                      f"ratio {ratios[id(c)]:.2f}")
+    if lows:
+        L += [""] + low_section(lows, engine)
     # fit
     L += ["", "## Fit proposal (NOT applied to any preset)", "",
           "Rows are split per generation and metric, sorted by (model, device, precision, scenario, batch, "
@@ -916,7 +1077,8 @@ def report(cases, apart, ratios, exported, checks, consist, interp, fits, halves
     # full table
     L += ["", "## Every compared row", "",
           "| gen | model | device | precision | runtime | metric | B | in/out | predicted as | published | predicted | "
-          "ratio | exported | half | source |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "ratio | exported | half | fitted | source |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    fitted = {id(c): f"matmul.{f['precision']}.compute" for f in lows if f["applied"] for c in f["fit_rows"]}
     half = {}
     for (group, gen), f in fits.items():
         half.update({id(c): "fit" for c in f["fit_rows"]})
@@ -935,8 +1097,9 @@ def report(cases, apart, ratios, exported, checks, consist, interp, fits, halves
                  f"{e.get('output_len') if e.get('output_len') is not None else '-'} | {c.how}"
                  f"{'; best ' + chosen[id(c)] if len(c.candidates) > 1 else ''} | "
                  f"{_value(c, c.published)} | {_value(c, predicted_value(c, r))} | {r:.2f} | {ex} | "
-                 f"{half.get(id(c), '-')} | {_src(e)} |")
-    L += ["", "`*`: the published device name maps to that preset (see the top).", ""]
+                 f"{half.get(id(c), '-')} | {fitted.get(id(c), '-')} | {_src(e)} |")
+    L += ["", "`*`: the published device name maps to that preset (see the top). `fitted`: the constant of a "
+          "preset this row was fitted on (its error is in sample; `benchmarks/llm_bands.py` leaves it out).", ""]
     return "\n".join(L)
 
 
@@ -947,6 +1110,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="Llama-3-8B / Llama-2-7B rows on H100 SXM, A100 80GB and L40S only; no exported contrast, "
                          "no interpolation check")
     ap.add_argument("--graphs", default=None, help="folder for the generated graphs (default: a temporary one)")
+    ap.add_argument("--fit-low", action="store_true",
+                    help="only the fit of the fp8 / fp4 GEMM share (matmul.<p>.compute) on its rows; prints its table")
+    ap.add_argument("--write", action="store_true",
+                    help="write the fitted fp8 / fp4 GEMM shares into the presets (with --fit-low, or after a full run: "
+                         "its predictions use the presets as they were, and its table says whether they agree)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     data = json.loads(PUBLISHED.read_text())
@@ -956,6 +1124,16 @@ def main(argv: list[str] | None = None) -> int:
     for e in entries:
         p = plan(e, sib)
         (cases.append(p) if isinstance(p, Case) else apart.append((e, p)))
+    if args.fit_low:
+        with tempfile.TemporaryDirectory() as tmp:
+            eng = Engine(Path(args.graphs) if args.graphs else Path(tmp), IN_PLACE)
+            lows = fit_low(cases, split(cases)[0], eng)
+            if args.write:
+                changed = write_low(lows)
+                print(f"wrote {', '.join(changed) or 'nothing'}", file=sys.stderr)
+                eng._specs.clear()  # the presets as written
+            print("\n".join(low_section(lows, eng)))
+        return 0
     if args.quick:
         keep = [c for c in cases if c.config in ("llama-3-8b", "llama-2-7b") and c.preset in ("h100-sxm", "a100-80gb", "l40s")]
         apart += [(c.entry, "left out by --quick") for c in cases if c not in keep]
@@ -993,6 +1171,10 @@ def main(argv: list[str] | None = None) -> int:
             f["devices"] = {c.preset for c in fc}
             f["fit_rows"], f["held_rows"] = fc, held
             fits[(group, gen)] = f
+        lows = fit_low(cases, fit_half, eng)
+        if args.write and not args.quick:
+            print(f"wrote {', '.join(write_low(lows)) or 'nothing'}", file=sys.stderr)
+            eng._specs.clear()  # the table's 'in the presets' reads them as written
         exported = {}
         if not args.quick:
             ex = Engine(folder, EXPORTED)
@@ -1000,7 +1182,7 @@ def main(argv: list[str] | None = None) -> int:
                 exported[id(c)] = predict(c, ex)[0]
         elapsed = time.perf_counter() - t0
         text = report(cases, apart, ratios, exported, checks, consist, interp, fits, (fit_half, held_half), elapsed,
-                      args.quick, chosen)
+                      args.quick, chosen, lows, eng)
     out = Path(args.out) if args.out else (Path(tempfile.gettempdir()) / "llm_realism_quick.md" if args.quick else OUT)
     out.write_text(text)
     print(f"{out}: {len(cases)} rows compared, {eng.analyses} analyses in place "

@@ -171,3 +171,27 @@ def test_fast_sum_matches_the_llm_figures(tiny, tmp_path, monkeypatch):
         assert fast.latency(e_mm, spec.efficiency["default.compute"], e_mem, o) == pytest.approx(want, rel=1e-9)
         grid = fast.latencies(np.array([e_mm, 1.0]), spec.efficiency["default.compute"], np.array([e_mem]), np.array([o]))
         assert grid[0, 0, 0] == pytest.approx(want, rel=1e-9)
+
+
+def test_fast_sum_takes_the_fp8_gemm_share_as_the_llm_figures_do(tiny, monkeypatch):
+    """At fp8 on a preset with ``matmul.fp8.compute`` (Hopper: fitted on TensorRT-LLM fp8 rows) the fast sum
+    prices GEMMs at that share, as ``figures`` (the CLI's path) does, and a fit proposal's ``matmul.compute``
+    is every GEMM's share (the fp8 key set aside)."""
+    path, loaded, step = tiny
+    monkeypatch.setitem(G.CONFIGS, "tiny", TINY)
+    eng = R.Engine(path.parent, R.IN_PLACE)
+    spec = load_preset("h100-sxm")
+    e8 = spec.efficiency["matmul.fp8.compute"]
+    assert e8 < spec.efficiency["matmul.compute"]
+    pt = R.point("tiny", "fp8", None, 64, 299, 1)
+    assert R.mm_key(spec, pt) == "matmul.fp8.compute" and R.mm_key(spec, R.point("tiny", "fp16", None, 1, 0, 1)) \
+        == "matmul.compute"
+    f = figures(Request(loaded, precision="fp8"), step, batch=64, context=300, prompt=8, spec=spec,
+                kv_runtime="in-place", with_formulas=False)
+    assert eng.latency(pt, "h100-sxm") == pytest.approx(f.decode.latency_s, rel=1e-9)
+    e = spec.efficiency
+    fast = eng.fast(pt, "h100-sxm")
+    assert eng.latency(pt, "h100-sxm") == pytest.approx(
+        fast.latency(e8, e["default.compute"], e["default.memory"], e["overhead_s"]), rel=1e-12)
+    assert eng.latency(pt, "h100-sxm", {"matmul.compute": 0.7}) == pytest.approx(
+        fast.latency(0.7, e["default.compute"], e["default.memory"], e["overhead_s"]), rel=1e-12)

@@ -207,3 +207,44 @@ def test_memory_budget_at_a_precision():
     assert half.value is not None and abs(half.value - full.value) <= 1
     w = what_if(analyze(model, dims={"batch": half.value}), "fp16")
     assert liveness(w).total_bytes == half.total_bytes <= budget
+
+
+def _matmul_model(path, m, k, n):
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.zeros((k, n), np.float32), "W")
+    g = helper.make_graph([helper.make_node("MatMul", ["X", "W"], ["Y"])], "g",
+                          [helper.make_tensor_value_info("X", TensorProto.FLOAT, [m, k])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [m, n])], [w])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+@pytest.mark.parametrize("device, name, key", [("h100-sxm", "fp8", "matmul.fp8.compute"),
+                                                ("h100-sxm", "fp4", "matmul.fp8.compute"),  # fp4 runs at fp8's peak
+                                                ("h100-sxm", "fp16", "matmul.compute"),
+                                                ("b200", "fp4", "matmul.compute"),  # no matmul.fp4 key
+                                                ("b200", "fp8", "matmul.fp8.compute")])
+def test_a_low_precision_gemm_at_its_own_share(tmp_path, device, name, key):
+    """A GEMM whose arithmetic runs at the fp8 peak (an fp8 what-if, or fp4 on a device without an fp4
+    peak) attains ``matmul.fp8.compute`` of it where the spec has the key (the TensorRT-LLM fp8 rows:
+    0.575 on Hopper where fp16 BERT attains 0.9), else ``matmul.compute``:
+    c = 2·M·K·N / (e·π_peak)."""
+    import dataclasses
+
+    from onnxperf.predict.roofline import families, node_roofline
+
+    m, k, n = 512, 4096, 4096
+    a = analyze(_matmul_model(tmp_path / "mm.onnx", m, k, n), dims={})
+    p = get(name)
+    w = what_if(a, p)
+    base = load_spec(device)
+    eff = {"matmul.compute": 0.9, "matmul.fp8.compute": 0.6, "default.memory": 1.0}
+    spec = dataclasses.replace(base, efficiency=eff, efficiency_sources={})
+    node = next(x for x in w.main_nodes if x.op_type == "MatMul")
+    r = node_roofline(node, spec, p.peak_key)
+    assert r.compute_s == pytest.approx(2 * m * k * n / (eff[key] * spec.peak_for(p.peak_key)))
+    assert families("matmul", precision="fp8") == ("matmul.fp8", "matmul")
+    assert families("matmul", integer=True, precision="fp8") == ("matmul.int8", "matmul")  # integer arithmetic: its own

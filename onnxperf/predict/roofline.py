@@ -368,13 +368,31 @@ FITTED_ON_ARITHMETIC = TRANSCENDENTAL | {"SkipLayerNormalization", "Resize", "QL
 _SAME_AS = {"BiasGelu": "Gelu", "QuickGelu": "Sigmoid"}
 
 
-def families(family: str, integer: bool = False, depthwise: bool = False, op: str | None = None) -> tuple[str, ...]:
+#: float peaks whose arithmetic has efficiency keys of its own (``matmul.fp8.compute``): an fp8 or fp4 GEMM
+#: attains a smaller share of its peak than an fp16 one (the Hopper and Ada fits on published TensorRT-LLM
+#: rows, benchmarks/results/llm_realism.md)
+LOW_PRECISION_PEAKS = frozenset({"fp8", "fp4"})
+
+
+def low_precision(spec: Spec, float_dtype: str) -> str | None:
+    """``fp8`` or ``fp4`` where float arithmetic in ``float_dtype`` (a dtype name or a peak key) runs at
+    that peak of ``spec`` (after its fallbacks: fp4 on a device without an fp4 peak runs at fp8's), else None."""
+    resolve = getattr(spec, "resolve_peak", None)
+    if resolve is None:
+        return None
+    basis = resolve(float_dtype)[1]
+    return basis if basis in LOW_PRECISION_PEAKS else None
+
+
+def families(family: str, integer: bool = False, depthwise: bool = False, op: str | None = None,
+             precision: str | None = None) -> tuple[str, ...]:
     """The efficiency keys' family names for a node, most specific first: a depthwise convolution
     (one input channel per group) and 8-bit integer arithmetic are calibrated apart where the suite
     has them (``conv.depthwise.int8``, ``conv.depthwise``, ``conv.int8``, then ``conv``). An op the
     suite measures on its own (a transcendental function, onnxruntime's SkipLayerNormalization) has
     keys ``op.<Op>.*`` looked up first, and a :data:`TRANSCENDENTAL` one without them
-    ``transcendental.*``."""
+    ``transcendental.*``. Float arithmetic at an fp8 or fp4 peak (``precision``, :func:`low_precision`)
+    looks up ``<family>.fp8.*`` / ``<family>.fp4.*`` before the family's own keys."""
     out = []
     if op:
         out.append(f"op.{_SAME_AS.get(op, op)}")
@@ -385,20 +403,23 @@ def families(family: str, integer: bool = False, depthwise: bool = False, op: st
         out.append(f"{family}.depthwise")
     if integer:
         out.append(f"{family}.int8")
+    elif precision in LOW_PRECISION_PEAKS:
+        out.append(f"{family}.{precision}")
     out.append(family)
     return tuple(out)
 
 
 def efficiencies(spec: Spec, family: str, nbytes: float = 0.0, integer: bool = False,
-                 depthwise: bool = False, op: str | None = None) -> tuple[float, float, float]:
+                 depthwise: bool = False, op: str | None = None,
+                 precision: str | None = None) -> tuple[float, float, float]:
     """(compute efficiency, memory efficiency, per-node overhead in s) for an op family; a node moving
     at least ``parallel_min_bytes`` (``nbytes``) also pays ``overhead_parallel_s`` (the runtime's
     thread-pool dispatch, fitted by calibration). ``integer``: the node's arithmetic is 8-bit integer
     (QLinearConv, MatMulInteger ...); ``depthwise``: a depthwise convolution: their own keys first,
     where calibration fitted them (:func:`families`); ``op``: the node's op type (a transcendental
-    function's own keys)."""
+    function's own keys); ``precision``: float arithmetic at an fp8 or fp4 peak (:func:`families`)."""
     eff = getattr(spec, "efficiency", None) or {}
-    fams = families(family, integer, depthwise, op)
+    fams = families(family, integer, depthwise, op, precision)
     e_c = float(next((eff[f"{f}.compute"] for f in fams if f"{f}.compute" in eff), eff.get("default.compute", 1.0)))
     e_m = float(next((eff[f"{f}.memory"] for f in fams if f"{f}.memory" in eff), eff.get("default.memory", 1.0)))
     o = float(eff.get("overhead_s", 0.0))
@@ -469,25 +490,28 @@ def node_roofline(n, spec: Spec, float_key: str | None = None, op: str | None = 
     The named peak is the peak of the dtype its arithmetic runs in (the faster of the two when it
     has both kinds). A recurrent op's input projection (:func:`rnn_gemm_flops`, W_g of its W_f) runs
     as a GEMM, at the matrix-product efficiency: c = W_g / (e_matmul·π_f) + (W_f − W_g) / (e_c·π_f) + ...
-    (its recurrence, the step-by-step products and cells, at its own family's)."""
+    (its recurrence, the step-by-step products and cells, at its own family's). Float arithmetic at an fp8
+    or fp4 peak takes e_c and e_matmul from that precision's keys where the spec has them
+    (``matmul.fp8.compute``: :func:`families`)."""
     dtype = compute_dtype(n.inputs)
     nbytes = n.bytes_read + n.bytes_written
     kind = _kind(n, op)
-    e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, *kind)
+    fdt = float_key if float_key is not None else dtype if dtype in _FLOAT_NAMES or dtype.startswith("float8") \
+        else "float32"
+    low = low_precision(spec, fdt) if n.flops else None
+    e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, *kind, precision=low)
     if n.op_type in _NOT_EXECUTED:
         overhead = 0.0
     dram = spec.memory_bandwidth_bytes_per_s
     if n.status not in (COUNTED, ZERO):
         return NodeRoofline(n.key, n.op_type, n.family, dtype, 0, 0, None, 0.0, 0.0, NONE, None, None,
                             bandwidth_bytes_per_s=dram)
-    fdt = float_key if float_key is not None else dtype if dtype in _FLOAT_NAMES or dtype.startswith("float8") \
-        else "float32"
     float_peak = spec.peak_for(fdt)
     idt = int_dtype(n.inputs)
     int_peak = spec.peak_for(idt)
     # time of the arithmetic: FLOPs at the float peak plus integer ops at the integer peak
     gemm = min(rnn_gemm_flops(n), n.flops or 0)
-    e_mm = efficiencies(spec, "matmul")[0] if gemm else e_c
+    e_mm = efficiencies(spec, "matmul", precision=low)[0] if gemm else e_c
     compute_s = (gemm / (float_peak * e_mm) + (n.flops - gemm) / (float_peak * e_c) if n.flops else 0.0) \
         + (n.int_ops / (int_peak * e_c) if n.int_ops else 0.0)
     memory_s = nbytes / (dram * e_m) if nbytes else 0.0
