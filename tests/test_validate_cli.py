@@ -331,3 +331,31 @@ def test_accuracy_rank_limits_from_two_sessions():
     from onnxperf.products.accuracy import spearman
     plain = spearman([g.predicted_calibrated_s for g in a.groups], [g.measured_s for g in a.groups])
     assert plain < lim["op_type_oracle"]
+
+
+def test_casts_onnxruntime_inserts_are_counted_and_said(tmp_path, capsys):
+    """A float16 Tanh has no float16 kernel on the CPU provider: onnxruntime runs it on the float kernel
+    between two Casts it inserts (one for the input, one for the output), work the graph does not hold.
+    validate counts them from the profile, with their measured time, and warns; the float32 graph has none."""
+    from onnx import TensorProto
+
+    from onnxperf.products.validate.profile import INSERTED_CAST_PREFIX, NodeTiming, inserted_casts
+
+    for elem, casts in ((TensorProto.FLOAT16, 2), (TensorProto.FLOAT, 0)):
+        g = helper.make_graph([helper.make_node("Tanh", ["x"], ["y"], name="tanh")], "g",
+                              [helper.make_tensor_value_info("x", elem, [64, 64])],
+                              [helper.make_tensor_value_info("y", elem, [64, 64])])
+        p = tmp_path / f"tanh{elem}.onnx"
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(p))
+        assert cli.main(["validate", str(p), "--hw", SPEC, "--runs", "2", "--warmup", "0", "--format", "json"]) == 0
+        v = json.loads(capsys.readouterr().out)
+        assert v["inserted_casts"] == casts
+        assert (v["inserted_cast_s"] > 0) == bool(casts)
+        said = [w for w in v["warnings"] if "onnxruntime inserted" in w]
+        assert len(said) == (1 if casts else 0)
+        if casts:
+            assert said[0].startswith(f"onnxruntime inserted {casts} Casts (") and "misses that work" in said[0]
+    t = [NodeTiming(INSERTED_CAST_PREFIX + "x", "Cast", "CPUExecutionProvider", 3e-6, 1.0, median_s_per_run=2e-6),
+         NodeTiming("cast_in_the_graph", "Cast", "CPUExecutionProvider", 5e-6, 1.0),
+         NodeTiming(INSERTED_CAST_PREFIX + "y", "Cast", "CPUExecutionProvider", 4e-6, 1.0)]
+    assert inserted_casts(t) == (2, pytest.approx(6e-6))

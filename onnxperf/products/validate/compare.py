@@ -35,12 +35,13 @@ from onnxperf.shapes.infer import is_binding_note
 from onnxperf.hardware.spec import uncalibrated
 from onnxperf.base.errors import OptionError
 from onnxperf.predict.memory import liveness
-from onnxperf.ui.numbers import binary_bytes
+from onnxperf.ui.numbers import binary_bytes, seconds
 from onnxperf.predict.roofline import RooflineResult, roofline
 from onnxperf.products.sweep import KNEE_GAIN, knee_index
 from onnxperf.products.validate.inputs import make_inputs
 from onnxperf.products.validate.machine import mismatch
 from onnxperf.products.validate.mapping import Mapping, map_groups
+from onnxperf.products.validate.profile import inserted_casts
 from onnxperf.insights.llm.recognize import NotRecognized, recognize
 from onnxperf.products.validate.runner import DEFAULT_PROVIDERS, RUNTIME_HEADROOM_BYTES, LatencyStats, RunResult, check_provider, latency_stats, run_session
 from onnxperf.products.validate.state import UNSTABLE, StateFigures, state_figures
@@ -208,6 +209,11 @@ class Validation:
     warnings: tuple[str, ...] = ()
     #: the machine's state in blocks between probes, and the state-normalized error (:mod:`.state`)
     state: StateFigures | None = None
+    #: Casts onnxruntime inserted at session creation (float16 nodes without a float16 kernel on the provider
+    #: run on float kernels between them: :func:`.profile.inserted_casts`) and their measured time per run;
+    #: the prediction prices the graph as written
+    inserted_casts: int = 0
+    inserted_cast_s: float = 0.0
 
     def node_measured_s(self, plain: RooflineResult) -> dict[int, float]:
         """Measured time per original main-graph node: a group's time is shared among its nodes in
@@ -248,6 +254,7 @@ class Validation:
             "knee_batch": self.knee_batch, "predicted_knee_batch": self.predicted_knee_batch,
             "predicted_calibrated_knee_batch": self.predicted_calibrated_knee_batch,
             "warnings": list(self.warnings),
+            "inserted_casts": self.inserted_casts, "inserted_cast_s": self.inserted_cast_s,
             "notes": list(self.notes),
             "state": None if self.state is None else self.state.to_dict(),
         }
@@ -370,6 +377,12 @@ def validate(request: Request, spec, *, runs: int = 10, warmup: int = 3, threads
         warnings = mismatch(spec, tuple(rr.providers) or tuple(providers))
         if stats.spread_warning:
             warnings.append(stats.spread_warning)
+        n_casts, cast_s = inserted_casts(rr.node_timings)
+        if n_casts:
+            warnings.append(f"onnxruntime inserted {n_casts} Cast{'s' if n_casts > 1 else ''} ({seconds(cast_s)} per "
+                            f"run measured): float16 nodes without a float16 kernel on {rr.providers[0] if rr.providers else provider} run on "
+                            "float kernels between them, at float32 width; the prediction prices the graph as written "
+                            "(float16 bytes, no Casts) and misses that work")
         rl_plain = roofline(a, plain_spec)
         rl_cal = roofline(a, spec) if is_cal else None
         state = state_figures(rr.windows, spec if is_cal else plain_spec, lambda s: roofline(a, s).latency_s,
@@ -402,7 +415,7 @@ def validate(request: Request, spec, *, runs: int = 10, warmup: int = 3, threads
         calibrated_figures=_figures(groups, True, rl_cal.latency_s, meas) if rl_cal else None,
         batches=points, knee_batch=knees[0], notes=tuple(notes), nodes=_node_results(a, groups, rl_plain, rl_cal),
         predicted_knee_batch=knees[1], predicted_calibrated_knee_batch=knees[2], provider=provider,
-        decode=decode, warnings=tuple(warnings), state=state,
+        decode=decode, warnings=tuple(warnings), state=state, inserted_casts=n_casts, inserted_cast_s=cast_s,
     )
 
 

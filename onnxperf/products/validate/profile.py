@@ -36,6 +36,19 @@ KERNEL_SUFFIX = "_kernel_time"
 CONTROL_FLOW_OPS = frozenset({"If", "Loop", "Scan", "BeamSearch", "GreedySearch", "Sampling", "WhisperBeamSearch"})
 
 
+#: the name onnxruntime gives the Casts its InsertCastTransformer adds when a session is created: a float16 node
+#: without a float16 kernel on the provider runs on the float kernel between them
+#: (onnxruntime/core/optimizer/insert_cast_transformer.cc)
+INSERTED_CAST_PREFIX = "InsertedPrecisionFreeCast_"
+
+
+def inserted_casts(timings) -> tuple[int, float]:
+    """(count, measured seconds per run) of the Casts onnxruntime inserted at session creation
+    (:data:`INSERTED_CAST_PREFIX`): work the model's graph does not hold."""
+    ts = [t for t in timings if t.op_type == "Cast" and t.name.startswith(INSERTED_CAST_PREFIX)]
+    return len(ts), sum(t.typical_s_per_run for t in ts)
+
+
 @dataclass(frozen=True)
 class NodeTiming:
     """Measured time of one node of the session graph, per timed run.
