@@ -44,6 +44,7 @@ from onnxperf.predict.broadcast import node_spans
 from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.graph.folding import foldable_nodes
 from onnxperf.predict.folding import folded
+from onnxperf.predict.float_kernels import float_kernels
 from onnxperf.predict.gpu_kernels import kernel_plan
 from onnxperf.predict.plan import (COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, Placement, dominant, limiter,
                                    placements)
@@ -1354,6 +1355,10 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
             fused = set(gone or ()) | (set(fu.absorbed) | set(fu.inside) | set(fu.epilogue) | set(fu.runs_as)
                                        if fu is not None else set())
             raw = _with_spans(raw, nodes, fused, float(eff["broadcast.span_s"]))
+        if float(eff.get("fusion.epilogue", 0)) >= 1:  # onnxruntime's CPU provider, as calibrated
+            fk = float_kernels(a, _constant_names(a), set(gone or ()))
+            if fk:
+                raw = _on_float_kernels(raw, nodes, fk, spec)
     body_kernels = 0
     controlled: set[str] = set()
     if a.model.nodes_in_subgraphs:
@@ -1406,6 +1411,35 @@ def _with_assists(raw: list[NodeRoofline], assists: dict[str, int], assist_s: fl
             extra = k * assist_s
             r = replace(r, time_s=r.time_s + extra, compute_s=r.compute_s + extra, assist_s=extra)
         out.append(r)
+    return out
+
+
+def _on_float_kernels(raw: list[NodeRoofline], nodes, fk: dict, spec: Spec) -> list[NodeRoofline]:
+    """float16 nodes that onnxruntime's CPU provider runs on the float kernel (:mod:`.float_kernels`): the
+    node's memory time scaled to its bytes at float32 width (m' = m · Q'/Q), its time re-evaluated
+    (t' = t − max(c, m) − α·min(c, m) + max(c, m') + α·min(c, m')), plus the Casts it brings, each of n
+    elements one kernel moving 6n bytes at the movement family's memory share:
+    t_cast = 6n / (e_m · β) + o."""
+    _, e_mv, o = efficiencies(spec, "movement", 0.0, op="Cast")
+    bw = spec.memory_bandwidth_bytes_per_s
+    out = []
+    for r, n in zip(raw, nodes):
+        f = fk.get(n.key)
+        if f is None or not r.time_s:
+            out.append(r)
+            continue
+        before = n.bytes_read + n.bytes_written
+        k = (f.bytes_read + f.bytes_written) / before if before else 1.0
+        c, m = r.compute_s, r.memory_s
+        m2 = m * k
+        a = overlap(spec, n.family, *_kind(n))
+        t = r.time_s - max(c, m) - a * min(c, m) + max(c, m2) + a * min(c, m2)
+        cast_bytes = sum(6 * x for x in f.casts)
+        cast_m = cast_bytes / (bw * e_mv) if cast_bytes else 0.0
+        cast_o = o * len(f.casts)
+        nbytes = round(r.bytes * k) + cast_bytes
+        out.append(replace(r, bytes=nbytes, intensity=intensity(r.ops, nbytes), memory_s=m2 + cast_m,
+                           time_s=t + cast_m + cast_o, dispatch_s=r.dispatch_s + cast_o))
     return out
 
 
