@@ -24,12 +24,19 @@ left as written.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from onnxperf.cost.analysis import Costs
 from onnxperf.predict.ort_kernels import CPU, F16, F32, accepts, kernel_table, param_types, schema
-from onnxperf.predict.tensors import links, tensor_bytes
+from onnxperf.predict.precision import rescaled
+from onnxperf.predict.tensors import links
 
 _FLOAT16 = "float16"
+
+
+def _as_float(ref) -> Fraction | None:
+    """A tensor's bits on the float kernel: float16 at 32, the rest as stored (None)."""
+    return Fraction(32) if ref is not None and ref.dtype == _FLOAT16 else None
 
 
 @dataclass(frozen=True)
@@ -47,18 +54,6 @@ def _numel(ref) -> int:
     for d in ref.shape or ():
         n *= d if isinstance(d, int) else 0
     return n if ref.shape is not None else 0
-
-
-def _at_float32(total: int, refs) -> int:
-    """``total`` scaled by the refs' bytes with float16 at 32 bits over their bytes as stored."""
-    before = after = 0
-    for r in refs:
-        b = tensor_bytes(r)
-        before += b
-        after += 2 * b if r is not None and r.dtype == _FLOAT16 else b
-    if before == 0 or before == after:
-        return total
-    return (total * after + before // 2) // before
 
 
 def on_float_kernel(n, opsets: dict[str, int]) -> bool:
@@ -114,6 +109,6 @@ def float_kernels(a: Costs, constants: set[str], gone: set[str]) -> dict[str, Fl
     out = {}
     for n in nodes:
         if n.key in run_float:
-            out[n.key] = FloatKernel(_at_float32(n.bytes_read, n.inputs), _at_float32(n.bytes_written, n.outputs),
-                                     tuple(casts[n.key]))
+            out[n.key] = FloatKernel(rescaled(n.bytes_read, n.inputs, _as_float),
+                                     rescaled(n.bytes_written, n.outputs, _as_float), tuple(casts[n.key]))
     return out

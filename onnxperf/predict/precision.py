@@ -205,7 +205,7 @@ def _nbytes(numel: int, bits: Fraction) -> int:
     return -(-(numel * bits.numerator) // (8 * bits.denominator))
 
 
-def _rescaled(total: int, refs, bits) -> int:
+def rescaled(total: int, refs, bits) -> int:
     """``total`` scaled by the refs' bytes at their what-if bits over their bytes as stored."""
     before = after = 0
     for r in refs:
@@ -255,7 +255,7 @@ def what_if(a: Costs, precision: Precision | str) -> Costs:
     nodes = []
     for n in a.nodes:
         ins, outs = retype(n.inputs), retype(n.outputs)
-        nodes.append(_node(n, ins, outs, _rescaled(n.bytes_read, n.inputs, bits), _rescaled(n.bytes_written, n.outputs, bits)))
+        nodes.append(_node(n, ins, outs, rescaled(n.bytes_read, n.inputs, bits), rescaled(n.bytes_written, n.outputs, bits)))
     nodes_t = tuple(nodes)
     main = [n for n in nodes_t if not n.scope]
     t = a.totals
@@ -312,8 +312,8 @@ def kv_what_if(a: Costs, names: frozenset[str] | set[str], precision: Precision 
             out.append(r)
         return tuple(out)
 
-    nodes = tuple(_node(n, retype(n.inputs), retype(n.outputs), _rescaled(n.bytes_read, n.inputs, bits),
-                        _rescaled(n.bytes_written, n.outputs, bits)) for n in a.nodes)
+    nodes = tuple(_node(n, retype(n.inputs), retype(n.outputs), rescaled(n.bytes_read, n.inputs, bits),
+                        rescaled(n.bytes_written, n.outputs, bits)) for n in a.nodes)
     tensors = None
     if a.tensors is not None:
         tensors = {k: (_Retyped(ti, p.elem_type, _fractional(tb)) if k in names and dtypes.is_float(ti.elem_type) else ti)
