@@ -62,3 +62,16 @@ def test_the_roofline_of_an_onnxruntime_cpu_spec_charges_them(tmp_path):
     assert got.dispatch_s == pytest.approx(4e-6)
     no_key = dataclasses.replace(spec, efficiency={k: v for k, v in eff.items() if k != "fusion.epilogue"})
     assert next(r for r in roofline(a, no_key).nodes if r.key == tanh.key).time_s == pytest.approx(own.time_s)
+
+
+def test_without_a_registry_the_graph_is_priced_as_written(tmp_path, monkeypatch):
+    """Where onnxruntime's kernel registry cannot be read, no node is moved to a float kernel (nothing raises)."""
+    from onnxperf.base.errors import OptionError
+    from onnxperf.predict import float_kernels as fk_mod
+
+    def refuse(provider):
+        raise OptionError("no registry")
+
+    a = _chain(tmp_path)
+    monkeypatch.setattr(fk_mod, "kernel_table", refuse)
+    assert fk_mod.float_kernels(a, set(), set()) == {}

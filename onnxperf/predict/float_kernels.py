@@ -18,7 +18,7 @@ would meet are removed). So, per run (issue 30: the corpus fp16 BERT ran at the 
 Which nodes: a main-graph node with a float16 input or output whose CPU kernels (the installed
 onnxruntime's registry, :mod:`onnxperf.predict.ort_kernels`) for its op version accept none of its types as
 they are, and one of them with float16 read as float. An op without a CPU kernel, or of unknown types, is
-left as written.
+left as written; so is every node where onnxruntime's registry cannot be read.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from onnxperf.base.errors import OptionError
 from onnxperf.cost.analysis import Costs
 from onnxperf.predict.ort_kernels import CPU, F16, F32, accepts, kernel_table, param_types, schema
 from onnxperf.predict.precision import rescaled
@@ -82,6 +83,10 @@ def float_kernels(a: Costs, constants: set[str], gone: set[str]) -> dict[str, Fl
     if not any(r is not None and r.dtype == _FLOAT16 for n in nodes for r in (*n.inputs, *n.outputs)):
         return {}
     opsets = dict(a.model.opsets)
+    try:
+        kernel_table(CPU)
+    except OptionError:  # no usable onnxruntime registry here: the graph is priced as written
+        return {}
     run_float = {n.key for n in nodes if n.key not in gone and on_float_kernel(n, opsets)}
     if not run_float:
         return {}
