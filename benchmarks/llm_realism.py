@@ -713,6 +713,14 @@ def write_low(fits: list[dict]) -> list[str]:
     return changed
 
 
+def _before_after(b: dict, a: dict) -> str:
+    """Table cells 'median | within 1.2x | within 1.5x', each before -> after (dashes without rows)."""
+    if not b["n"]:
+        return "- | - | - |"
+    return (f"{b['median']:.2f} -> {a['median']:.2f} | {b['w12']:.0%} -> {a['w12']:.0%} | "
+            f"{b['w15']:.0%} -> {a['w15']:.0%} |")
+
+
 def low_section(fits: list[dict], engine: Engine) -> list[str]:
     L = ["## The share of the fp8 / fp4 peak a GEMM attains (fitted and applied: `matmul.fp8.compute`)", "",
          "The presets' `matmul.compute` was fitted on TensorRT rows of fp16 and int8 CNNs and BERT "
@@ -742,8 +750,7 @@ def low_section(fits: list[dict], engine: Engine) -> list[str]:
         L.append(f"| {f['class']} | {f['precision']} | {len(f['fit_rows'])} ({', '.join(f['devices'])}) | "
                  f"**{f['value']:g}**{' (grid edge)' if f['edge'] else ''} | {f['rms_before']:.3f} -> "
                  f"{f['rms_after']:.3f} | {hb['n']} | "
-                 + (f"{hb['median']:.2f} -> {ha['median']:.2f} | {hb['w12']:.0%} -> {ha['w12']:.0%} | "
-                    f"{hb['w15']:.0%} -> {ha['w15']:.0%} |" if hb["n"] else "- | - | - |") + f" {state} |")
+                 + _before_after(hb, ha) + f" {state} |")
     L += ["", "By metric (held-out rows, before -> after):", "",
           "| class | precision | metric | rows | median | within 1.2x | within 1.5x |", "|---|---|---|---|---|---|---|"]
     for f in fits:
@@ -981,8 +988,7 @@ def report(cases, apart, ratios, exported, checks, consist, interp, fits, halves
         L.append(f"| {group} | {gen} | {f['rows']} | {sh('matmul.compute')} -> **{new('matmul.compute')}** | "
                  f"{sh('default.memory')} -> **{new('default.memory')}** | {sh('overhead_s')} -> **{new('overhead_s')}** | "
                  f"{f['fit_before']:.3f} -> {f['rms_log_error']:.3f} | {hb['n']} | "
-                 + (f"{hb['median']:.2f} -> {ha['median']:.2f} | {hb['w12']:.0%} -> {ha['w12']:.0%} | "
-                    f"{hb['w15']:.0%} -> {ha['w15']:.0%} |" if hb["n"] else "- | - | - |") + f" {fit_note(f)} |")
+                 + _before_after(hb, ha) + f" {fit_note(f)} |")
     L += ["", "Held-out statistics by metric, shipped -> fitted constants:", "",
           "| runtime | generation | metric | held-out rows | median | within 1.2x | within 1.5x |",
           "|---|---|---|---|---|---|---|"]
