@@ -564,9 +564,12 @@ def report(measured: dict, rows: list[dict], check: dict, kernels: dict | None =
                                                           if metric == "batched throughput" and xs else
                                                           f"{np.median(xs):.2f} on {len(xs)}" if xs else "-") + " |")
         lines += ["", "A decode step as the kernel model costs it is what a fused runtime measures on this GPU "
-                  "(the compiled rows); where the published serving figures are slower than the model (batched "
-                  "throughput, TTFT at short prompts), the difference is not in the step's kernels as measured here but in what serving adds: scheduling, "
-                  "sampling, in-flight batching, a per-request fixed cost (not modelled)."]
+                  "(the compiled rows, fp16). Where the published figures are slower than the model, the difference "
+                  "is not in an fp16 step's kernels as measured here: at fp8, the published rows' precision, a GEMM "
+                  "attains a smaller share of its peak (`matmul.fp8.compute`, fitted on half of those rows, brought "
+                  "batched throughput to the median above); the rest is what serving or the runtime adds: "
+                  "scheduling, sampling, in-flight batching, a per-request fixed cost (TTFT at short prompts), "
+                  "llama.cpp's own kernels (decode, batch 1): not modelled."]
     m = check["point"]
     lines += ["", f"CLI check: `onnxperf {' '.join(str(x) for x in check['command'][1:])}` (<tmp>: the graph written to a "
                   f"temporary folder) gives {check['cli_s'] * 1e3:.3f} ms for {m['model']} batch {m['batch']} context "
