@@ -75,3 +75,19 @@ def test_without_a_registry_the_graph_is_priced_as_written(tmp_path, monkeypatch
     a = _chain(tmp_path)
     monkeypatch.setattr(fk_mod, "kernel_table", refuse)
     assert fk_mod.float_kernels(a, set(), set()) == {}
+
+
+def test_the_thread_pool_threshold_reads_float16_at_float32_width(tmp_path):
+    """onnxruntime's CPU thread pool splits a kernel by its work per element, and its float16 kernels compute as
+    float: a float16 Tanh of N·M elements pays overhead_parallel_s exactly where its float32 twin does, although
+    it moves half the bytes (threshold between 2·N·M·2 and 2·N·M·4 bytes)."""
+    from onnxperf.predict.roofline import pool_bytes
+
+    base = load_spec("xeon-silver-4210x2")
+    eff = {"overhead_s": 1e-6, "overhead_parallel_s": 10e-6, "parallel_min_bytes": 3 * 2 * N * M}
+    spec = dataclasses.replace(base, efficiency=eff, efficiency_sources={})
+    for elem in (TensorProto.FLOAT16, TensorProto.FLOAT):
+        a = _chain(tmp_path, elem)
+        tanh = next(n for n in a.main_nodes if n.name == "tanh")
+        assert pool_bytes(tanh) == 2 * 4 * N * M
+        assert node_roofline(tanh, spec).dispatch_s == pytest.approx(11e-6)

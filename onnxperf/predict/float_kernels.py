@@ -35,7 +35,7 @@ from onnxperf.predict.tensors import links
 _FLOAT16 = "float16"
 
 
-def _as_float(ref) -> Fraction | None:
+def as_float(ref) -> Fraction | None:
     """A tensor's bits on the float kernel: float16 at 32, the rest as stored (None)."""
     return Fraction(32) if ref is not None and ref.dtype == _FLOAT16 else None
 
@@ -114,6 +114,6 @@ def float_kernels(a: Costs, constants: set[str], gone: set[str]) -> dict[str, Fl
     out = {}
     for n in nodes:
         if n.key in run_float:
-            out[n.key] = FloatKernel(rescaled(n.bytes_read, n.inputs, _as_float),
-                                     rescaled(n.bytes_written, n.outputs, _as_float), tuple(casts[n.key]))
+            out[n.key] = FloatKernel(rescaled(n.bytes_read, n.inputs, as_float),
+                                     rescaled(n.bytes_written, n.outputs, as_float), tuple(casts[n.key]))
     return out

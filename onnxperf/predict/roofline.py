@@ -44,7 +44,8 @@ from onnxperf.predict.broadcast import node_spans
 from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.graph.folding import foldable_nodes
 from onnxperf.predict.folding import folded
-from onnxperf.predict.float_kernels import float_kernels
+from onnxperf.predict.float_kernels import as_float, float_kernels
+from onnxperf.predict.precision import rescaled
 from onnxperf.predict.gpu_kernels import kernel_plan
 from onnxperf.predict.plan import (COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, Placement, dominant, limiter,
                                    placements)
@@ -410,11 +411,22 @@ def families(family: str, integer: bool = False, depthwise: bool = False, op: st
     return tuple(out)
 
 
+def pool_bytes(n) -> int:
+    """The bytes a node moves as the CPU thread-pool threshold (``parallel_min_bytes``) reads them: float16
+    tensors at float32 width. onnxruntime's CPU kernels compute float16 as float (a float16 kernel converts
+    each element; the others run on the float kernel, :mod:`.float_kernels`) and its thread pool splits a
+    kernel by its work per element, so a float16 SkipLayerNormalization is parallel where its float32 twin is."""
+    refs = (*n.inputs, *n.outputs)
+    if not any(r is not None and r.dtype == "float16" for r in refs):
+        return n.bytes_read + n.bytes_written
+    return rescaled(n.bytes_read, n.inputs, as_float) + rescaled(n.bytes_written, n.outputs, as_float)
+
+
 def efficiencies(spec: Spec, family: str, nbytes: float = 0.0, integer: bool = False,
                  depthwise: bool = False, op: str | None = None,
                  precision: str | None = None) -> tuple[float, float, float]:
     """(compute efficiency, memory efficiency, per-node overhead in s) for an op family; a node moving
-    at least ``parallel_min_bytes`` (``nbytes``) also pays ``overhead_parallel_s`` (the runtime's
+    at least ``parallel_min_bytes`` (``nbytes``: :func:`pool_bytes`) also pays ``overhead_parallel_s`` (the runtime's
     thread-pool dispatch, fitted by calibration). ``integer``: the node's arithmetic is 8-bit integer
     (QLinearConv, MatMulInteger ...); ``depthwise``: a depthwise convolution: their own keys first,
     where calibration fitted them (:func:`families`); ``op``: the node's op type (a transcendental
@@ -500,7 +512,7 @@ def node_roofline(n, spec: Spec, float_key: str | None = None, op: str | None = 
     fdt = float_key if float_key is not None else dtype if dtype in _FLOAT_NAMES or dtype.startswith("float8") \
         else "float32"
     low = low_precision(spec, fdt) if n.flops else None
-    e_c, e_m, overhead = efficiencies(spec, n.family, nbytes, *kind, precision=low)
+    e_c, e_m, overhead = efficiencies(spec, n.family, pool_bytes(n), *kind, precision=low)
     if n.op_type in _NOT_EXECUTED:
         overhead = 0.0
     dram = spec.memory_bandwidth_bytes_per_s
@@ -1026,7 +1038,9 @@ def _as_fused_kernel(r: NodeRoofline, n, op: str, nbytes: int, ops: int, int_dty
     integer, depthwise, _ = _kind(n)
     family = _FUSED_FAMILY.get(op, n.family)
     peak, dtype = (spec.peak_for(int_dtype), int_dtype) if int_dtype is not None else (r.peak_ops_per_s, r.dtype)
-    e_c, e_m, overhead = efficiencies(spec, family, nbytes, integer or int_dtype is not None, depthwise, op)
+    own = n.bytes_read + n.bytes_written
+    pool = nbytes * pool_bytes(n) / own if own else nbytes  # float16 at float32 width, as :func:`pool_bytes`
+    e_c, e_m, overhead = efficiencies(spec, family, pool, integer or int_dtype is not None, depthwise, op)
     comp_s = ops / (peak * e_c) if ops else 0.0
     mem_s = nbytes / (spec.memory_bandwidth_bytes_per_s * e_m) if nbytes else 0.0
     t = max(comp_s, mem_s) + overlap(spec, family, integer or int_dtype is not None, depthwise, op) * min(
