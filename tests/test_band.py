@@ -15,6 +15,8 @@ from onnxperf import cli
 from onnxperf.hardware import load_spec
 from onnxperf.predict.roofline import Band, band_of
 
+from .util import benchmark
+
 ROOT = Path(__file__).resolve().parents[1]
 RESNET = str(ROOT / "models" / "resnet50_torch.onnx")
 LLAMA = str(ROOT / "models" / "corpus" / "llama_decode_legacy.onnx")
@@ -83,15 +85,12 @@ def test_without_a_band_the_kernel_model_says_so(capsys):
 def test_the_decoder_bands_in_the_presets_are_sourced_and_come_from_the_compared_rows():
     """band.llm.* (benchmarks/llm_bands.py) sits in the presets of the classes that have published decoder rows,
     with a source naming the rows; recomputing from the results file gives what the presets hold."""
-    import importlib.util
     import sys as _sys
 
     from onnxperf.hardware import list_presets, load_preset
 
     _sys.path.insert(0, str(ROOT / "benchmarks"))  # llm_bands reads gpu_realism's classes beside it
-    spec = importlib.util.spec_from_file_location("llm_bands", ROOT / "benchmarks" / "llm_bands.py")
-    lb = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(lb)
+    lb = benchmark("llm_bands.py", "llm_bands")
     CLASS_OF = lb.CLASS_OF
     computed = lb.bands(lb.rows(lb.RESULTS.read_text()))
     seen = 0

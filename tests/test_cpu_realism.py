@@ -4,25 +4,22 @@ here, and its value is the number its quote shows; the per-socket time, the batc
 and the bandwidth solver are checked on hand-built cases; and on two published rows the plain roofline's
 arithmetic alone (and, on the row the benchmark finds the bound holding on, the plain roofline itself) is
 below the published time. Two summaries in all."""
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from onnxperf.hardware.files import load_preset
 
+from .util import benchmark
+
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "benchmarks" / "published" / "cpu_inference.json"
 
 
 def _module(name: str, file: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / file)
-    mod = sys.modules[name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark(file, name)
 
 
 R = _module("onnxperf_bench_cpu_realism", "cpu_realism.py")

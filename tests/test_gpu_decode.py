@@ -5,17 +5,15 @@ it is the command line's."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from .util import benchmark
+
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("onnxperf_bench_gpu_decode", ROOT / "benchmarks" / "gpu_decode.py")
-GD = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(GD)
+GD = benchmark("gpu_decode.py", "onnxperf_bench_gpu_decode")
 
 MEASURED = json.loads(GD.MEASURED.read_text())
 

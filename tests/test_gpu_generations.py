@@ -10,7 +10,6 @@ library's own prediction (not the fast path the script fits with).
 
 from __future__ import annotations
 
-import importlib.util
 import statistics
 from pathlib import Path
 
@@ -20,14 +19,13 @@ import pytest
 from onnxperf.hardware.files import list_presets, load_preset
 from onnxperf.predict.roofline import band_of
 
+from .util import benchmark
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("onnxperf_bench_gpu_realism_gen", ROOT / "benchmarks" / "gpu_realism.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark("gpu_realism.py", "onnxperf_bench_gpu_realism_gen")
 
 
 G = _bench()

@@ -2,7 +2,6 @@
 kernel costs (launch overhead, fill), the presets that carry it, and the published-figure check."""
 
 import dataclasses
-import importlib.util
 import json
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from onnxperf.hardware import load_spec
 from onnxperf.hardware.files import list_presets, load_preset, read_spec_file, to_toml
 from onnxperf.predict.roofline import GEMV_ROWS, fill, roofline
 
-from .util import const, model, vi
+from .util import benchmark, const, model, vi
 
 ROOT = Path(__file__).resolve().parent.parent
 F = 4  # bytes per float32
@@ -273,9 +272,7 @@ def test_published_resnet50_a100_rows_are_within_2x():
     source quantifies, so the presets carry no per-run overhead; it keeps the published throughput rising
     to batch 128 where the model levels off at 64 (FP16, INT8), with the A100's 40 MB L2 as without it.
     benchmarks/gpu_realism.py runs every row (results/gpu_realism.md)."""
-    spec_ = importlib.util.spec_from_file_location("onnxperf_bench_gpu_realism", ROOT / "benchmarks" / "gpu_realism.py")
-    G = importlib.util.module_from_spec(spec_)
-    spec_.loader.exec_module(G)
+    G = benchmark("gpu_realism.py", "onnxperf_bench_gpu_realism")
     rows = [e for e in G.entries() if e["model"] == "resnet50" and e["device"] == "a100-80gb"]
     assert len(rows) == 27
     ev = G.evaluate(rows, lambda e, b: G.predict_latency(e["model"], b, None, e["device"], e["precision"]))

@@ -4,24 +4,21 @@ the page is what ``benchmarks/gpu_l2.py report`` writes from it."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import statistics
-import sys
 from pathlib import Path
 
 import pytest
 
 from onnxperf.hardware.files import load_preset
 
+from .util import benchmark
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load(name: str, path: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / path)
-    mod = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark(Path(path).name, name)
 
 
 L2 = _load("onnxperf_bench_gpu_l2", "benchmarks/gpu_l2.py")

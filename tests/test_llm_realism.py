@@ -3,8 +3,6 @@
 token are its matrix products' parameters (every parameter but the embedding, the norms and inv_freq), and the
 static-batching throughput formula, the Σ over contexts and the fast kernel-model sum are checked on
 hand-built cases. No published row and no real-size graph is needed."""
-import importlib.util
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,14 +18,13 @@ from onnxperf.insights.llm.recognize import recognize
 from onnxperf.predict.precision import get
 from onnxperf.predict.roofline import roofline
 
+from .util import benchmark
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _module(name: str, file: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / file)
-    mod = sys.modules[name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark(file, name)
 
 
 G = _module("onnxperf_bench_make_llm_decode", "make_llm_decode.py")

@@ -1,13 +1,14 @@
 """benchmarks/published/gpu_inference.json and bert_extra.json: every entry is sourced and well formed, and
 benchmarks/gpu_realism.py reads both (issue 18 input; issue 29, item 2)."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
 from onnxperf.hardware import load_spec
+
+from .util import benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 PATH = ROOT / "benchmarks" / "published" / "gpu_inference.json"
@@ -30,9 +31,7 @@ def test_gpu_realism_reads_both_files_and_keeps_the_relabelled_table_apart():
     """bert_extra.json's L40S, L4 and A30 rows join gpu_inference.json's; the table headed L4 that a later
     commit relabelled A30 (``device_label_conflict``) is neither fitted nor scored. A latency-only row's
     throughput is batch / average latency."""
-    spec = importlib.util.spec_from_file_location("onnxperf_bench_gpu_realism_pub", ROOT / "benchmarks" / "gpu_realism.py")
-    G = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(G)
+    G = benchmark("gpu_realism.py", "onnxperf_bench_gpu_realism_pub")
     rows = G.entries()
     files = {e["_file"] for e in rows}
     assert {"gpu_inference.json", "bert_extra.json"} <= files

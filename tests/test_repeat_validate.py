@@ -3,18 +3,16 @@ state-normalized errors within 5 points of each other."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
+
+from .util import benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("onnxperf_bench_repeat", ROOT / "benchmarks" / "repeat_validate.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark("repeat_validate.py", "onnxperf_bench_repeat")
 
 
 def _run(path: Path, label: str, rows):

@@ -29,6 +29,8 @@ from onnxperf.products.render.report import render_html, render_json
 from .report_util import (FLAG_IMG, FLAG_SCRIPT, FLAG_SVG, IMG_NAME, RESNET, SCRIPT_NAME, FakeSpec,
                           FakeValidation, injection_model, report_model, spec, summary_of)
 
+from .util import benchmark
+
 #: slow (a browser, onnxruntime, every doc page or every ONNX node case): left out by -m "not slow"
 pytestmark = pytest.mark.slow
 
@@ -332,12 +334,7 @@ def test_printing_keeps_every_section_every_chart_and_every_node(browser, resnet
 
 
 def _bench():
-    import importlib.util
-
-    spec_ = importlib.util.spec_from_file_location("bench_report", BENCH)
-    mod = importlib.util.module_from_spec(spec_)
-    spec_.loader.exec_module(mod)
-    return mod
+    return benchmark(BENCH.name, "bench_report")
 
 
 def test_printing_a_table_over_the_bound_prints_a_page_and_says_where_the_rest_is(browser, tmp_path):

@@ -1,7 +1,6 @@
 """validate and calibrate end to end on tiny models (onnxruntime in a child process)."""
 
 import dataclasses
-import importlib.util
 import json
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from onnxperf.products.validate.compare import KNEE_GAIN, BatchPoint, batch_knee
 from onnxperf.products.validate.runner import DEFAULT_PROVIDERS, latency_stats
 from onnxperf.cost.request import Request
 
-from .util import const, model, vi
+from .util import benchmark, const, model, vi
 
 #: slow (a browser, onnxruntime, every doc page or every ONNX node case): left out by -m "not slow"
 pytestmark = pytest.mark.slow
@@ -270,11 +269,7 @@ def test_calibrate_short_then_validate_is_calibrated(mlp, tmp_path, capsys):
 # --- benchmarks/accuracy.py: its table, from the figures validate computes ------------------------
 
 def _accuracy_script():
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "accuracy.py"
-    spec = importlib.util.spec_from_file_location("onnxperf_bench_accuracy", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark("accuracy.py", "onnxperf_bench_accuracy")
 
 
 def test_accuracy_table_columns_come_from_the_validation(mlp):

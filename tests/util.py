@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+import types
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,6 +17,16 @@ import onnxperf
 from onnxperf.cost.walker import NodeCost
 
 F32 = TensorProto.FLOAT
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def benchmark(file: str, name: str) -> types.ModuleType:
+    """``benchmarks/<file>`` loaded by path as module ``name`` (the benchmarks are scripts, not a package;
+    tests/test_packaging.py), registered in ``sys.modules`` as dataclasses need."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / file)
+    mod = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def vi(name: str, shape: Sequence[int | str | None] | None, dtype: int = F32) -> onnx.ValueInfoProto:
