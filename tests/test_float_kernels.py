@@ -35,12 +35,12 @@ def test_which_nodes_and_which_casts(tmp_path):
     opsets = dict(a.model.opsets)
     by = {n.name: n for n in a.main_nodes}
     assert [on_float_kernel(by[k], opsets) for k in ("tanh", "sqrt", "tr")] == [True, True, False]
-    fk = float_kernels(a, set(), set())
+    fk = float_kernels(a, set, set())
     assert set(fk) == {by["tanh"].key, by["sqrt"].key}
     assert fk[by["tanh"].key].casts == (N * M,) and fk[by["sqrt"].key].casts == (N * M,)
     assert (fk[by["tanh"].key].bytes_read, fk[by["tanh"].key].bytes_written) == (4 * N * M, 4 * N * M)
     assert by["tanh"].bytes_read == 2 * N * M  # as written
-    assert float_kernels(_chain(tmp_path, TensorProto.FLOAT), set(), set()) == {}
+    assert float_kernels(_chain(tmp_path, TensorProto.FLOAT), set, set()) == {}
 
 
 def test_the_roofline_of_an_onnxruntime_cpu_spec_charges_them(tmp_path):
@@ -74,7 +74,7 @@ def test_without_a_registry_the_graph_is_priced_as_written(tmp_path, monkeypatch
 
     a = _chain(tmp_path)
     monkeypatch.setattr(fk_mod, "kernel_table", refuse)
-    assert fk_mod.float_kernels(a, set(), set()) == {}
+    assert fk_mod.float_kernels(a, set, set()) == {}
 
 
 def test_the_thread_pool_threshold_reads_float16_at_float32_width(tmp_path):

@@ -23,6 +23,7 @@ left as written; so is every node where onnxruntime's registry cannot be read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -35,9 +36,22 @@ from onnxperf.predict.tensors import links
 _FLOAT16 = "float16"
 
 
-def as_float(ref) -> Fraction | None:
+def _as_float(ref) -> Fraction | None:
     """A tensor's bits on the float kernel: float16 at 32, the rest as stored (None)."""
     return Fraction(32) if ref is not None and ref.dtype == _FLOAT16 else None
+
+
+def has_float16(nodes) -> bool:
+    """Some node reads or writes a float16 tensor."""
+    return any(r is not None and r.dtype == _FLOAT16 for n in nodes for r in (*n.inputs, *n.outputs))
+
+
+def at_float32(n) -> tuple[int, int]:
+    """(bytes read, bytes written) of node ``n`` with its float16 tensors at float32 width (as stored where
+    it has none): R' = R · Σ_in bytes at float32 / Σ_in bytes as stored, W' likewise over its outputs."""
+    if not has_float16((n,)):
+        return n.bytes_read, n.bytes_written
+    return rescaled(n.bytes_read, n.inputs, _as_float), rescaled(n.bytes_written, n.outputs, _as_float)
 
 
 @dataclass(frozen=True)
@@ -75,12 +89,13 @@ def on_float_kernel(n, opsets: dict[str, int]) -> bool:
     return any(accepts(cons, as_float) is None for _lo, _hi, cons in in_range)
 
 
-def float_kernels(a: Costs, constants: set[str], gone: set[str]) -> dict[str, FloatKernel]:
+def float_kernels(a: Costs, constants: Callable[[], set[str]], gone: set[str]) -> dict[str, FloatKernel]:
     """Node key -> :class:`FloatKernel` for every main-graph float16 node the CPU provider runs on the float
-    kernel. ``constants``: tensors known at load (initializers, Constant outputs); ``gone``: nodes folded at
-    load (their outputs are constants too): neither needs a run-time Cast."""
+    kernel. ``constants``: the tensors known at load (initializers, Constant outputs), asked only of a graph
+    with a float16 node on a float kernel; ``gone``: nodes folded at load (their outputs are constants too):
+    neither needs a run-time Cast."""
     nodes = [n for n in a.main_nodes if not n.scope]
-    if not any(r is not None and r.dtype == _FLOAT16 for n in nodes for r in (*n.inputs, *n.outputs)):
+    if not has_float16(nodes):
         return {}
     opsets = dict(a.model.opsets)
     try:
@@ -90,6 +105,7 @@ def float_kernels(a: Costs, constants: set[str], gone: set[str]) -> dict[str, Fl
     run_float = {n.key for n in nodes if n.key not in gone and on_float_kernel(n, opsets)}
     if not run_float:
         return {}
+    known = constants()
     producer, consumers = links(nodes)
     outputs = {o.name for o in a.model.outputs}
     casts: dict[str, list[int]] = {k: [] for k in run_float}
@@ -98,7 +114,7 @@ def float_kernels(a: Costs, constants: set[str], gone: set[str]) -> dict[str, Fl
         if n.key not in run_float:
             continue
         for r in n.inputs:
-            if r is None or r.dtype != _FLOAT16 or r.name in constants or r.name in seen_in:
+            if r is None or r.dtype != _FLOAT16 or r.name in known or r.name in seen_in:
                 continue
             p = producer.get(r.name)
             if p is not None and (p.key in run_float or p.key in gone):
@@ -114,6 +130,5 @@ def float_kernels(a: Costs, constants: set[str], gone: set[str]) -> dict[str, Fl
     out = {}
     for n in nodes:
         if n.key in run_float:
-            out[n.key] = FloatKernel(rescaled(n.bytes_read, n.inputs, as_float),
-                                     rescaled(n.bytes_written, n.outputs, as_float), tuple(casts[n.key]))
+            out[n.key] = FloatKernel(*at_float32(n), tuple(casts[n.key]))
     return out

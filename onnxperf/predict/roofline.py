@@ -44,8 +44,7 @@ from onnxperf.predict.broadcast import node_spans
 from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.graph.folding import foldable_nodes
 from onnxperf.predict.folding import folded
-from onnxperf.predict.float_kernels import as_float, float_kernels
-from onnxperf.predict.precision import rescaled
+from onnxperf.predict.float_kernels import at_float32, float_kernels
 from onnxperf.predict.gpu_kernels import kernel_plan
 from onnxperf.predict.plan import (COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, Placement, dominant, limiter,
                                    placements)
@@ -416,10 +415,7 @@ def pool_bytes(n) -> int:
     tensors at float32 width. onnxruntime's CPU kernels compute float16 as float (a float16 kernel converts
     each element; the others run on the float kernel, :mod:`.float_kernels`) and its thread pool splits a
     kernel by its work per element, so a float16 SkipLayerNormalization is parallel where its float32 twin is."""
-    refs = (*n.inputs, *n.outputs)
-    if not any(r is not None and r.dtype == "float16" for r in refs):
-        return n.bytes_read + n.bytes_written
-    return rescaled(n.bytes_read, n.inputs, as_float) + rescaled(n.bytes_written, n.outputs, as_float)
+    return sum(at_float32(n))
 
 
 def efficiencies(spec: Spec, family: str, nbytes: float = 0.0, integer: bool = False,
@@ -1370,7 +1366,7 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
                                        if fu is not None else set())
             raw = _with_spans(raw, nodes, fused, float(eff["broadcast.span_s"]))
         if float(eff.get("fusion.epilogue", 0)) >= 1:  # onnxruntime's CPU provider, as calibrated
-            fk = float_kernels(a, _constant_names(a), set(gone or ()))
+            fk = float_kernels(a, lambda: _constant_names(a), set(gone or ()))
             if fk:
                 raw = _on_float_kernels(raw, nodes, fk, spec)
     body_kernels = 0
