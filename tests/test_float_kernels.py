@@ -91,3 +91,30 @@ def test_the_thread_pool_threshold_reads_float16_at_float32_width(tmp_path):
         tanh = next(n for n in a.main_nodes if n.name == "tanh")
         assert pool_bytes(tanh) == 2 * 4 * N * M
         assert node_roofline(tanh, spec).dispatch_s == pytest.approx(11e-6)
+
+
+def test_the_result_counts_them_and_the_summary_says_so(tmp_path, capsys):
+    """The roofline result carries the float-kernel nodes, the Casts and the Casts' time (two Casts of N·M
+    elements: 2·(6·N·M / (e_mv·β) + o)); the JSON and the text summary read them; a float32 graph has none."""
+    import json
+
+    from onnxperf import cli
+    from onnxperf.hardware import to_toml
+
+    base = load_spec("xeon-silver-4210x2")
+    eff = {"fusion.epilogue": 1, "default.memory": 0.8, "movement.memory": 0.5, "overhead_s": 2e-6}
+    spec = dataclasses.replace(base, id="cpu-ort", efficiency=eff, efficiency_sources={})
+    r = roofline(_chain(tmp_path), spec)
+    want = 2 * (6 * N * M / (0.5 * spec.memory_bandwidth_bytes_per_s) + 2e-6)
+    assert (r.float_kernel_nodes, r.inserted_casts) == (2, 2) and r.inserted_cast_s == pytest.approx(want, rel=1e-12)
+    f32 = roofline(_chain(tmp_path, TensorProto.FLOAT), spec)
+    assert (f32.float_kernel_nodes, f32.inserted_casts, f32.inserted_cast_s) == (0, 0, 0.0)
+    sp = tmp_path / "cpu.toml"
+    sp.write_text(to_toml(spec))
+    model_path = tmp_path / f"chain{TensorProto.FLOAT16}.onnx"
+    assert cli.main(["summary", str(model_path), "--hw", str(sp), "--format", "json"]) == 0
+    j = json.loads(capsys.readouterr().out)["roofline"]
+    assert (j["float16_on_float_kernels"], j["inserted_casts"]) == (2, 2)
+    assert j["inserted_cast_s"] == pytest.approx(want, rel=1e-12)
+    assert cli.main(["summary", str(model_path), "--hw", str(sp)]) == 0
+    assert "2 nodes without a float16 kernel run on float kernels at float32 width, between 2 Casts" in capsys.readouterr().out

@@ -271,6 +271,11 @@ class RooflineResult:
     #: Softmax nodes whose input was too large (or too shapeless) to evaluate for subnormal values, on a spec
     #: that prices assists: any assists they take are not in the latency (:mod:`onnxperf.cost.subnormal`)
     assists_unknown: int = 0
+    #: float16 nodes onnxruntime's CPU provider runs on float kernels (:mod:`.float_kernels`), the Casts it
+    #: inserts around them, and those Casts' predicted time (in their nodes' times)
+    float_kernel_nodes: int = 0
+    inserted_casts: int = 0
+    inserted_cast_s: float = 0.0
 
     @property
     def latency_band(self) -> tuple[float, float] | None:
@@ -330,6 +335,8 @@ class RooflineResult:
             "run_overhead_s": self.run_overhead_s, "subnormal_assist_s": self.assist_s,
             "subnormal_not_evaluated": self.assists_unknown,
             "broadcast_span_s": self.span_s,
+            "float16_on_float_kernels": self.float_kernel_nodes, "inserted_casts": self.inserted_casts,
+            "inserted_cast_s": self.inserted_cast_s,
             "bytes_by_level": [{"level": k, "bytes": v} for k, v in self.bytes_by_level] or None,
             "gpu_kernel_model": None if self.kernels is None else {
                 "kernels": self.kernels, "assumed": [{"what": w, "nodes": n} for w, n in self.assumed],
@@ -1343,6 +1350,8 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
         at_levels = (rw, bws, names)
     gone = fu = plan = None
     assists_unknown = 0
+    fk: dict = {}
+    cast_s = 0.0
     if float(eff.get("fusion.constant_folding", 0)) >= 1:
         gone = folded(a)
         raw = [(_as_folded(r) if r.key in gone and r.time_s is not None else r) for r in raw]
@@ -1368,7 +1377,7 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
         if float(eff.get("fusion.epilogue", 0)) >= 1:  # onnxruntime's CPU provider, as calibrated
             fk = float_kernels(a, lambda: _constant_names(a), set(gone or ()))
             if fk:
-                raw = _on_float_kernels(raw, nodes, fk, spec)
+                raw, cast_s = _on_float_kernels(raw, nodes, fk, spec)
     body_kernels = 0
     controlled: set[str] = set()
     if a.model.nodes_in_subgraphs:
@@ -1398,7 +1407,8 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
         fill_bound_time_s=by_bound[FILL], dispatch_bound_time_s=by_bound[DISPATCH],
         prediction=("GPU kernel model" if plan is not None else "calibrated, onnxruntime's CPU fusions"
                     if fu is not None else "calibrated" if eff else "plain roofline"),
-        band=band_of(spec), assists_unknown=assists_unknown,
+        band=band_of(spec), assists_unknown=assists_unknown, float_kernel_nodes=len(fk),
+        inserted_casts=sum(len(f.casts) for f in fk.values()), inserted_cast_s=cast_s,
     )
 
 
@@ -1424,15 +1434,16 @@ def _with_assists(raw: list[NodeRoofline], assists: dict[str, int], assist_s: fl
     return out
 
 
-def _on_float_kernels(raw: list[NodeRoofline], nodes, fk: dict, spec: Spec) -> list[NodeRoofline]:
+def _on_float_kernels(raw: list[NodeRoofline], nodes, fk: dict, spec: Spec) -> tuple[list[NodeRoofline], float]:
     """float16 nodes that onnxruntime's CPU provider runs on the float kernel (:mod:`.float_kernels`): the
     node's memory time scaled to its bytes at float32 width (m' = m · Q'/Q), its time re-evaluated
     (t' = t − max(c, m) − α·min(c, m) + max(c, m') + α·min(c, m')), plus the Casts it brings, each of n
     elements one kernel moving 6n bytes at the movement family's memory share:
-    t_cast = 6n / (e_m · β) + o."""
+    t_cast = 6n / (e_m · β) + o. Returns the rows and the Casts' time in all."""
     _, e_mv, o = efficiencies(spec, "movement", 0.0, op="Cast")
     bw = spec.memory_bandwidth_bytes_per_s
     out = []
+    casts_s = 0.0
     for r, n in zip(raw, nodes):
         f = fk.get(n.key)
         if f is None or not r.time_s:
@@ -1450,7 +1461,8 @@ def _on_float_kernels(raw: list[NodeRoofline], nodes, fk: dict, spec: Spec) -> l
         nbytes = round(r.bytes * k) + cast_bytes
         out.append(replace(r, bytes=nbytes, intensity=intensity(r.ops, nbytes), memory_s=m2 + cast_m,
                            time_s=t + cast_m + cast_o, dispatch_s=r.dispatch_s + cast_o))
-    return out
+        casts_s += cast_m + cast_o
+    return out, casts_s
 
 
 def _with_spans(raw: list[NodeRoofline], nodes, fused: set[str], span_s: float) -> list[NodeRoofline]:

@@ -233,6 +233,11 @@ def _roofline_text(sm: Analysis) -> list[str]:
         out.append(f"  Subnormal values: {r.assists_unknown} Softmax node{'s' if r.assists_unknown != 1 else ''} not "
                    "evaluated (input over 4 Mi elements or of unknown shape): any microcode assists there are not in "
                    "this prediction")
+    if r.float_kernel_nodes:
+        out.append(f"  float16 on onnxruntime's CPU provider: {r.float_kernel_nodes} node{'s' if r.float_kernel_nodes != 1 else ''} "
+                   "without a float16 kernel run on float kernels at float32 width, between "
+                   f"{r.inserted_casts} Cast{'s' if r.inserted_casts != 1 else ''} onnxruntime inserts "
+                   f"({seconds(r.inserted_cast_s)}, {pct(r.inserted_cast_s / tot)} of node time)")
     if r.span_s and r.span_s >= 0.01 * tot:
         took = sum(1 for n in r.nodes if n.span_s)
         out.append(f"  Broadcast loops: {seconds(r.span_s)} ({pct(r.span_s / tot)} of node time, {took} node{'s' if took != 1 else ''}) is onnxruntime's "
