@@ -130,6 +130,39 @@ def test_views_and_shape_arithmetic_run_no_kernel():
     assert r.nodes[-1].bytes == (b * h + h * h + b * h) * F
 
 
+def test_a_gemm_reads_its_operand_transposed():
+    """Attention's scores Q·Kᵀ as exported: Transpose(K, perm 0,1,3,2) -> MatMul. The Transpose runs no
+    kernel (the GEMM reads K transposed, as cuBLAS's transpose flag and onnxruntime's FusedMatMul do);
+    the MatMul reads K's bytes. A Transpose of other axes, or one whose output another op reads too,
+    still runs (and writes) its copy."""
+    b, h, t, d = 2, 4, 64, 32
+    q, kk = vi("q", [b, h, 1, d]), vi("k", [b, h, t, d])
+
+    def plan_of(perm, extra_reader=False):
+        nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=perm),
+                 helper.make_node("MatMul", ["q", "kt"], ["s"])]
+        outs = [vi("s", None)]
+        if extra_reader:
+            nodes.append(helper.make_node("Relu", ["kt"], ["r"]))
+            outs.append(vi("r", None))
+        a = onnxperf.analyze(model(nodes, [q, kk], outs, []))
+        return a, kernel_plan(a)
+
+    a, plan = plan_of([0, 1, 3, 2])
+    keys = [x.key for x in a.main_nodes]
+    assert plan.launches == {keys[1]} and plan.free == {keys[0]}
+    assert dict(plan.assumed) == {"Transpose of the last two axes read only by a MatMul/Gemm: read transposed by "
+                                  "the GEMM, no kernel": 1}
+    r = roofline(a, _spec())
+    assert r.nodes[0].time_s == 0.0
+    # the MatMul reads q and K (through the transpose) and writes the scores [b, h, 1, t]
+    assert r.nodes[1].bytes == (b * h * d + b * h * t * d + b * h * t) * F
+    for perm, extra in (([0, 2, 1, 3], False), ([0, 1, 3, 2], True)):
+        a, plan = plan_of(perm, extra)
+        assert a.main_nodes[0].key in plan.launches  # a copy of its own
+    assert "layout-transpose elimination" in roofline(a, _spec()).not_assumed
+
+
 def test_a_tensor_read_outside_its_kernel_is_written():
     """Conv -> Relu where the Conv output also feeds a MaxPool: the Relu cannot fuse (its input is
     written anyway for the pool), so there are three kernels and nothing stays on chip."""

@@ -171,7 +171,12 @@ def test_decode_speed_and_what_dominates(loaded):
     long = figures(L, st, batch=16, context=8192, prompt=8, spec=spec, with_formulas=False)
     assert long.decode.dominant == "kv_cache"
     assert long.decode.kv_bytes > long.decode.weight_read_bytes
-    assert long.decode.bound == "memory" and long.decode.bound_share == pytest.approx(long.decode.memory_bound_share)
+    # bound by moving bytes: through memory, or by kernels with too few blocks to reach the bandwidth (the
+    # attention MatMuls over the cache at one query row: "fill"), no longer by a copy of K for its transpose
+    # (the GEMM reads K transposed: onnxperf.predict.gpu_kernels)
+    assert long.decode.bound in ("memory", "fill")
+    if long.decode.bound == "memory":
+        assert long.decode.bound_share == pytest.approx(long.decode.memory_bound_share)
     assert long.decode_tokens_per_s == pytest.approx(16 / long.decode.latency_s)
     # the roofline time is at least the bytes at the bandwidth
     assert long.decode.latency_s >= long.decode.bytes / spec.memory_bandwidth_bytes_per_s * (1 - 1e-9)

@@ -45,7 +45,7 @@ from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.graph.folding import foldable_nodes
 from onnxperf.predict.folding import folded
 from onnxperf.predict.float_kernels import at_float32, float_kernels
-from onnxperf.predict.gpu_kernels import kernel_plan
+from onnxperf.predict.gpu_kernels import NOT_ASSUMED, kernel_plan
 from onnxperf.predict.plan import (COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, Placement, dominant, limiter,
                                    placements)
 from onnxperf.predict.reuse import level_bytes_and_rw
@@ -247,6 +247,8 @@ class RooflineResult:
     #: assumed as (what, nodes); None for other specs
     kernels: int | None = None
     assumed: tuple[tuple[str, int], ...] = ()
+    #: what the GPU kernel model does not assume (:data:`onnxperf.predict.gpu_kernels.NOT_ASSUMED`); empty for other specs
+    not_assumed: tuple[str, ...] = ()
     #: the cache-aware roofline (a spec with memory levels): (level, bytes charged there), innermost
     #: first, main memory last; empty for a DRAM-only spec
     bytes_by_level: tuple[tuple[str, float], ...] = ()
@@ -340,7 +342,7 @@ class RooflineResult:
             "bytes_by_level": [{"level": k, "bytes": v} for k, v in self.bytes_by_level] or None,
             "gpu_kernel_model": None if self.kernels is None else {
                 "kernels": self.kernels, "assumed": [{"what": w, "nodes": n} for w, n in self.assumed],
-                "not_assumed": ["fused attention", "transpose elimination", "horizontal GEMM fusion"]},
+                "not_assumed": list(self.not_assumed)},
             "by_op_type": [{"op_type": o.op_type, "count": o.count, "ops": o.ops, "bytes": o.bytes,
                             "intensity": o.intensity, "time_s": o.time_s, "share": o.share,
                             "ops_per_s": o.ops_per_s, "bound": o.bound,
@@ -1403,7 +1405,8 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
         by_op_type=_by_op_type(rows, kernels), run_overhead_s=run_overhead, lower_bound=False,
         plain=not eff, compute_floor_s=sum(r.ops / r.peak_ops_per_s for r in rows if r.ops and r.peak_ops_per_s),
         kernels=None if plan is None else plan.kernel_count + body_kernels,
-        assumed=() if plan is None else plan.assumed, bytes_by_level=by_level, cost_side=a.totals.side,
+        assumed=() if plan is None else plan.assumed, not_assumed=() if plan is None else NOT_ASSUMED,
+        bytes_by_level=by_level, cost_side=a.totals.side,
         fill_bound_time_s=by_bound[FILL], dispatch_bound_time_s=by_bound[DISPATCH],
         prediction=("GPU kernel model" if plan is not None else "calibrated, onnxruntime's CPU fusions"
                     if fu is not None else "calibrated" if eff else "plain roofline"),

@@ -190,7 +190,7 @@ def kernel_model_lines(r, indent: str = "") -> list[str]:
         return []
     out = [f"{indent}GPU kernel model: {r.kernels} kernels launched; assumed fusions (nodes):"]
     out += [f"{indent}  {n:>6}  {clean(what, 100)}" for what, n in r.assumed]
-    out.append(f"{indent}  not assumed: fused attention, transpose elimination, horizontal GEMM fusion")
+    out.append(f"{indent}  not assumed: {', '.join(r.not_assumed)}")
     return out
 
 
