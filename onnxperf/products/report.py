@@ -227,6 +227,8 @@ def measured_section(validation: Any, predicted: dict[str, float | None]) -> dic
         "notes": [str(n) for n in (_get(validation, "notes") or [])],
         #: the machine's state over the blocks and the state-normalized error (validate's ``state``)
         "state": (lambda st: st.to_dict() if hasattr(st, "to_dict") else st)(_get(validation, "state")),
+        #: what the measured per-node times are: "kernel", or "host" (a GPU provider: each node's launch)
+        "node_times": _get(validation, "node_times") or "kernel",
         "_node_times": node_times,  # removed by build_report
     }
 
@@ -245,7 +247,7 @@ def _from_validation(v: Mapping[str, Any]) -> dict[str, Any]:
         "errors": cal or plain,
         "errors_by_roofline": {k: f for k, f in (("plain", plain), ("calibrated", cal)) if f is not None},
         "warnings": v.get("warnings") or [], "notes": v.get("notes") or [],
-        "state": v.get("state"),
+        "state": v.get("state"), "node_times": v.get("node_times"),
     }
 
 

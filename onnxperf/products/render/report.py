@@ -299,6 +299,7 @@ def render_md(model: dict[str, Any], top: int = 5) -> str:
         e = meas["errors"]
         facts.append(("Prediction error", "end-to-end " + ("?" if e.get("end_to_end_error") is None
                                                             else f"{100 * e['end_to_end_error']:+.1f}%")
+                      + (", per node on host launch times" if meas.get("node_times") == "host" else "")
                       + f", MdAPE {pct(e.get('median_ape'))}, within ±25% {pct(e.get('within_25'))}, "
                         f"Spearman {'?' if e.get('spearman') is None else format(e['spearman'], '.2f')}"))
     share = (f"{pct(c['flops_exact_share'])} of FLOPs" if c["flops_exact_share"] is not None

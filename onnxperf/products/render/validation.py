@@ -21,12 +21,13 @@ def _knee(batch: int | None, v: Validation) -> str:
     return f"not reached (still rising at batch {max(b.batch for b in v.batches)})" if len(v.batches) > 1 else "-"
 
 
-def _fig_line(label: str, f) -> str:
+def _fig_line(label: str, f, node_times: str = "kernel") -> str:
     if f is None:
         return f"  {label:<11} (no calibration in the spec: run `onnxperf hw calibrate -o spec.toml`, then --hw spec.toml)"
     e2e = "?" if f.end_to_end_error is None else f"{f.end_to_end_error:+.1%}"
     rho = "?" if f.spearman is None else f"{f.spearman:.3f}"
-    return (f"  {label:<11} predicted {seconds(f.predicted_total_s):>9}  end-to-end error {e2e:>7}   per node: "
+    per = "per node" if node_times == "kernel" else "per node (host launch times, not kernels)"
+    return (f"  {label:<11} predicted {seconds(f.predicted_total_s):>9}  end-to-end error {e2e:>7}   {per}: "
             f"median |error| {pct(f.median_ape)}, within ±10% {pct(f.within_10)}, within ±25% {pct(f.within_25)} "
             f"(holding {pct(f.within_25_time)} of the time), rank correlation {rho}  (n={f.n})")
 
@@ -68,8 +69,10 @@ def render_text(v: Validation, names: dict[int, str] | None = None) -> str:
              f"Measured   mean {seconds(s.mean_s)}  p50 {seconds(s.p50_s)}  p90 {seconds(s.p90_s)}  "
              f"p99 {seconds(s.p99_s)}  min {seconds(s.min_s)}  cv {s.cv:.3f}  throughput {si(s.throughput_per_s)}/s  "
              f"(n={s.n})",
-             f"           kernels {seconds(v.measured_kernels_s)} per run, of which unmapped {seconds(v.unmapped_s)}",
-             _fig_line("Plain", v.plain), _fig_line("Calibrated", v.calibrated_figures),
+             f"           {'kernels' if v.node_times == 'kernel' else 'node launches on the host'} "
+             f"{seconds(v.measured_kernels_s)} per run, of which unmapped {seconds(v.unmapped_s)}"
+             + (" (host-bound)" if v.host_bound else ""),
+             _fig_line("Plain", v.plain, v.node_times), _fig_line("Calibrated", v.calibrated_figures, v.node_times),
              *state_lines(v), "",
              f"Top {TOP} groups by measured time (roofline: predicted / measured, the share of the roof reached)"]
     cal_head = f"{'calibrated':>11}" if v.calibrated else ""

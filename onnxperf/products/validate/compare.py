@@ -39,7 +39,7 @@ from onnxperf.ui.numbers import binary_bytes, seconds
 from onnxperf.predict.roofline import RooflineResult, roofline
 from onnxperf.products.sweep import KNEE_GAIN, knee_index
 from onnxperf.products.validate.inputs import make_inputs
-from onnxperf.products.validate.machine import mismatch
+from onnxperf.products.validate.machine import gpu_node_times, mismatch
 from onnxperf.products.validate.mapping import Mapping, map_groups
 from onnxperf.products.validate.profile import inserted_casts
 from onnxperf.insights.llm.recognize import NotRecognized, recognize
@@ -214,6 +214,11 @@ class Validation:
     #: the prediction prices the graph as written
     inserted_casts: int = 0
     inserted_cast_s: float = 0.0
+    #: what the per-node measured times are: "kernel" (the CPU provider: each node's compute) or "host" (a GPU
+    #: provider: each node's launch on the host), and whether the run was bound by those launches (None on
+    #: the CPU): :func:`.machine.gpu_node_times`
+    node_times: str = "kernel"
+    host_bound: bool | None = None
 
     def node_measured_s(self, plain: RooflineResult) -> dict[int, float]:
         """Measured time per original main-graph node: a group's time is shared among its nodes in
@@ -255,6 +260,7 @@ class Validation:
             "predicted_calibrated_knee_batch": self.predicted_calibrated_knee_batch,
             "warnings": list(self.warnings),
             "inserted_casts": self.inserted_casts, "inserted_cast_s": self.inserted_cast_s,
+            "node_times": self.node_times, "host_bound": self.host_bound,
             "notes": list(self.notes),
             "state": None if self.state is None else self.state.to_dict(),
         }
@@ -377,6 +383,9 @@ def validate(request: Request, spec, *, runs: int = 10, warmup: int = 3, threads
         warnings = mismatch(spec, tuple(rr.providers) or tuple(providers))
         if stats.spread_warning:
             warnings.append(stats.spread_warning)
+        node_times, host_bound, said = gpu_node_times(tuple(rr.providers) or tuple(providers),
+                                                      mapping.measured_s_per_run, stats.mean_s)
+        warnings += said
         n_casts, cast_s = inserted_casts(rr.node_timings)
         if n_casts:
             warnings.append(f"onnxruntime inserted {n_casts} Cast{'s' if n_casts > 1 else ''} ({seconds(cast_s)} per "
@@ -416,6 +425,7 @@ def validate(request: Request, spec, *, runs: int = 10, warmup: int = 3, threads
         batches=points, knee_batch=knees[0], notes=tuple(notes), nodes=_node_results(a, groups, rl_plain, rl_cal),
         predicted_knee_batch=knees[1], predicted_calibrated_knee_batch=knees[2], provider=provider,
         decode=decode, warnings=tuple(warnings), state=state, inserted_casts=n_casts, inserted_cast_s=cast_s,
+        node_times=node_times, host_bound=host_bound,
     )
 
 

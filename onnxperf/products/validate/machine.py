@@ -92,3 +92,35 @@ def mismatch(spec, providers: tuple[str, ...] | list[str], cpu_model: str | None
         out.append(f"the spec describes another machine ({label}); this machine is {cpu_model!r}: the error "
                    "figures compare two machines; measure this one with onnxperf hw probe or hw calibrate")
     return out
+
+
+#: a run whose nodes' host time is at least this share of its latency is host-bound (:func:`gpu_node_times`)
+HOST_BOUND_SHARE = 0.7
+
+
+def gpu_node_times(providers: tuple[str, ...] | list[str], host_s: float, latency_s: float) -> tuple[str, bool | None, list[str]]:
+    """What a run's per-node times are, whether the run was bound by the host, and what to say.
+
+    On a GPU provider onnxruntime's profiler times each node's work on the host (its kernels are
+    launched and run asynchronously; the published builds have no CUDA profiling), so the per-node
+    figures compare launch times with the GPU's predicted kernel times: ``("host", ...)``. When those
+    host times add up to :data:`HOST_BOUND_SHARE` of the run's latency or more, the GPU waited on the
+    host: the run measured onnxruntime's dispatch, not the GPU, and the end-to-end error says how much
+    faster the GPU's work is than its launches (measured on an H200: ResNet-50 at batch 1, 122 nodes,
+    2.3 ms of launches against 1.44 ms per run; at batch 32 3.7 ms against 8.3 ms: not host-bound,
+    benchmarks/results/ort_cuda.md). On the CPU the nodes' times are their kernels': ``("kernel",
+    None, [])``."""
+    if not providers or providers[0] not in GPU_PROVIDERS:
+        return "kernel", None, []
+    p = providers[0]
+    out = [f"onnxruntime's profiler times each node's launch on the host on {p} (its kernels run asynchronously): "
+           "the per-node figures compare launch times with the GPU's predicted kernel times, not kernels"]
+    bound = latency_s > 0 and host_s >= HOST_BOUND_SHARE * latency_s
+    if bound:
+        out.append(f"host-bound run: the nodes' launches took {host_s * 1e3:.3g} ms per run on the host against "
+                   f"{latency_s * 1e3:.3g} ms measured, so the GPU waited on them; the prediction is the GPU's time "
+                   "(a runtime that fuses and replays a captured CUDA graph, e.g. TensorRT, approaches it) and the "
+                   "end-to-end error measures onnxruntime's dispatch, not the model: a larger batch gives the GPU "
+                   "more work per launch")
+    return "host", bound, out
+
