@@ -7,9 +7,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import onnxperf
 from onnxperf.hardware import load_spec
@@ -112,3 +113,74 @@ def test_the_text_summary_says_what_the_spans_and_assists_cost(tmp_path, capsys)
     line = next(ln for ln in out.splitlines() if "Broadcast loops:" in ln)
     assert seconds(rl.span_s) in line and "1 node)" in line and rl.span_s == pytest.approx(H * W * 20e-9)
     assert "Subnormal values:" not in out  # no masked Softmax here
+
+
+U8 = TensorProto.UINT8
+MS = "com.microsoft"
+
+
+def _qlinear_se(with_conv: bool, c=32, h=112, w=112):
+    """A QOperator squeeze-excite scale QLinearMul(x[1, C, H, W], s[1, C, 1, 1]), after a QLinearConv 1x1
+    (C -> C) when ``with_conv``: the graph onnxruntime's CPU provider runs channels-last."""
+    scal = [numpy_helper.from_array(np.array(0.02, np.float32), "sc"), numpy_helper.from_array(np.array(128, np.uint8), "zp")]
+    nodes, inits = [], list(scal)
+    x = "x"
+    if with_conv:
+        inits.append(numpy_helper.from_array(np.ones((c, c, 1, 1), np.uint8), "wq"))
+        nodes.append(helper.make_node("QLinearConv", ["x", "sc", "zp", "wq", "sc", "zp", "sc", "zp"], ["xc"]))
+        x = "xc"
+    nodes.append(helper.make_node("QLinearMul", [x, "sc", "zp", "s", "sc", "zp", "sc", "zp"], ["y"], domain=MS))
+    g = helper.make_graph(nodes, "se", [helper.make_tensor_value_info("x", U8, [1, c, h, w]),
+                                        helper.make_tensor_value_info("s", U8, [1, c, 1, 1])],
+                          [helper.make_tensor_value_info("y", U8, [1, c, h, w])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+    m.ir_version = 8
+    return m
+
+
+def test_a_quantized_se_scale_in_a_graph_with_a_qlinearconv_runs_channels_last():
+    """With a QLinearConv in the graph onnxruntime runs the QLinearMul on x[1, H, W, C] · s[1, 1, 1, C]: H·W
+    spans of C (the NHWC transformer), each at the QLinear span cost; without one, C spans of H·W."""
+    c, h, w = 32, 112, 112
+    spec = dataclasses.replace(_spec(10e-9), efficiency={**_spec(10e-9).efficiency, "broadcast.qlinear.span_s": 30e-9})
+    for with_conv, want in ((True, h * w), (False, c)):
+        a = onnxperf.analyze(_qlinear_se(with_conv, c, h, w))
+        mul = a.main_nodes[-1]
+        assert mul.op_type == "QLinearMul"
+        assert node_spans(mul, nhwc=with_conv) == want
+        rl = roofline(a, spec)
+        assert rl.nodes[-1].span_s == pytest.approx(want * 30e-9)
+    # without the QLinear constant the float one is used
+    a = onnxperf.analyze(_qlinear_se(True, c, h, w))
+    assert roofline(a, _spec(10e-9)).nodes[-1].span_s == pytest.approx(h * w * 10e-9)
+
+
+def test_the_quantized_calibration_pair_measures_a_qlinearmul_span(monkeypatch, tmp_path):
+    """broadcast.qlinear.span_s comes from the same arithmetic on a uint8 QLinearMul pair (1 byte per element)."""
+    rows, n = BROADCAST_SHAPE
+    case = broadcast_case(True, quantized=True)
+    assert case.name == "qbroadcast_rows" and case.family == "op.QLinearMul"
+    onnx.save(case.model, str(tmp_path / "q.onnx"))
+    (node,) = onnxperf.analyze(tmp_path / "q.onnx").main_nodes
+    assert node.op_type == "QLinearMul" and node_spans(node) == rows
+    times = {}
+
+    class T:
+        def __init__(self, t):
+            self.op_type, self.typical_s_per_run = "QLinearMul", t
+
+    class R:
+        def __init__(self, t):
+            self.node_timings = [T(t)]
+
+    moved = {}
+    for b in (False, True):
+        onnx.save(broadcast_case(b, quantized=True).model, str(tmp_path / "m.onnx"))
+        (nd,) = onnxperf.analyze(tmp_path / "m.onnx").main_nodes
+        moved[b] = nd.bytes_read + nd.bytes_written
+    assert moved[False] - moved[True] == rows * n - n  # b: one uint8 row instead of x's shape
+    monkeypatch.setattr(calib_run, "run_session",
+                        lambda p, feeds, **kw: R(times["rows" if "rows" in Path(p).name else "none"]))
+    times.update(none=2e-4, rows=2e-4 * moved[True] / moved[False] + rows * 31e-9)
+    assert calib_run.broadcast_span(tmp_path, runs=1, warmup=0, threads=None, opt="all",
+                                    quantized=True) == pytest.approx(31e-9)

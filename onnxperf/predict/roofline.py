@@ -40,7 +40,7 @@ from onnxperf.base import dtypes
 from onnxperf.cost.analysis import Costs
 from onnxperf.cost.subnormal import underflows
 from onnxperf.predict.bodies import BodyIndex, is_control
-from onnxperf.predict.broadcast import node_spans
+from onnxperf.predict.broadcast import QLINEAR_SPAN_KEY, SPAN_KEY, channels_last, is_qlinear_binary, node_spans
 from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.graph.folding import foldable_nodes
 from onnxperf.predict.folding import folded
@@ -1372,10 +1372,11 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
             uf = underflows(a)
             raw = _with_assists(raw, uf.assists_by_node(), float(eff["subnormal.assist_s"]))
             assists_unknown = len(uf.not_evaluated)
-        if float(eff.get("broadcast.span_s", 0)) > 0:
+        if float(eff.get(SPAN_KEY, 0)) > 0:
             fused = set(gone or ()) | (set(fu.absorbed) | set(fu.inside) | set(fu.epilogue) | set(fu.runs_as)
                                        if fu is not None else set())
-            raw = _with_spans(raw, nodes, fused, float(eff["broadcast.span_s"]))
+            raw = _with_spans(raw, nodes, fused, float(eff[SPAN_KEY]),
+                              float(eff.get(QLINEAR_SPAN_KEY, 0)) or float(eff[SPAN_KEY]))
         if float(eff.get("fusion.epilogue", 0)) >= 1:  # onnxruntime's CPU provider, as calibrated
             fk = float_kernels(a, lambda: _constant_names(a), set(gone or ()))
             if fk:
@@ -1468,20 +1469,24 @@ def _on_float_kernels(raw: list[NodeRoofline], nodes, fk: dict, spec: Spec) -> t
     return out, casts_s
 
 
-def _with_spans(raw: list[NodeRoofline], nodes, fused: set[str], span_s: float) -> list[NodeRoofline]:
+def _with_spans(raw: list[NodeRoofline], nodes, fused: set[str], span_s: float,
+                qspan_s: float) -> list[NodeRoofline]:
     """Rows with their broadcast loop's spans added to their overhead: an elementwise node that runs its
-    own kernel over S > 1 spans (:func:`onnxperf.predict.broadcast.node_spans`),
+    own kernel over S > 1 spans (:func:`onnxperf.predict.broadcast.node_spans`; a QLinear binary op of a
+    graph onnxruntime runs channels-last counted in NHWC),
 
         t' = t + S·s,   o' = o + S·s
 
     with s the spec's ``broadcast.span_s``, one span's call and setup as calibration measures it
-    (:func:`onnxperf.products.calibration.run.broadcast_span`). A node fused into another's kernel, or
-    folded, loops over nothing of its own."""
+    (:func:`onnxperf.products.calibration.run.broadcast_span`), for QLinearAdd / QLinearMul ``qspan_s``
+    (``broadcast.qlinear.span_s``, else the float one). A node fused into another's kernel, or folded,
+    loops over nothing of its own."""
+    nhwc = channels_last(nodes)
     out = []
     for r, n in zip(raw, nodes):
-        k = node_spans(n) if r.key not in fused else 0
+        k = node_spans(n, nhwc) if r.key not in fused else 0
         if k > 1 and r.time_s is not None and r.time_s > 0:
-            extra = k * span_s
+            extra = k * (qspan_s if is_qlinear_binary(n) else span_s)
             r = replace(r, time_s=r.time_s + extra, dispatch_s=r.dispatch_s + extra, span_s=extra)
         out.append(r)
     return out

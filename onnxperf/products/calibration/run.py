@@ -89,6 +89,7 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
     overheads: list[tuple[float, float]] = []
     assists: list[float | None] = []
     span_times: list[float | None] = []
+    qspan_times: list[float | None] = []
     repeats = max(1, repeats)
     started = time.perf_counter()
     total = repeats * len(cases)
@@ -113,6 +114,8 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
             if progress:
                 progress("calibrating the cost of a broadcast span")
             span_times.append(broadcast_span(Path(tmp), runs=runs, warmup=warmup, threads=threads, opt=opt))
+            qspan_times.append(broadcast_span(Path(tmp), runs=runs, warmup=warmup, threads=threads, opt=opt,
+                                              quantized=True))
         if progress:
             progress("probing the machine's state (the reference validate normalizes against)")
         state = measure_state(Path(tmp), threads=threads)
@@ -138,9 +141,10 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
     measured = [x for x in assists if x is not None]
     if measured:  # the fastest pass, as for every case: interference only adds time
         eff["subnormal.assist_s"] = min(measured)
-    measured = [x for x in span_times if x is not None]
-    if measured:
-        eff["broadcast.span_s"] = min(measured)
+    for key, times in (("broadcast.span_s", span_times), ("broadcast.qlinear.span_s", qspan_times)):
+        measured = [x for x in times if x is not None]
+        if measured:
+            eff[key] = min(measured)
     # the machine's state when it was calibrated: validate scales the spec by its own probes against these
     eff["state.triad_bytes_per_s"] = state.triad_bytes_per_s
     eff["state.matmul_flops_per_s"] = state.matmul_flops_per_s
@@ -200,9 +204,11 @@ def subnormal_assist(workdir: Path, *, runs: int, warmup: int, threads: int | No
     return extra / count
 
 
-def broadcast_span(workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str) -> float | None:
-    """Seconds one span of a broadcast loop costs (``broadcast.span_s``, :mod:`onnxperf.predict.broadcast`),
-    or None when the broadcast case is no slower than its traffic says.
+def broadcast_span(workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str,
+                   quantized: bool = False) -> float | None:
+    """Seconds one span of a broadcast loop costs (``broadcast.span_s``, :mod:`onnxperf.predict.broadcast`;
+    ``quantized``: of onnxruntime's QLinearMul, ``broadcast.qlinear.span_s``), or None when the broadcast case
+    is no slower than its traffic says.
 
     The pair of :func:`~onnxperf.products.calibration.suite.broadcast_case` runs with the profiler on: t_1
     for ``x + b`` with b of x's shape (one span), t_S for b one row (S spans). The broadcast case moves Q_S
@@ -211,7 +217,7 @@ def broadcast_span(workdir: Path, *, runs: int, warmup: int, threads: int | None
     times, moved = {}, {}
     count = 0
     for bcast in (False, True):
-        case = broadcast_case(bcast)
+        case = broadcast_case(bcast, quantized=quantized)
         path = workdir / f"{case.name}.onnx"
         onnx.save(case.model, str(path))
         a = analyze(path)

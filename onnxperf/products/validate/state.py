@@ -66,7 +66,7 @@ def reference_of(spec: Any) -> Probe | None:
 
 #: efficiency constants that are times of the runtime's own work per node or per loop (scaled by the
 #: dispatch probe) and of the core's (scaled by the matrix product's rate)
-DISPATCH_TIMES = ("broadcast.span_s",)
+DISPATCH_TIMES = ("broadcast.span_s", "broadcast.qlinear.span_s")
 CORE_TIMES = ("subnormal.assist_s",)
 
 
