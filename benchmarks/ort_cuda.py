@@ -261,14 +261,16 @@ def measure(out: Path, provider: str = "CUDAExecutionProvider", tiny: bool = Fal
 # compare (here: onnxperf's predictions beside a measured file)
 
 
-def predict(path: Path, preset: str, batch: int, context: int, kv_runtime: str) -> tuple[float, dict[str, float]]:
+def predict(path: Path, preset: str, batch: int, context: int, kv_runtime: str) -> tuple[float, dict[str, float],
+                                                                                        dict[str, int]]:
     """onnxperf's decode-step time for ``path`` through the command line (``summary --llm --format json``),
-    and the roofline's time per op type."""
+    and the roofline's time and bytes per op type."""
     cmd = [sys.executable, "-m", "onnxperf", "summary", str(path), "--llm", "--hw", preset, "--precision", "fp16",
            "--dim", f"batch={batch}", "--context", str(context), "--kv-runtime", kv_runtime, "--format", "json"]
     js = json.loads(subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=True).stdout)
     return (js["llm"]["figures"]["decode"]["latency_s"],
-            {r["op_type"]: r["time_s"] or 0.0 for r in js["roofline"]["by_op_type"]})
+            {r["op_type"]: r["time_s"] or 0.0 for r in js["roofline"]["by_op_type"]},
+            {r["op_type"]: r["bytes"] or 0 for r in js["roofline"]["by_op_type"]})
 
 
 #: onnxruntime CUDA kernels by the op they run (the others: see :func:`kernel_op`)
@@ -295,17 +297,66 @@ def predictions(measured: dict, folder: Path, preset: str | None = None) -> list
         if m["model"] not in paths:
             paths[m["model"]] = graph(config(m["model"], measured["layers"], measured["tiny"]), folder)
         p = paths[m["model"]]
-        exported, by_op = predict(p, preset, m["batch"], m["context"], "exported")
+        exported, by_op, bytes_by_op = predict(p, preset, m["batch"], m["context"], "exported")
         row = {**m, "preset": preset, "exported_s": exported,
                "in_place_s": predict(p, preset, m["batch"], m["context"], "in-place")[0]}
         if "kernels" in m:
-            row["predicted_by_op"] = by_op
+            row["predicted_by_op"], row["bytes_by_op"] = by_op, bytes_by_op
         rows.append(row)
     return rows
 
 
 def _ms(x: float) -> str:
     return f"{x * 1e3:.2f}"
+
+
+def by_kernel_op(r: dict) -> dict[str, float]:
+    """A profiled point's twelve largest kernels' device time per step, by the op they run (:func:`kernel_op`)."""
+    got: dict[str, float] = {}
+    for t in r["kernels"]["top"]:
+        got[kernel_op(t["name"])] = got.get(kernel_op(t["name"]), 0.0) + t["s"]
+    return got
+
+
+def conclusions(rows: list[dict], prof: list[dict]) -> list[str]:
+    """The page's findings, each figure read off the rows (onnxperf imported here: the measuring side of
+    this script runs where onnxperf need not be installed)."""
+    from onnxperf.hardware import load_spec
+
+    spec = load_spec(rows[0]["preset"])
+    roof = float((spec.efficiency or {}).get("default.memory", 1.0)) * spec.memory_bandwidth_bytes_per_s
+    out = []
+    big = [r for r in prof if r["batch"] == max(p["batch"] for p in prof)]
+    rates = []
+    for r in big:
+        got = by_kernel_op(r)
+        rates += [f"{op} {r['bytes_by_op'][op] / got[op] / 1e12:.1f} TB/s ({r['graph']})"
+                  for op in ("Concat", "Expand") if got.get(op) and r["bytes_by_op"].get(op)]
+    if rates:
+        out.append(f"- The ops that move the cache as exported run slower on onnxruntime's CUDA kernels than the "
+                   f"preset's kernel model gives a memory-bound kernel ({roof / 1e12:.2f} TB/s: `default.memory` × "
+                   f"the data-sheet bandwidth) at batch {big[0]['batch']}, context {big[0]['context']}: "
+                   + ", ".join(rates) + ". That is most of the gap at batch 8-32; the GEMMs are within "
+                   + _spread([by_kernel_op(r).get("MatMul", 0.0) / r["predicted_by_op"]["MatMul"] for r in prof
+                              if r["predicted_by_op"].get("MatMul")]) + " of their prediction.")
+    one = [r for r in prof if r["batch"] == 1]
+    if one:
+        share = ", ".join(f"{sum(r['kernels']['family_s'].values()) / r['step']['median_s']:.0%} "
+                          f"({r['graph']}, {r['kernels']['kernels_per_step']:.0f} kernels)" for r in one)
+        out.append("- At batch 1 the kernels fill only part of a step (" + share + "): onnxruntime launches "
+                   "every node's kernels from the host, unfused and without a captured CUDA graph, and the "
+                   f"launches outlast the GPU's work; the kernel model charges each fused kernel a "
+                   f"{float((spec.efficiency or {}).get('overhead_s', 0)) * 1e6:g} µs launch (`overhead_s`), "
+                   "a runtime that fuses and replays a graph. The same holds for `onnxperf validate` on this "
+                   "provider at small batch (the table below: host-bound runs).")
+    out.append("- onnxruntime's profiler times each node's launch on the host on this provider (its CUDA kernels "
+               "run asynchronously and the published builds have no CUDA profiling): `validate` says so and "
+               "calls a run host-bound when the launches take 70% of its latency or more.")
+    return out
+
+
+def _spread(xs: list[float]) -> str:
+    return f"{min(xs):.2f}-{max(xs):.2f}×" if xs else "-"
 
 
 def _band(xs: list[float]) -> str:
@@ -377,16 +428,19 @@ def report(measured: dict, rows: list[dict], repeat: dict | None = None, validat
                          + " | ".join(_ms(f.get(k, 0.0)) for k in ("gemm", "attention", "copy", "other"))
                          + f" | {sum(f.values()) / r['step']['median_s']:.2f} |")
         lines += ["", "The ops behind the largest kernels, measured (Σ of the twelve largest kernels' device time "
-                  "by the op they run) beside onnxperf's time for that op type (the cache as exported):", "",
-                  "| model | batch | context | op | measured ms | onnxperf ms |", "|---|---:|---:|---|---:|---:|"]
+                  "by the op they run) beside onnxperf's time for that op type (the cache as exported), and the "
+                  "bandwidth the measured kernels attained on onnxperf's bytes for the op:", "",
+                  "| model | batch | context | op | measured ms | onnxperf ms | onnxperf GB | measured TB/s |",
+                  "|---|---:|---:|---|---:|---:|---:|---:|"]
         for r in prof:
-            got: dict[str, float] = {}
-            for t in r["kernels"]["top"]:
-                got[kernel_op(t["name"])] = got.get(kernel_op(t["name"]), 0.0) + t["s"]
+            got = by_kernel_op(r)
             for op in ("MatMul", "Concat", "Expand", "Transpose"):
                 if op in got or r["predicted_by_op"].get(op, 0.0) > 0.05 * r["exported_s"]:
+                    nbytes = r["bytes_by_op"].get(op, 0)
+                    rate = f"{nbytes / got[op] / 1e12:.2f}" if got.get(op) else "-"
                     lines.append(f"| {r['graph']} | {r['batch']} | {r['context']} | {op} | {_ms(got.get(op, 0.0))} "
-                                 f"| {_ms(r['predicted_by_op'].get(op, 0.0))} |")
+                                 f"| {_ms(r['predicted_by_op'].get(op, 0.0))} | {nbytes / 1e9:.1f} | {rate} |")
+        lines += ["", "What it says:", ""] + conclusions(rows, prof)
         lines += ["", "The largest kernels:", ""]
         for r in prof:
             top = "; ".join(f"{t['name'][:70]} ×{t['per_step']} {_ms(t['s'])} ms" for t in r["kernels"]["top"][:5])

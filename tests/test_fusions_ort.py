@@ -58,3 +58,35 @@ def test_fusions_match_onnxruntime(name, tmp_path):
     made = {k: v[0] for k, v in f.runs_as.items()}
     assert sum(v == "SkipLayerNormalization" for v in made.values()) == ops["SkipLayerNormalization"] == CASES[name][1]
     assert sum(v == "QLinearConv" for v in made.values()) == ops["QLinearConv"] == CASES[name][2]
+
+
+#: exports with a Transpose of the last two axes before a MatMul: file -> the FusedMatMuls with transA/transB
+#: onnxruntime makes of them (Swin-T's 12 come from another Transpose, which its transpose optimizer merges)
+TRANSPOSED = [("gpt2_decode_legacy.onnx", 4), ("llama_decode_legacy.onnx", 4),
+              pytest.param("swin_t_torch.onnx", 0, marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("name, want", TRANSPOSED)
+def test_transposed_operands_match_onnxruntime(name, want, tmp_path):
+    """The Transposes onnxperf takes as read by their GEMM (onnxperf.predict.operands) are as many as the
+    FusedMatMuls with a transposed operand onnxruntime's CPU provider makes."""
+    ort = pytest.importorskip("onnxruntime")
+    from onnxperf.predict.operands import transposed_operands
+    from onnxperf.products.validate.weights import with_random_weights
+
+    entry = _entry(name)
+    path = ROOT / entry["file"]
+    a = onnxperf.analyze(path, dims=entry.get("dims") or None,
+                         input_shapes={k: tuple(v) for k, v in (entry.get("input_shapes") or {}).items()} or None)
+    ours = transposed_operands(a)
+    assert ours <= fusions(a).absorbed
+    runnable = with_random_weights(path, tmp_path / name)
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    so.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    so.add_session_config_entry("session.optimized_model_external_initializers_file_name", "optimized.onnx.data")
+    so.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
+    ort.InferenceSession(str(runnable), so, providers=["CPUExecutionProvider"])
+    fused = [n for n in onnx.load(so.optimized_model_filepath, load_external_data=False).graph.node
+             if n.op_type == "FusedMatMul" and any(at.name in ("transA", "transB") and at.i for at in n.attribute)]
+    assert len(ours) == len(fused) == want

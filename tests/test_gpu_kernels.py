@@ -160,6 +160,14 @@ def test_a_gemm_reads_its_operand_transposed():
     for perm, extra in (([0, 2, 1, 3], False), ([0, 1, 3, 2], True)):
         a, plan = plan_of(perm, extra)
         assert a.main_nodes[0].key in plan.launches  # a copy of its own
+    # after another Transpose (through a Gather): onnxruntime merges the two into one permutation, a copy
+    nodes = [helper.make_node("Transpose", ["kv"], ["kvt"], perm=[1, 0, 2, 3, 4]),
+             helper.make_node("Gather", ["kvt", "one"], ["k2"], axis=0),
+             helper.make_node("Transpose", ["k2"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["q", "kt"], ["s"])]
+    a = onnxperf.analyze(model(nodes, [q, vi("kv", [b, 2, h, t, d])], [vi("s", None)],
+                               [const("one", [], TensorProto.INT64, 1)]))
+    assert a.main_nodes[2].key in kernel_plan(a).launches
     assert "layout-transpose elimination" in roofline(a, _spec()).not_assumed
 
 

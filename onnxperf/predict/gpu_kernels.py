@@ -20,11 +20,10 @@ assumed:
   the dims bound, as an engine built for a shape profile has them) is computed when the engine
   is built.
 
-- **transposed operands**: a Transpose that swaps the last two axes and is read only by MatMul /
-  Gemm nodes runs no kernel: the GEMM reads its operand transposed (cuBLAS's and CUTLASS's transpose
-  flag; onnxruntime's MatMulTransposeFusion -> FusedMatMul, TensorRT's MatrixMultiply operation
-  kTRANSPOSE). Attention's K-transpose is one: on onnxruntime's CUDA provider on an H200 a Llama
-  decode step runs no Transpose kernel for it, where pricing it cost 8.3 ms of a 36 ms step
+- **transposed operands** (:mod:`onnxperf.predict.operands`): a Transpose that swaps the last two
+  axes and is read only by MatMul / Gemm nodes runs no kernel: the GEMM reads its operand transposed.
+  Attention's K-transpose is one: on onnxruntime's CUDA provider on an H200 a Llama decode step runs
+  no Transpose kernel for it, where pricing it cost 8.3 ms of a 36 ms step
   (benchmarks/results/ort_cuda.md).
 
 What it does not assume (:data:`NOT_ASSUMED`): fused multi-head attention (flash attention, TensorRT's
@@ -45,6 +44,7 @@ from dataclasses import dataclass
 from onnxperf.cost.analysis import Costs
 from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.predict.folding import folded as folded_nodes
+from onnxperf.predict.operands import transposed_operands
 from onnxperf.predict.tensors import _numel, links
 
 #: roots whose epilogue takes pointwise ops (float and quantized GEMM-like kernels)
@@ -64,8 +64,6 @@ _NOT_POINTWISE = frozenset({"Softmax", "LogSoftmax", "Hardmax", "CumSum", "TopK"
 
 #: what the kernel model does not assume, as every output says it
 NOT_ASSUMED = ("fused attention", "layout-transpose elimination", "horizontal GEMM fusion")
-#: GEMMs that read an operand transposed for free (a flag, or FusedMatMul's transA/transB)
-TRANSPOSING_READERS = frozenset({"MatMul", "Gemm", "FusedMatMul"})
 
 EPILOGUE = "epilogue"
 POINTWISE = "pointwise"
@@ -115,31 +113,6 @@ class KernelPlan:
         return len(self.launches)
 
 
-def _perm(proto, rank: int) -> list[int]:
-    """A Transpose node's ``perm`` (absent: the axes reversed)."""
-    for at in proto.attribute:
-        if at.name == "perm":
-            return list(at.ints)
-    return list(range(rank))[::-1]
-
-
-def _gemm_operand_transpose(n, proto, readers: dict[str, list], graph_outputs: set[str]) -> bool:
-    """A counted Transpose (``proto``: its NodeProto) that swaps the last two axes of its input (``perm`` =
-    0, 1, ..., r-1, r-2) and whose output only MatMul / Gemm nodes read (and no graph output is): the GEMM
-    reads it transposed."""
-    if n.op_type != "Transpose" or n.status != COUNTED or not n.inputs or n.inputs[0] is None or not n.outputs:
-        return False
-    out = n.outputs[0]
-    shape = n.inputs[0].shape
-    if out is None or shape is None or len(shape) < 2 or out.name in graph_outputs:
-        return False
-    r = len(shape)
-    if _perm(proto, r) != [*range(r - 2), r - 1, r - 2]:
-        return False
-    users = readers.get(out.name, ())
-    return bool(users) and all(u.op_type in TRANSPOSING_READERS for u in users)
-
-
 def kernel_plan(a: Costs) -> KernelPlan:
     """Group the main graph's nodes into the kernels a GPU runtime runs (see the module text)."""
     nodes = a.main_nodes
@@ -157,17 +130,9 @@ def kernel_plan(a: Costs) -> KernelPlan:
             why[n.key] = "view"
         elif n.op_type == "Constant":
             free.add(n.key)
-    readers: dict[str, list] = {}
-    for n in nodes:
-        for i in n.inputs:
-            if i is not None:
-                readers.setdefault(i.name, []).append(n)
-    protos = a.loaded.graph.nodes if a.loaded is not None else None
-    for n in nodes:
-        if (protos is not None and n.op_type == "Transpose" and n.key not in free
-                and _gemm_operand_transpose(n, protos[n.id], readers, graph_outputs)):
-            free.add(n.key)
-            why[n.key] = "transposed"
+    for key in transposed_operands(a) - free:
+        free.add(key)
+        why[key] = "transposed"
     # a view (or a transposed operand) passes its input through: follow it to the tensor that holds the bytes
     alias: dict[str, str] = {}
     for n in nodes:

@@ -46,6 +46,7 @@ from onnxperf.graph.folding import foldable_nodes
 from onnxperf.predict.folding import folded
 from onnxperf.predict.float_kernels import at_float32, float_kernels
 from onnxperf.predict.gpu_kernels import NOT_ASSUMED, kernel_plan
+from onnxperf.predict.operands import transposed_operands
 from onnxperf.predict.plan import (COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, Placement, dominant, limiter,
                                    placements)
 from onnxperf.predict.reuse import level_bytes_and_rw
@@ -600,7 +601,8 @@ def fusions(a: Costs) -> Fusions:
     (Conv -> Mul -> Add -> Relu) is followed link by link, each link checked against what its root
     still accepts. GELU written out (x/√2 -> Erf -> +1 -> ·x -> ·0.5, and the bias Add before it)
     runs as one kernel (GeluFusion, BiasGeluFusion): its first node keeps its traffic, the others
-    cost their arithmetic."""
+    cost their arithmetic. A Transpose of the last two axes that only GEMMs read is absorbed
+    (MatMulTransposeFusion: FusedMatMul reads it transposed, :mod:`onnxperf.predict.operands`)."""
     nodes = a.main_nodes
     producer, users = links(nodes)
     graph_outputs = {o.name for o in a.model.outputs}
@@ -643,6 +645,8 @@ def fusions(a: Costs) -> Fusions:
                 epi[n.key] = frozenset({i.name})
             state[n.key] = (root, taken | {kind})
             break
+    # MatMulTransposeFusion: a Transpose of the last two axes read only by GEMMs becomes FusedMatMul's transB
+    absorbed |= transposed_operands(a) - set(epi)
     value = a.loaded.graph.const_value if a.loaded is not None else (lambda name: None)
     for members, free in _gelu_islands(nodes, producer, users, consts, graph_outputs, value):
         for m in members:
