@@ -16,6 +16,7 @@ import onnx
 import pytest
 
 import onnxperf
+from onnxperf.predict.operands import transposed_operands
 from onnxperf.predict.roofline import fusions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,15 +28,27 @@ CASES = {"bert_torch_legacy.onnx": (4, 0, 0), "bert_torch_dynamo18.onnx": (0, 8,
          "convnext_tiny_torch.onnx": (18, 0, 0), "whisper_dynamo18.onnx": (0, 2, 0), "resnet18_qdq.onnx": (0, 0, 9)}
 
 
+def _optimized(path: Path, tmp_path: Path) -> onnx.ModelProto:
+    """The model onnxruntime's CPU provider optimizes ``path`` (random weights) into, without its weights."""
+    ort = pytest.importorskip("onnxruntime")
+    from onnxperf.products.validate.weights import with_random_weights
+
+    runnable = with_random_weights(path, tmp_path / path.name)
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    so.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    so.add_session_config_entry("session.optimized_model_external_initializers_file_name", "optimized.onnx.data")
+    so.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
+    ort.InferenceSession(str(runnable), so, providers=["CPUExecutionProvider"])
+    return onnx.load(so.optimized_model_filepath, load_external_data=False)
+
+
 def _entry(name: str) -> dict:
     return next(m for m in FIXTURE + VISION if Path(m["file"]).name == name)
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_fusions_match_onnxruntime(name, tmp_path):
-    ort = pytest.importorskip("onnxruntime")
-    from onnxperf.products.validate.weights import with_random_weights
-
     entry = _entry(name)
     path = ROOT / entry["file"]
     a = onnxperf.analyze(path, dims=entry.get("dims") or None,
@@ -44,14 +57,7 @@ def test_fusions_match_onnxruntime(name, tmp_path):
     f = fusions(a)
     ours = sum(n.key in f.epilogue for n in erfs)
 
-    runnable = with_random_weights(path, tmp_path / name)
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    so.optimized_model_filepath = str(tmp_path / "optimized.onnx")
-    so.add_session_config_entry("session.optimized_model_external_initializers_file_name", "optimized.onnx.data")
-    so.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
-    ort.InferenceSession(str(runnable), so, providers=["CPUExecutionProvider"])
-    ops = Counter(n.op_type for n in onnx.load(so.optimized_model_filepath, load_external_data=False).graph.node)
+    ops = Counter(n.op_type for n in _optimized(path, tmp_path).graph.node)
     theirs = len(erfs) - ops["Erf"]
     assert ops["Gelu"] + ops["BiasGelu"] == theirs
     assert ours == theirs == CASES[name][0]
@@ -70,23 +76,12 @@ TRANSPOSED = [("gpt2_decode_legacy.onnx", 4), ("llama_decode_legacy.onnx", 4),
 def test_transposed_operands_match_onnxruntime(name, want, tmp_path):
     """The Transposes onnxperf takes as read by their GEMM (onnxperf.predict.operands) are as many as the
     FusedMatMuls with a transposed operand onnxruntime's CPU provider makes."""
-    ort = pytest.importorskip("onnxruntime")
-    from onnxperf.predict.operands import transposed_operands
-    from onnxperf.products.validate.weights import with_random_weights
-
     entry = _entry(name)
     path = ROOT / entry["file"]
     a = onnxperf.analyze(path, dims=entry.get("dims") or None,
                          input_shapes={k: tuple(v) for k, v in (entry.get("input_shapes") or {}).items()} or None)
     ours = transposed_operands(a)
     assert ours <= fusions(a).absorbed
-    runnable = with_random_weights(path, tmp_path / name)
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    so.optimized_model_filepath = str(tmp_path / "optimized.onnx")
-    so.add_session_config_entry("session.optimized_model_external_initializers_file_name", "optimized.onnx.data")
-    so.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
-    ort.InferenceSession(str(runnable), so, providers=["CPUExecutionProvider"])
-    fused = [n for n in onnx.load(so.optimized_model_filepath, load_external_data=False).graph.node
+    fused = [n for n in _optimized(path, tmp_path).graph.node
              if n.op_type == "FusedMatMul" and any(at.name in ("transA", "transB") and at.i for at in n.attribute)]
     assert len(ours) == len(fused) == want
