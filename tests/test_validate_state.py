@@ -15,7 +15,8 @@ from onnxperf import cli
 from onnxperf.hardware import load_spec
 from onnxperf.products.validate.runner import Probe, Window, measure_state
 from onnxperf.hardware.spec import MemoryLevel
-from onnxperf.products.validate.state import (STATE_KEYS, UNSTABLE, bootstrap_interval, reference_of, scaled_spec,
+from onnxperf.products.validate.state import (FAR_FROM_REFERENCE, STATE_KEYS, UNSTABLE, bootstrap_interval,
+                                               reference_of, reference_warning, scaled_spec,
                                               state_figures)
 
 REF = Probe(10e9, 100e9, 1e-6)
@@ -140,3 +141,19 @@ def test_validate_reports_the_state(tmp_path, capsys):
     assert cli.main(["report", str(path), "--hw", "epyc-9654", "--validate", "--runs", "4", "--blocks", "2",
                      "-o", str(page), "--no-progress"]) == 0
     assert 'id="state-figures"' in page.read_text()
+
+
+@pytest.mark.parametrize("drift, said", [
+    (None, None),
+    ({"triad_bytes_per_s": 0.24, "matmul_flops_per_s": 0.3, "dispatch_s_per_node": -0.42}, None),
+    # the calibration's probe taken while another process ran: the run's matrix product twice as fast as it
+    ({"triad_bytes_per_s": 0.243, "matmul_flops_per_s": 0.991, "dispatch_s_per_node": -0.423}, "matmul +99%"),
+    ({"triad_bytes_per_s": -FAR_FROM_REFERENCE, "matmul_flops_per_s": 0.0, "dispatch_s_per_node": 0.0}, "triad -50%"),
+])
+def test_a_run_far_from_the_calibrated_state_says_its_reference_is_doubtful(drift, said):
+    w = reference_warning(drift)
+    if said is None:
+        assert w is None
+    else:
+        assert w is not None and f"({said})" in w and "calibrate again" in w
+

@@ -44,7 +44,7 @@ from onnxperf.products.validate.mapping import Mapping, map_groups
 from onnxperf.products.validate.profile import inserted_casts
 from onnxperf.insights.llm.recognize import NotRecognized, recognize
 from onnxperf.products.validate.runner import DEFAULT_PROVIDERS, RUNTIME_HEADROOM_BYTES, LatencyStats, RunResult, check_provider, latency_stats, run_session
-from onnxperf.products.validate.state import UNSTABLE, StateFigures, state_figures
+from onnxperf.products.validate.state import UNSTABLE, StateFigures, reference_warning, state_figures
 from onnxperf.products.validate.weights import missing_weights, with_random_weights
 
 
@@ -399,6 +399,9 @@ def validate(request: Request, spec, *, runs: int = 10, warmup: int = 3, threads
         if state is not None and state.unstable:
             warnings.append(f"machine unstable: a control probe moved {state.control_drift:.0%} between blocks "
                             f"(over {UNSTABLE:.0%}): the error figures depend on the moment")
+        far = reference_warning(state.drift) if state is not None else None
+        if far:
+            warnings.append(far)
         if state is not None and state.dropped:
             notes.append(f"{state.dropped} of {len(state.windows)} blocks dropped (starved of CPU or stolen): "
                          "the state figures use the others")

@@ -45,6 +45,9 @@ STARVED = 0.7
 STOLEN = 0.05
 #: a control probe moving more than this between windows marks the machine unstable
 UNSTABLE = 0.10
+#: a probe this far (either way) from the calibration's reference state makes the reference doubtful
+#: (:func:`reference_warning`)
+FAR_FROM_REFERENCE = 0.5
 #: blocks shorter than this are not judged by their CPU or steal share: the counters tick in 10 ms
 #: (steal in jiffies, CPU time at the scheduler's granularity), too coarse for a shorter block
 JUDGED_S = 0.25
@@ -222,3 +225,20 @@ def state_figures(windows: Sequence[Window], spec: Any, predict: Callable[[Any],
 
 __all__ = ["BOOTSTRAP", "STARVED", "STATE_KEYS", "STOLEN", "UNSTABLE", "StateFigures", "WindowResult",
            "bootstrap_interval", "reference_of", "scaled_spec", "state_figures"]
+
+
+def reference_warning(drift: dict[str, float] | None) -> str | None:
+    """What to say when this run's probes are far from the state the spec was calibrated in: a probe moved by
+    :data:`FAR_FROM_REFERENCE` or more (the calibration's own probe disturbed, as one taken while another
+    process ran beside it, which halved its matrix product's rate here; or another machine). The normalized
+    error scales the spec by that reference, so it is as doubtful; None when the drift is smaller or unknown."""
+    if not drift:
+        return None
+    far = {k: v for k, v in drift.items() if abs(v) >= FAR_FROM_REFERENCE}
+    if not far:
+        return None
+    said = ", ".join(f"{k.split('_')[0]} {v:+.0%}" for k, v in sorted(far.items()))
+    return (f"this run's probes are far from the state the spec was calibrated in ({said}): the calibration's "
+            "reference probe may have been disturbed, or the machine has changed; the state-normalized error "
+            "rests on it: calibrate again (onnxperf hw calibrate) on a quiet machine")
+
