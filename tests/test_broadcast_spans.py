@@ -71,6 +71,24 @@ def test_the_roofline_adds_the_spans_to_the_overhead():
     assert roofline(same, _spec(20e-9)).nodes[0].span_s == 0.0
 
 
+def _fake_runs(monkeypatch, op: str) -> dict:
+    """calibration's onnxruntime runs replaced: the one node ``op`` of the broadcast pair takes
+    ``times["rows"]`` or ``times["none"]`` (the dict returned, filled by the test)."""
+    times: dict = {}
+
+    class T:
+        def __init__(self, t):
+            self.op_type, self.typical_s_per_run = op, t
+
+    class R:
+        def __init__(self, t):
+            self.node_timings = [T(t)]
+
+    monkeypatch.setattr(calib_run, "run_session",
+                        lambda p, feeds, **kw: R(times["rows" if "rows" in Path(p).name else "none"]))
+    return times
+
+
 def test_the_calibration_pair_and_the_span_arithmetic(monkeypatch, tmp_path):
     """broadcast.span_s = (t_S - t_1·Q_S/Q_1) / S: the broadcast case's traffic at the one-span case's rate."""
     rows, n = BROADCAST_SHAPE
@@ -79,18 +97,8 @@ def test_the_calibration_pair_and_the_span_arithmetic(monkeypatch, tmp_path):
     assert node_spans(node) == rows
     q_s, q_1 = 4 * (rows * n + n + rows * n), 4 * 3 * rows * n
     assert node.bytes_read + node.bytes_written == q_s
-    times = {}
+    times = _fake_runs(monkeypatch, "Add")
 
-    class T:
-        def __init__(self, t):
-            self.op_type, self.typical_s_per_run = "Add", t
-
-    class R:
-        def __init__(self, t):
-            self.node_timings = [T(t)]
-
-    monkeypatch.setattr(calib_run, "run_session",
-                        lambda p, feeds, **kw: R(times["rows" if "rows" in Path(p).name else "none"]))
     times.update(none=3e-3, rows=3e-3 * q_s / q_1 + rows * 15e-9)
     assert calib_run.broadcast_span(tmp_path, runs=1, warmup=0, threads=None, opt="all") == pytest.approx(15e-9)
     times.update(rows=3e-3 * q_s / q_1)
@@ -163,15 +171,7 @@ def test_the_quantized_calibration_pair_measures_a_qlinearmul_span(monkeypatch, 
     onnx.save(case.model, str(tmp_path / "q.onnx"))
     (node,) = onnxperf.analyze(tmp_path / "q.onnx").main_nodes
     assert node.op_type == "QLinearMul" and node_spans(node) == rows
-    times = {}
-
-    class T:
-        def __init__(self, t):
-            self.op_type, self.typical_s_per_run = "QLinearMul", t
-
-    class R:
-        def __init__(self, t):
-            self.node_timings = [T(t)]
+    times = _fake_runs(monkeypatch, "QLinearMul")
 
     moved = {}
     for b in (False, True):
@@ -179,8 +179,6 @@ def test_the_quantized_calibration_pair_measures_a_qlinearmul_span(monkeypatch, 
         (nd,) = onnxperf.analyze(tmp_path / "m.onnx").main_nodes
         moved[b] = nd.bytes_read + nd.bytes_written
     assert moved[False] - moved[True] == rows * n - n  # b: one uint8 row instead of x's shape
-    monkeypatch.setattr(calib_run, "run_session",
-                        lambda p, feeds, **kw: R(times["rows" if "rows" in Path(p).name else "none"]))
     times.update(none=2e-4, rows=2e-4 * moved[True] / moved[False] + rows * 31e-9)
     assert calib_run.broadcast_span(tmp_path, runs=1, warmup=0, threads=None, opt="all",
                                     quantized=True) == pytest.approx(31e-9)

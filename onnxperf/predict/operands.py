@@ -20,6 +20,7 @@ Llama or GPT-2 decode step's 4).
 from __future__ import annotations
 
 from onnxperf.cost.walker import COUNTED
+from onnxperf.predict.tensors import links
 
 #: GEMMs that read an operand transposed for free (a flag, or FusedMatMul's transA/transB)
 TRANSPOSING_READERS = frozenset({"MatMul", "Gemm", "FusedMatMul"})
@@ -41,15 +42,7 @@ def transposed_operands(a) -> frozenset[str]:
         return frozenset()
     protos = a.loaded.graph.nodes
     graph_outputs = {o.name for o in a.model.outputs}
-    readers: dict[str, list] = {}
-    producer = {}
-    for n in a.main_nodes:
-        for i in n.inputs:
-            if i is not None:
-                readers.setdefault(i.name, []).append(n)
-        for o in n.outputs:
-            if o is not None:
-                producer[o.name] = n
+    producer, readers = links(a.main_nodes)
 
     def after_a_transpose(name: str) -> bool:
         p = producer.get(name)
