@@ -31,8 +31,7 @@ def _spec(state: bool = True):
     spec = load_spec("epyc-9654")
     eff = {"overhead_s": 2e-6, "overhead_run_s": 10e-6, "default.memory": 0.5}
     if state:
-        eff |= {"state.triad_bytes_per_s": REF.triad_bytes_per_s, "state.matmul_flops_per_s": REF.matmul_flops_per_s,
-                "state.dispatch_s_per_node": REF.dispatch_s_per_node}
+        eff |= {key: getattr(REF, field) for key, field in STATE_KEYS.items()}
     return dataclasses.replace(spec, efficiency=eff)
 
 

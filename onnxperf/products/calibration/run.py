@@ -14,8 +14,10 @@ import onnx
 from onnxperf.cost.analysis import cost_analysis as analyze
 from onnxperf.cost.subnormal import underflows
 from onnxperf.products.validate.inputs import make_inputs
-from onnxperf.products.validate.runner import measure_state, run_session
-from onnxperf.products.calibration.fit import Sample, calibrated, fit_efficiency
+from onnxperf.products.validate.runner import Probe, measure_state, run_session
+from onnxperf.products.validate.state import CORE, DISPATCH, DRAM, STATE_KEYS, time_at, typical_state
+from onnxperf.products.calibration.fit import (MID, TINY, Sample, calibrated, fit_efficiency, raised_peaks,
+                                               roof_ratio)
 from onnxperf.predict.broadcast import node_spans
 from onnxperf.products.calibration.suite import SUBNORMAL_MASK, Case, broadcast_case, subnormal_case, suite, tiny_case
 from onnxperf.predict.reuse import level_bytes
@@ -29,16 +31,20 @@ class CalibrationResult:
     spec: object  # the calibrated spec
     samples: tuple[Sample, ...]
     efficiency: dict
+    #: the peaks' raise (:func:`~onnxperf.products.calibration.fit.roof_ratio`); 1: as given
+    roof_ratio: float = 1.0
 
 
-def sample_case(case: Case, spec, workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str) -> Sample:
-    """Measure one suite model and set its kernel time beside its plain roofline terms."""
+def sample_case(case: Case, spec, workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str,
+                probe_state: bool = False) -> Sample:
+    """Measure one suite model and set its kernel time beside its plain roofline terms (``probe_state``: with
+    the machine's state while it ran, :attr:`Sample.state`)."""
     path = workdir / f"{case.name}.onnx"
     if not path.exists():  # written once, measured in every pass
         onnx.save(case.model, str(path))
     a = analyze(path)
     rr = run_session(path, make_inputs(a, seed=0), runs=runs, warmup=warmup, threads=threads, opt=opt,
-                     profile=True, keep_optimized=False)
+                     profile=True, keep_optimized=False, probe_state=probe_state)
     peak = spec.peak_for("float32")
     bw = spec.memory_bandwidth_bytes_per_s
 
@@ -46,18 +52,36 @@ def sample_case(case: Case, spec, workdir: Path, *, runs: int, warmup: int, thre
     compute_s = sum(n.flops for n in a.main_nodes) / peak + sum(
         n.int_ops / spec.peak_for(int_dtype(n.inputs)) for n in a.main_nodes if n.int_ops)
     levels = tuple(getattr(spec, "memory_levels", ()) or ())
+    dram = True
     if levels:  # the cache-aware roofline: each byte at the level that holds it (onnxperf.predict.reuse)
 
         bws = tuple(lv.bandwidth_bytes_per_s for lv in levels) + (bw,)
         per = level_bytes(a, tuple(lv.capacity_bytes for lv in levels))
         memory_s = sum(b / w for v in per.values() for b, w in zip(v, bws) if b)
+        dram = 2 * sum(v[-1] for v in per.values()) >= sum(sum(v) for v in per.values())
     else:
         memory_s = sum(n.bytes_read + n.bytes_written for n in a.main_nodes) / bw
     k = case.copies
     nbytes = sum(n.bytes_read + n.bytes_written for n in a.main_nodes)
     gemm_s = sum(rnn_gemm_flops(n) for n in a.main_nodes) / peak
     return Sample(case.name, case.family, compute_s / k, memory_s / k, kernel_s(rr.node_timings) / k, nbytes / k,
-                  gemm_s / k)
+                  gemm_s / k, rr.state, dram)
+
+
+def kind_of(s: Sample) -> str:
+    """What a suite case's time scales with when the machine's state changes (:func:`time_at`): the
+    runtime's dispatch for the tiny and mid-size cases (their time is the runtime's own work), the core for
+    a compute-bound case or one whose traffic stays in the caches, main memory for the rest."""
+    if s.case in TINY | MID:
+        return DISPATCH
+    return CORE if s.compute_bound or not s.dram else DRAM
+
+
+def fastest_at(col: list[Sample], reference: Probe | None) -> Sample:
+    """One case's passes as one sample: each pass's time brought to the ``reference`` state
+    (:func:`time_at`, by :func:`kind_of`), the fastest kept: interference only ever adds time."""
+    return replace(col[0], measured_s=min(time_at(s.measured_s, kind_of(s), s.state, reference) for s in col),
+                   state=reference)
 
 
 #: layout conversions that onnxruntime puts at the edges of an NCHWc region: a one-op model pays
@@ -78,12 +102,21 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
     """Measure the suite on this machine and fit a calibrated copy of ``spec``.
 
     The suite is measured ``repeats`` times, pass after pass, and each case keeps its fastest
-    pass (as does the dispatch overhead). Each pass runs in fresh processes, and on a shared
-    machine a whole process can run slow: on the 2-core VM of benchmarks/results/accuracy.md the
-    same onnxruntime session of MobileNetV2 takes 4.8 ms in one process and 7.5 ms in the next
-    (single-threaded: 7.8 or 13 ms), in about one process out of three. Interference only ever
-    adds time, so the fastest pass is the machine's own speed; a median of three would still
-    keep a slow pass whenever two of three are slow."""
+    pass (as do the dispatch overhead, a broadcast span and a subnormal assist). Each pass runs in fresh
+    processes, and on a shared machine a whole process can run slow: on the 2-core VM of
+    benchmarks/results/accuracy.md the same onnxruntime session of MobileNetV2 takes 4.8 ms in one
+    process and 7.5 ms in the next (single-threaded: 7.8 or 13 ms), in about one process out of three.
+    Interference only ever adds time, so the fastest pass is the machine's own speed; a median of three
+    would still keep a slow pass whenever two of three are slow.
+
+    **The state each time was measured in.** Every case runs between two probes of the machine's state
+    (:class:`~onnxperf.products.validate.runner.Probe`); the reference stored in the spec (``state.*``,
+    what ``validate`` scales the spec by) is each probe's median over them all, and every measured time
+    is brought to it before the fastest is picked (:func:`fastest_at`, :func:`time_at`): so the
+    efficiencies and the reference describe the same machine. On this VM the machine flips between two
+    states every few seconds (a 256³ matrix product at 98 or 50 GFLOP/s, conv3x3_64 at 910 or 1,700
+    µs): a calibration whose passes all caught the slow one, followed by a reference probe that caught
+    the fast one, had every CNN predicted 40-55% slow, state-normalized too."""
     cases = [c for c in suite(scale) if only is None or c.name in only]
     passes: list[list[Sample]] = []
     overheads: list[tuple[float, float]] = []
@@ -103,23 +136,32 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
                         f", about {(time.perf_counter() - started) / done * (total - done):.0f} s left"
                     progress(f"calibrating {i}/{len(cases)}: {case.name}"
                              + (f" (pass {rep + 1}/{repeats})" if repeats > 1 else "") + left)
-                row.append(sample_case(case, spec, Path(tmp), runs=runs, warmup=warmup, threads=threads, opt=opt))
+                row.append(sample_case(case, spec, Path(tmp), runs=runs, warmup=warmup, threads=threads, opt=opt,
+                                       probe_state=True))
             passes.append(row)
+        # the machine's state when it was calibrated: validate scales the spec by its own probes against it
+        state = typical_state([s.state for row in passes for s in row])
+        if state is None:  # no case (``only`` matched none): the state measured apart
             if progress:
-                progress("calibrating the runtime's overhead per node and per run")
-            overheads.append(dispatch_overhead(Path(tmp), runs=runs, warmup=warmup, threads=threads, opt=opt))
+                progress("probing the machine's state (the reference validate normalizes against)")
+            state = measure_state(Path(tmp), threads=threads)
+        for rep in range(repeats):
+            kw = dict(runs=runs, warmup=warmup, threads=threads, opt=opt, reference=state)
             if progress:
-                progress("calibrating the cost of a subnormal assist")
-            assists.append(subnormal_assist(Path(tmp), runs=runs, warmup=warmup, threads=threads, opt=opt))
+                progress("calibrating the runtime's overhead per node and per run"
+                         + (f" (pass {rep + 1}/{repeats})" if repeats > 1 else ""))
+            overheads.append(dispatch_overhead(Path(tmp), **kw))
             if progress:
-                progress("calibrating the cost of a broadcast span")
-            span_times.append(broadcast_span(Path(tmp), runs=runs, warmup=warmup, threads=threads, opt=opt))
-            qspan_times.append(broadcast_span(Path(tmp), runs=runs, warmup=warmup, threads=threads, opt=opt,
-                                              quantized=True))
-        if progress:
-            progress("probing the machine's state (the reference validate normalizes against)")
-        state = measure_state(Path(tmp), threads=threads)
-    samples = [replace(col[0], measured_s=min(s.measured_s for s in col)) for col in zip(*passes)]
+                progress("calibrating the cost of a subnormal assist and of a broadcast span")
+            assists.append(subnormal_assist(Path(tmp), **kw))
+            span_times.append(broadcast_span(Path(tmp), **kw))
+            qspan_times.append(broadcast_span(Path(tmp), quantized=True, **kw))
+    samples = [fastest_at(list(col), state) for col in zip(*passes)]
+    ratio = roof_ratio(samples)
+    base = spec
+    if ratio > 1:  # the probe's peak below what the suite's dense products attained: the roof raised to it
+        spec = raised_peaks(spec, ratio)
+        samples = [replace(s, compute_s=s.compute_s / ratio, gemm_s=s.gemm_s / ratio) for s in samples]
     fastest = min(overheads, key=lambda o: o[1] + 64 * o[0])  # the pass whose 64-node model ran fastest
     per_node, per_run = fastest
     eff = {k: v for k, v in fit_efficiency(samples).items() if v > 0}
@@ -145,38 +187,43 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
         measured = [x for x in times if x is not None]
         if measured:
             eff[key] = min(measured)
-    # the machine's state when it was calibrated: validate scales the spec by its own probes against these
-    eff["state.triad_bytes_per_s"] = state.triad_bytes_per_s
-    eff["state.matmul_flops_per_s"] = state.matmul_flops_per_s
-    eff["state.dispatch_s_per_node"] = state.dispatch_s_per_node
-    return CalibrationResult(spec, calibrated(spec, eff), tuple(samples), eff)
+    eff.update({key: getattr(state, field) for key, field in STATE_KEYS.items()})
+    return CalibrationResult(base, calibrated(spec, eff), tuple(samples), eff, ratio)
+
+
+def _at(t: float, kind: str, rr, reference: Probe | None) -> float:
+    """``t``, measured by the run ``rr``, in the ``reference`` state (:func:`time_at`); as measured without one."""
+    return t if reference is None else time_at(t, kind, rr.state, reference)
 
 
 #: node counts of the two dispatch models (tiny independent Relus)
 DISPATCH_COPIES = (8, 64)
 
 
-def dispatch_overhead(workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str) -> tuple[float, float]:
+def dispatch_overhead(workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str,
+                      reference: Probe | None = None) -> tuple[float, float]:
     """(seconds per executed node, seconds per run) that the runtime spends beyond the kernels' work.
 
     Two models of k tiny Relus (16×16, so the arithmetic is nil), k = 8 and 64, are timed end to end
     with the profiler off (it adds several µs per node): the median latency L(k) = R + k·o gives
     o = (L(64) − L(8)) / 56 and R = L(8) − 8·o. These are the costs every node and every run of a
-    real model pay, and what the profiled kernel time of a tiny op overstates."""
+    real model pay, and what the profiled kernel time of a tiny op overstates. ``reference``: each latency
+    brought from the state it was measured in to that one (:func:`time_at`, the runtime's dispatch)."""
     lat = {}
     for k in DISPATCH_COPIES:
         case = tiny_case(k)
         path = workdir / f"{case.name}.onnx"
         onnx.save(case.model, str(path))
         rr = run_session(path, make_inputs(analyze(path), seed=0), runs=max(5 * runs, 100), warmup=max(warmup, 10),
-                         threads=threads, opt=opt, profile=False)
-        lat[k] = statistics.median(rr.latencies_s)
+                         threads=threads, opt=opt, profile=False, probe_state=reference is not None)
+        lat[k] = _at(statistics.median(rr.latencies_s), DISPATCH, rr, reference)
     lo, hi = DISPATCH_COPIES
     per_node = max((lat[hi] - lat[lo]) / (hi - lo), 0.0)
     return per_node, max(lat[lo] - lo * per_node, 0.0)
 
 
-def subnormal_assist(workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str) -> float | None:
+def subnormal_assist(workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str,
+                     reference: Probe | None = None) -> float | None:
     """Seconds one assisted vector operation on a subnormal value costs (``subnormal.assist_s``), or None
     when the machine shows none (flush-to-zero hardware, or a difference within the noise).
 
@@ -185,7 +232,8 @@ def subnormal_assist(workdir: Path, *, runs: int, warmup: int, threads: int | No
     -95, whose probabilities are subnormal. With A the assisted operations that
     :func:`onnxperf.cost.subnormal.underflows` counts in the second (the Softmax's vectors and the
     MatMul's reads), the cost of one is (t_s - t_0) / A, at the runtime's own thread count: the figure
-    the roofline multiplies the same count by."""
+    the roofline multiplies the same count by. ``reference``: each time brought from the state it was
+    measured in to that one (:func:`time_at`, the core's)."""
     times = {}
     count = 0
     for mask in (0.0, SUBNORMAL_MASK):
@@ -196,8 +244,8 @@ def subnormal_assist(workdir: Path, *, runs: int, warmup: int, threads: int | No
         if mask:
             count = sum(underflows(a).assists_by_node().values())
         rr = run_session(path, make_inputs(a, seed=0), runs=runs, warmup=warmup, threads=threads, opt=opt,
-                         profile=True, keep_optimized=False)
-        times[mask] = kernel_s(rr.node_timings)
+                         profile=True, keep_optimized=False, probe_state=reference is not None)
+        times[mask] = _at(kernel_s(rr.node_timings), CORE, rr, reference)
     extra = times[SUBNORMAL_MASK] - times[0.0]
     if count <= 0 or extra <= 0.1 * times[0.0]:
         return None
@@ -205,7 +253,7 @@ def subnormal_assist(workdir: Path, *, runs: int, warmup: int, threads: int | No
 
 
 def broadcast_span(workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str,
-                   quantized: bool = False) -> float | None:
+                   quantized: bool = False, reference: Probe | None = None) -> float | None:
     """Seconds one span of a broadcast loop costs (``broadcast.span_s``, :mod:`onnxperf.predict.broadcast`;
     ``quantized``: of onnxruntime's QLinearMul, ``broadcast.qlinear.span_s``), or None when the broadcast case
     is no slower than its traffic says.
@@ -213,7 +261,9 @@ def broadcast_span(workdir: Path, *, runs: int, warmup: int, threads: int | None
     The pair of :func:`~onnxperf.products.calibration.suite.broadcast_case` runs with the profiler on: t_1
     for ``x + b`` with b of x's shape (one span), t_S for b one row (S spans). The broadcast case moves Q_S
     bytes where the other moves Q_1, so its traffic takes t_1·Q_S/Q_1 and a span costs
-    (t_S - t_1·Q_S/Q_1) / S, at the runtime's own thread count."""
+    (t_S - t_1·Q_S/Q_1) / S, at the runtime's own thread count. ``reference``: each time brought from the
+    state it was measured in to that one (:func:`time_at`, the runtime's dispatch, by which validate scales a
+    span's cost)."""
     times, moved = {}, {}
     count = 0
     for bcast in (False, True):
@@ -226,8 +276,8 @@ def broadcast_span(workdir: Path, *, runs: int, warmup: int, threads: int | None
         if bcast:
             count = node_spans(node)
         rr = run_session(path, make_inputs(a, seed=0), runs=runs, warmup=warmup, threads=threads, opt=opt,
-                         profile=True, keep_optimized=False)
-        times[bcast] = kernel_s(rr.node_timings)
+                         profile=True, keep_optimized=False, probe_state=reference is not None)
+        times[bcast] = _at(kernel_s(rr.node_timings), DISPATCH, rr, reference)
     extra = times[True] - times[False] * moved[True] / moved[False]
     if count <= 1 or extra <= 0.1 * times[True]:
         return None
@@ -245,6 +295,10 @@ def calibration_table(result: CalibrationResult) -> str:
         att = s.plain_s / s.measured_s if s.measured_s else 0.0
         lines.append(f"  {s.case:<{wc}}{s.family:<{wf}}{'compute' if s.compute_bound else 'memory':<9}"
                      f"{s.plain_s * 1e6:>9.1f}µs{s.measured_s * 1e6:>9.1f}µs{att:>10.1%}")
+    if result.roof_ratio > 1:
+        lines += ["", f"  The suite's dense products ran {result.roof_ratio - 1:.1%} above {result.base_spec.id}'s peak "
+                  "(probed in a slower moment, or the runtime's kernels outrun the probe's): every peak is raised "
+                  f"x{result.roof_ratio:.3f}, and the roofline column is at the raised peak."]
     arith = sorted({s.family for s in result.samples if compute_fitted(s.family)})
     if arith:
         lines += ["", f"  {', '.join(arith)} (kernels whose time follows their element count) are fitted on their arithmetic, "

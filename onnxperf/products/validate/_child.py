@@ -38,8 +38,7 @@ def run(jobdir: Path) -> int:
     job = json.loads((jobdir / "job.json").read_text(encoding="utf-8"))
     import os
 
-    # the probes' matrix product on one thread (a BLAS pool waking up between calls is noise, not state);
-    # onnxruntime's own threads are unaffected
+    # numpy's BLAS on one thread: no pool of its own beside onnxruntime's (whose threads are unaffected)
     for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
         os.environ.setdefault(var, "1")
     import numpy as np
@@ -81,8 +80,13 @@ def run(jobdir: Path) -> int:
     # blocks, short probes of the machine's state run between them (probe, block, probe, block, probe)
     blocks = max(1, min(int(job.get("blocks") or 1), job["runs"]))
     windows = []
-    if blocks > 1:
+    # probe_state: one probe before and one after the timed runs the caller reads (the profiled session's
+    # when profiling, else the latency runs): the state a calibration case was measured in
+    probe = None
+    if blocks > 1 or job.get("probe_state"):
         probe = _Probe(np, ort, int(job.get("probe_bytes") or (64 << 20)), job["threads"], jobdir / "probe.onnx")
+    around = []
+    if blocks > 1:
         latencies = _timed(sess, feeds, job["warmup"], 0, 0, total)
         states = [probe()]
         done = job["warmup"]
@@ -100,7 +104,11 @@ def run(jobdir: Path) -> int:
                             "steal_s": None if after["steal_s"] is None or before["steal_s"] is None
                             else after["steal_s"] - before["steal_s"]})
     else:
+        if probe is not None and not job["profile"]:
+            around.append(probe())
         latencies = _timed(sess, feeds, job["warmup"], job["runs"], 0, total)
+        if probe is not None and not job["profile"]:
+            around.append(probe())
     profile_path, profiled = None, []
     if job["profile"]:
         del sess
@@ -108,7 +116,11 @@ def run(jobdir: Path) -> int:
         so.profile_file_prefix = str(jobdir / "profile")
         so.optimized_model_filepath = ""
         sess = ort.InferenceSession(job["model"], so, providers=job["providers"])
+        if probe is not None and job.get("probe_state"):
+            around.append(probe())
         profiled = _timed(sess, feeds, job["warmup"], job["runs"], per_session, total)
+        if probe is not None and job.get("probe_state"):
+            around.append(probe())
         profile_path = sess.end_profiling()
     _write(jobdir / "result.json", {
         "latencies_s": latencies,
@@ -118,6 +130,7 @@ def run(jobdir: Path) -> int:
         "providers": list(sess.get_providers()),
         "ort_version": ort.__version__,
         "windows": windows,
+        "state_probes": around,
     })
     return 0
 
@@ -139,11 +152,17 @@ def _usage() -> dict:
 
 class _Probe:
     """Short measurements of the machine's state (about 0.1 s together): a triad's bandwidth over arrays
-    larger than the last cache level, a matrix product's arithmetic rate, and onnxruntime's cost per
-    tiny node (a chain of 32 Adds on one element) at the run's thread count. Each is the median of a
-    few repeats: the state the block had, not the best it could get nor the noise of one repeat."""
+    larger than the last cache level, onnxruntime's matrix products' arithmetic rate (a chain of 4
+    MatMuls of 256³) and its cost per tiny node (a chain of 32 Adds on one element), both at the run's
+    thread count. Each is the median of a few repeats: the state the block had, not the best it could
+    get nor the noise of one repeat. The matrix products run as the model's do, on every thread of the
+    run: on a 2-core VM whose second core is shared with another guest now and then, a one-thread
+    product read its full rate (~100 GFLOP/s) on the free core while the model's two threads waited on
+    the shared one, and validate's normalized errors came out -30 to -50% in those blocks."""
 
     N_ADD = 32
+    #: the matrix-product probe: MatMuls of this size in a chain (onnxperf.products.validate.runner)
+    MM_N, MM_CHAIN = 256, 4
 
     def __init__(self, np, ort, nbytes: int, threads, model: Path):
         self.np = np
@@ -151,13 +170,15 @@ class _Probe:
         self.b = np.ones(n)
         self.c = np.full(n, 2.0)
         self.a = np.empty(n)
-        self.m = np.ones((256, 256), dtype=np.float32)
         so = ort.SessionOptions()
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # keep the 32 nodes
         if threads:
             so.intra_op_num_threads = int(threads)
+        self.ort, self.so = ort, so
         self.sess = ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
         self.feed = {"t0": np.zeros(1, dtype=np.float32)}
+        self.mm_model = str(model.with_name("probe_matmul.onnx"))
+        self.mm_feed = {"x0": np.ones((self.MM_N, self.MM_N), dtype=np.float32)}
         self()  # warm: first touches of the arrays, the session's first run
 
     def _median(self, fn, repeats: int) -> float:
@@ -171,10 +192,17 @@ class _Probe:
     def __call__(self) -> dict:
         np = self.np
         triad = self._median(lambda: np.add(self.b, np.multiply(self.c, 1.5, out=self.a), out=self.a), 5)
-        mm = self._median(lambda: self.m @ self.m, 9)
+        # the matrix products in a session of their own, made for this probe and ended with it: its thread pool
+        # spins between runs as the model's does (without spinning, waking its threads made the rate noisy,
+        # 56-136 GFLOP/s back to back), and a session left alive spun beside the model's next block and took
+        # the cores from it (MobileNetV2's 9-10 ms became 17-20)
+        mm_sess = self.ort.InferenceSession(self.mm_model, self.so, providers=["CPUExecutionProvider"])
+        mm_sess.run(None, self.mm_feed)
+        mm = self._median(lambda: mm_sess.run(None, self.mm_feed), 9)
+        del mm_sess
         disp = self._median(lambda: self.sess.run(None, self.feed), 21)
         return {"triad_bytes_per_s": 5 * self.a.nbytes / triad,  # read c, write a; read b and a, write a
-                "matmul_flops_per_s": 2 * 256 ** 3 / mm,
+                "matmul_flops_per_s": self.MM_CHAIN * 2 * self.MM_N ** 3 / mm,
                 "dispatch_s_per_node": disp / self.N_ADD}
 
 

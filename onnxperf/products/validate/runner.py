@@ -75,13 +75,20 @@ class RunResult:
     profiled_latencies_s: tuple[float, ...] = ()
     #: with ``blocks``: the timed runs in blocks, each between two probes of the machine's state
     windows: tuple["Window", ...] = ()
+    #: with ``probe_state``: the probes before and after the timed runs the caller reads
+    state_probes: tuple["Probe", ...] = ()
+
+    @property
+    def state(self) -> "Probe | None":
+        """The machine's state during the timed runs (``probe_state``): the mean of the probes around them."""
+        return Probe.mean(*self.state_probes) if self.state_probes else None
 
 
 @dataclass(frozen=True)
 class Probe:
     """The machine's state as the child measured it between blocks (:mod:`._child`, ``_Probe``): a triad's
-    bandwidth beyond the last cache level, a 256³ fp32 matrix product's rate, onnxruntime's time per
-    tiny node."""
+    bandwidth beyond the last cache level, onnxruntime's rate on 256³ fp32 matrix products and its time per
+    tiny node, both at the run's thread count."""
 
     triad_bytes_per_s: float
     matmul_flops_per_s: float
@@ -90,6 +97,13 @@ class Probe:
     def to_dict(self) -> dict[str, float]:
         return {"triad_bytes_per_s": self.triad_bytes_per_s, "matmul_flops_per_s": self.matmul_flops_per_s,
                 "dispatch_s_per_node": self.dispatch_s_per_node}
+
+    @staticmethod
+    def mean(*probes: "Probe") -> "Probe":
+        """Each figure's mean over ``probes`` (the state of the runs between them)."""
+        n = len(probes)
+        return Probe(sum(p.triad_bytes_per_s for p in probes) / n, sum(p.matmul_flops_per_s for p in probes) / n,
+                     sum(p.dispatch_s_per_node for p in probes) / n)
 
 
 @dataclass(frozen=True)
@@ -107,9 +121,7 @@ class Window:
     @property
     def state(self) -> Probe:
         """The state during the block: the mean of the probes before and after it."""
-        b, a = self.before, self.after
-        return Probe((b.triad_bytes_per_s + a.triad_bytes_per_s) / 2, (b.matmul_flops_per_s + a.matmul_flops_per_s) / 2,
-                     (b.dispatch_s_per_node + a.dispatch_s_per_node) / 2)
+        return Probe.mean(self.before, self.after)
 
 
 @dataclass(frozen=True)
@@ -298,7 +310,8 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
                 profile: bool = True, timeout_s: float = 300, providers: Sequence[str] | None = None,
                 seed: int = 0, workdir: str | os.PathLike | None = None,
                 progress: bool | None = None, memory_limit_bytes: int | None = None,
-                keep_optimized: bool = True, blocks: int = 1, probe_bytes: int = 64 << 20) -> RunResult:
+                keep_optimized: bool = True, blocks: int = 1, probe_bytes: int = 64 << 20,
+                probe_state: bool = False) -> RunResult:
     """Run ``model_path`` ``warmup + runs`` times in a child onnxruntime process.
 
     ``keep_optimized``: have onnxruntime write the model it optimized (with its weights: as many bytes
@@ -319,7 +332,8 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
     :data:`RUNTIME_HEADROOM_BYTES`): a model that allocates more fails with a
     :class:`RuntimeRunError` that says so. ``blocks`` > 1 splits the timed runs into blocks with a
     probe of the machine's state before each and after the last (``windows``; the triad over
-    ``probe_bytes``, more than the last cache level).
+    ``probe_bytes``, more than the last cache level). ``probe_state``: one probe before and one after the
+    timed runs whose times the caller reads (the profiled ones when profiling: ``state_probes``, ``state``).
     """
     _check_args(runs, warmup, threads, opt, timeout_s)
     model = Path(model_path)
@@ -330,7 +344,7 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
     show = sys.stderr.isatty() if progress is None else progress
     job = {"runs": runs, "warmup": warmup, "threads": threads, "opt": opt, "profile": profile,
            "providers": list(providers or DEFAULT_PROVIDERS), "keep_optimized": bool(keep_optimized),
-           "blocks": int(blocks), "probe_bytes": int(probe_bytes)}
+           "blocks": int(blocks), "probe_bytes": int(probe_bytes), "probe_state": bool(probe_state)}
     own_tmp = workdir is None
     jobdir = Path(tempfile.mkdtemp(prefix="onnxperf-run-")) if own_tmp else Path(workdir)
     try:
@@ -338,8 +352,8 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
         for stale in ("result.json", "error.json"):
             (jobdir / stale).unlink(missing_ok=True)
         _write_job(jobdir, model.resolve(), inputs, job)
-        if blocks > 1:
-            onnx.save(probe_model(), str(jobdir / "probe.onnx"))
+        if blocks > 1 or probe_state:
+            save_probes(jobdir)
         _run_child(jobdir, timeout_s, show, f"{warmup} warm-up + {runs} timed run(s)", memory_limit_bytes)
         res = json.loads((jobdir / "result.json").read_text(encoding="utf-8"))
         timings, notes = _timings(res["profile_path"], runs, warmup) if res["profile_path"] else ((), ())
@@ -352,6 +366,7 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
             profile_path=None if own_tmp else res["profile_path"], optimized_model=optimized, notes=notes,
             profiled_latencies_s=tuple(float(x) for x in res.get("profiled_latencies_s", ())),
             windows=tuple(_window(w) for w in res.get("windows", ())),
+            state_probes=tuple(_probe(p) for p in res.get("state_probes", ())),
         )
     finally:
         if own_tmp:
@@ -369,6 +384,32 @@ def _window(d: dict) -> Window:
 
 #: tiny Adds in the dispatch probe's chain
 PROBE_ADDS = 32  # (the child's _Probe.N_ADD)
+
+
+#: the matrix-product probe: a chain of this many MatMuls of ``x[n, n] · W[n, n]`` (the child's _Probe.MM_CHAIN, MM_N)
+PROBE_MATMULS, PROBE_MATMUL_N = 4, 256
+
+
+def probe_matmul_model() -> onnx.ModelProto:
+    """The matrix-product probe: :data:`PROBE_MATMULS` MatMuls of 256³ in a chain, run by onnxruntime at the
+    run's thread count; W = 1/n everywhere, so a row of ones stays ones (no overflow, no subnormal)."""
+    TensorProto, helper = onnx.TensorProto, onnx.helper
+    n = PROBE_MATMUL_N
+    w = helper.make_tensor("w", TensorProto.FLOAT, [n, n], np.full(n * n, 1.0 / n, dtype=np.float32).tobytes(), raw=True)
+    nodes = [helper.make_node("MatMul", [f"x{k}", "w"], [f"x{k + 1}"]) for k in range(PROBE_MATMULS)]
+    g = helper.make_graph(nodes, "probe_matmul", [helper.make_tensor_value_info("x0", TensorProto.FLOAT, [n, n])],
+                          [helper.make_tensor_value_info(f"x{PROBE_MATMULS}", TensorProto.FLOAT, [n, n])], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def save_probes(folder: Path) -> Path:
+    """The probes' two models (:func:`probe_model`, :func:`probe_matmul_model`) in ``folder``; the first's path."""
+    onnx.save(probe_matmul_model(), str(Path(folder) / "probe_matmul.onnx"))
+    path = Path(folder) / "probe.onnx"
+    onnx.save(probe_model(), str(path))
+    return path
 
 
 def probe_model() -> onnx.ModelProto:

@@ -54,8 +54,11 @@ JUDGED_S = 0.25
 #: bootstrap resamples of the windows' errors, and their seed
 BOOTSTRAP = 2000
 SEED = 20261128
-#: the keys a calibrated spec stores its probes under (``[efficiency]``), and the probe field of each
-STATE_KEYS = {"state.triad_bytes_per_s": "triad_bytes_per_s", "state.matmul_flops_per_s": "matmul_flops_per_s",
+#: the keys a calibrated spec stores its probes under (``[efficiency]``), and the probe field of each. The
+#: matrix product's key names onnxruntime's rate at the run's threads (the probe since issue 30's second
+#: round); a spec with the older one-thread figure (``state.matmul_flops_per_s``) has no reference of this
+#: form and is normalized against its run's own blocks
+STATE_KEYS = {"state.triad_bytes_per_s": "triad_bytes_per_s", "state.ort_matmul_flops_per_s": "matmul_flops_per_s",
               "state.dispatch_s_per_node": "dispatch_s_per_node"}
 
 
@@ -91,6 +94,36 @@ def scaled_spec(spec: Any, state: Probe, reference: Probe) -> Any:
     return dataclasses.replace(spec, memory_bandwidth_bytes_per_s=spec.memory_bandwidth_bytes_per_s * bw,
                                peak_flops_per_s={k: v * flops for k, v in spec.peak_flops_per_s.items()},
                                efficiency=eff, memory_levels=levels)
+
+
+#: what a measured time scales with (:func:`time_at`), as :func:`scaled_spec` scales the spec's figures
+CORE, DRAM, DISPATCH = "core", "dram", "dispatch"
+
+
+def time_at(t: float, kind: str, state: Probe | None, reference: Probe | None) -> float:
+    """A time ``t`` measured in ``state`` as it would have been in ``reference``: the inverse of
+    :func:`scaled_spec`. ``kind`` says what the time is of: ``core`` (arithmetic, or traffic within the
+    caches, at the core's clock) t·mm/mm_ref; ``dram`` (main memory's traffic) t·triad/triad_ref;
+    ``dispatch`` (the runtime's own work per node) t·d_ref/d, d the probe's seconds per node. Unchanged
+    when either state is unknown."""
+    if state is None or reference is None:
+        return t
+    if kind == CORE:
+        return t * state.matmul_flops_per_s / reference.matmul_flops_per_s
+    if kind == DRAM:
+        return t * state.triad_bytes_per_s / reference.triad_bytes_per_s
+    if kind == DISPATCH:
+        return t * reference.dispatch_s_per_node / state.dispatch_s_per_node
+    raise ValueError(f"unknown kind of time: {kind!r}")
+
+
+def typical_state(states: Sequence[Probe | None]) -> Probe | None:
+    """Each figure's median over the known ``states`` (None when none is known): the state a calibration
+    stores as its reference, the one its measured times are brought to (:func:`time_at`)."""
+    known = [p for p in states if p is not None]
+    if not known:
+        return None
+    return Probe(*(float(np.median([getattr(p, f) for p in known])) for f in STATE_KEYS.values()))
 
 
 @dataclass(frozen=True)
@@ -196,7 +229,7 @@ def state_figures(windows: Sequence[Window], spec: Any, predict: Callable[[Any],
     source = "calibration"
     if ref is None:
         source = "this run"
-        ref = Probe(*(float(np.median([getattr(s, f) for s in kept_states])) for f in STATE_KEYS.values()))
+        ref = typical_state(kept_states)
     out = []
     for k, (w, y) in enumerate(zip(windows, why)):
         meas = float(np.median(w.latencies_s))
@@ -223,8 +256,9 @@ def state_figures(windows: Sequence[Window], spec: Any, predict: Callable[[Any],
         bootstrap_interval(errors), control, control > UNSTABLE)
 
 
-__all__ = ["BOOTSTRAP", "STARVED", "STATE_KEYS", "STOLEN", "UNSTABLE", "StateFigures", "WindowResult",
-           "bootstrap_interval", "reference_of", "scaled_spec", "state_figures"]
+__all__ = ["BOOTSTRAP", "CORE", "DISPATCH", "DRAM", "STARVED", "STATE_KEYS", "STOLEN", "UNSTABLE", "StateFigures",
+           "WindowResult", "bootstrap_interval", "reference_of", "scaled_spec", "state_figures", "time_at",
+           "typical_state"]
 
 
 def reference_warning(drift: dict[str, float] | None) -> str | None:
