@@ -2,7 +2,7 @@
 
     python benchmarks/state_probe.py run --baseline WORKTREE --baseline-spec OLD.toml --spec NEW.toml \\
         [--models mobilenetv2_torch,resnet18_torch] [--rounds 3] [--out benchmarks/measured/state_probe.json]
-    python benchmarks/state_probe.py report [benchmarks/measured/state_probe.json] [--out benchmarks/results/state_probe.md]
+    python benchmarks/state_probe.py report [RUN.json ...] [--out benchmarks/results/state_probe.md]
 
 ``run`` validates each model with ``validate --runs 40 --blocks 10`` (ten blocks of four timed runs, a probe
 of the machine between blocks), alternating two versions of onnxperf in the same minutes, round after
@@ -30,6 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MEASURED = ROOT / "benchmarks" / "measured" / "state_probe.json"
+#: the runs the page shows, in order (the first: minutes before the second, the same specs)
+RUNS_SHOWN = (ROOT / "benchmarks" / "measured" / "state_probe_run1.json", MEASURED)
 OUT = ROOT / "benchmarks" / "results" / "state_probe.md"
 MODELS = ("mobilenetv2_torch", "resnet18_torch")
 #: dims as benchmarks/accuracy.py gives these models (batch 1, fixed input shapes)
@@ -86,38 +88,60 @@ def correlation(xs: list[float], ys: list[float]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / (sx * sy)
 
 
+def slope(xs: list[float], ys: list[float]) -> float | None:
+    """The least-squares slope of ys on xs (None when xs is constant)."""
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx < 1e-24:
+        return None
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+
+
 def _pct(x: float) -> str:
     return f"{x:+.1%}"
 
 
-def report(res: dict) -> str:
+def report(runs: list[dict]) -> str:
+    """The page: one section per run (:func:`section`)."""
+    lines = ["# Which probe of the machine's state follows the model", ""]
+    for k, res in enumerate(runs, 1):
+        lines += [f"## Run {k}: {res['started']}", "", *section(res), ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def section(res: dict) -> list[str]:
     v = res["versions"]
-    lines = ["# Which probe of the machine's state follows the model", "",
-             f"Made by `python benchmarks/state_probe.py run` ({res['started']}) and `report`: each model validated "
+    lines = [f"Made by `python benchmarks/state_probe.py run` ({res['started']}) and `report`: each model validated "
              f"with `validate --runs {res['runs']} --blocks {res['blocks']}`, {res['rounds']} rounds, the two versions "
              f"alternating in the same minutes on this 2-core VM: the baseline (commit {v['baseline']['commit']}, its "
              f"one-thread numpy matrix product as the probe, spec `{v['baseline']['spec']}` it calibrated) and this "
              f"tree (commit {v['this']['commit']}, onnxruntime's matrix products at the run's threads, spec "
-             f"`{v['this']['spec']}` it calibrated, every suite case between two probes). Both specs are in "
+             f"`{v['this']['spec']}` it calibrated, every suite case between two probes and brought to their median state, "
+             "the passes' median kept). Both specs are in "
              "benchmarks/measured/. Correlations are over every kept block of every round (-1: the block's time "
              "follows the probe exactly); spreads are max - min over the rounds.", "",
-             "| model | version | blocks | corr. block time ~ matmul probe | corr. block time ~ dispatch probe "
-             "| normalized errors | spread | raw errors | spread |", "|---|---|---:|---:|---:|---|---:|---|---:|"]
+             "| model | version | blocks | corr. block time ~ matmul probe | slope (log-log) "
+             "| corr. block time ~ dispatch probe | normalized errors | spread | raw errors | spread |",
+             "|---|---|---:|---:|---:|---:|---|---:|---|---:|"]
     for model in res["models"]:
         for name in ("baseline", "this"):
             vs = [x for x in res["validations"] if x["model"] == model and x["version"] == name]
             ws = [w for x in vs for w in x["windows"]]
             t = [math.log(w["measured_s"]) for w in ws]
             mm = correlation([math.log(w["matmul_flops_per_s"]) for w in ws], t)
+            k = slope([math.log(w["matmul_flops_per_s"]) for w in ws], t)
             dp = correlation([math.log(w["dispatch_s_per_node"]) for w in ws], t)
             norm = [x["normalized_error"] for x in vs]
             raw = [x["raw_error"] for x in vs]
             lines.append(f"| {model} | {name} | {len(ws)} | {'-' if mm is None else f'{mm:+.2f}'} | "
-                         f"{'-' if dp is None else f'{dp:+.2f}'} | {', '.join(_pct(x) for x in norm)} | "
+                         f"{'-' if k is None else f'{k:+.2f}'} | {'-' if dp is None else f'{dp:+.2f}'} | {', '.join(_pct(x) for x in norm)} | "
                          f"{(max(norm) - min(norm)) * 100:.1f} | {', '.join(_pct(x) for x in raw)} | "
                          f"{(max(raw) - min(raw)) * 100:.1f} |")
-    lines += ["", "## What it says", "", *conclusions(res)]
-    return "\n".join(lines) + "\n"
+    if res.get("note"):
+        lines += ["", f"Note: {res['note']}."]
+    lines += ["", "What it says:", "", *conclusions(res)]
+    return lines
 
 
 def _figures(res: dict, model: str, name: str) -> tuple[float | None, float, float, float]:
@@ -141,10 +165,11 @@ def conclusions(res: dict) -> list[str]:
                    f"points (raw: {b[2] * 100:.1f} and {t[2] * 100:.1f}); "
                    f"{'within' if t[1] <= 0.05 else 'not within'} the 5-point target; median normalized error "
                    f"{t[3]:+.1%}.")
-    out += ["", "A normalized error far from zero with a small spread is a bias of the reference, not noise: the "
-            "calibration ran while the machine was in one state, and the model speeds up less than the probe "
-            "does between states (the normalization scales a compute-bound node's time by the probe's ratio "
-            "whole). A run whose blocks all sit in the calibration's state reads its error without that bias."]
+    out += ["", "A normalized error far from zero with a small spread is a bias of the calibration, not noise: "
+            "the spread says whether the verdict repeats, the level whether the calibration (itself measured on "
+            "this machine in its states) was right. A model whose time follows the probe less than wholly (a "
+            "log-log slope between -1 and 0) keeps a spread from the normalization itself, which scales a "
+            "compute-bound node's time by the probe's ratio whole."]
     return out
 
 
@@ -159,12 +184,12 @@ def main(argv=None) -> int:
     r.add_argument("--rounds", type=int, default=3)
     r.add_argument("--out", default=str(MEASURED))
     c = sub.add_parser("report")
-    c.add_argument("measured", nargs="?", default=str(MEASURED))
+    c.add_argument("measured", nargs="*", default=[str(p) for p in RUNS_SHOWN])
     c.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
     if args.cmd == "run":
         return run(args)
-    text = report(json.loads(Path(args.measured).read_text()))
+    text = report([json.loads(Path(m).read_text()) for m in args.measured])
     Path(args.out).write_text(text)
     print(text)
     return 0

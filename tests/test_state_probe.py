@@ -21,6 +21,11 @@ def test_correlation_is_pearsons():
     assert SP.correlation([1.0, 1.0], [1.0, 2.0]) is None
 
 
+def test_slope_is_least_squares():
+    assert SP.slope([0.0, 1.0, 2.0], [1.0, 0.5, 0.0]) == pytest.approx(-0.5)
+    assert SP.slope([1.0, 1.0], [0.0, 1.0]) is None
+
+
 def test_the_report_reads_each_versions_blocks_and_errors():
     """Blocks whose time is exactly inverse to the probe's rate give -1; spreads are max - min in points."""
     def win(rate, t):
@@ -36,17 +41,18 @@ def test_the_report_reads_each_versions_blocks_and_errors():
                 "windows": [win(100e9, 0.010), win(100e9, 0.020)]},
                {"round": 1, "model": "m", "version": "baseline", "raw_error": 0.0, "normalized_error": 0.1,
                 "windows": [win(100e9, 0.015)]}]}
-    text = SP.report(res)
+    text = SP.report([res])
     this = next(ln for ln in text.splitlines() if ln.startswith("| m | this |"))
     cells = [c.strip() for c in this.split("|")[1:-1]]
-    assert cells[2] == "3" and cells[3] == "-1.00"
-    assert cells[5] == "-2.0%, +1.0%" and cells[6] == "3.0" and cells[8] == "30.0"
+    assert cells[2] == "3" and cells[3] == "-1.00" and cells[4] == "-1.00"  # t = 1e9 / rate: slope -1
+    assert cells[6] == "-2.0%, +1.0%" and cells[7] == "3.0" and cells[9] == "30.0"
     base = next(ln for ln in text.splitlines() if ln.startswith("| m | baseline |"))
     assert [c.strip() for c in base.split("|")[1:-1]][3] == "-"  # a constant probe: no correlation
 
 
-def test_the_measured_file_alternates_both_versions_every_round():
-    res = json.loads(SP.MEASURED.read_text())
+@pytest.mark.parametrize("path", SP.RUNS_SHOWN, ids=lambda p: p.name)
+def test_the_measured_file_alternates_both_versions_every_round(path):
+    res = json.loads(path.read_text())
     assert res["runs"] == SP.RUNS and res["blocks"] == SP.BLOCKS
     for model in res["models"]:
         for name in ("baseline", "this"):
@@ -57,4 +63,4 @@ def test_the_measured_file_alternates_both_versions_every_round():
 
 
 def test_the_page_is_what_report_writes():
-    assert SP.report(json.loads(SP.MEASURED.read_text())) == SP.OUT.read_text()
+    assert SP.report([json.loads(p.read_text()) for p in SP.RUNS_SHOWN]) == SP.OUT.read_text()
