@@ -156,7 +156,7 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
             if progress:
                 progress("probing the machine's state (the reference validate normalizes against)")
             state = measure_state(Path(tmp), threads=threads)
-        probed = True  # every extra below is measured between probes and brought to ``state``
+        # every extra below is measured between probes and brought to ``state``: their passes' medians are kept
         for rep in range(repeats):
             kw = dict(runs=runs, warmup=warmup, threads=threads, opt=opt, reference=state)
             if progress:
@@ -174,9 +174,9 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
     if ratio > 1:  # the probe's peak below what the suite's dense products attained: the roof raised to it
         spec = raised_peaks(spec, ratio)
         samples = [replace(s, compute_s=s.compute_s / ratio, gemm_s=s.gemm_s / ratio) for s in samples]
-    # the pass whose 64-node model ran in the median time brought to the reference (unprobed: the fastest)
+    # the pass whose 64-node model ran in the median time brought to the reference
     ranked = sorted(overheads, key=lambda o: o[1] + 64 * o[0])
-    per_node, per_run = ranked[(len(ranked) - 1) // 2] if probed else ranked[0]
+    per_node, per_run = ranked[(len(ranked) - 1) // 2]
     eff = {k: v for k, v in fit_efficiency(samples).items() if v > 0}
     if eff.get("overhead_s", 0) > per_node:
         # a kernel's floor as the profiler shows it (it records every kernel, at a cost): validate adds
@@ -195,11 +195,11 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
         eff["fusion.constant_folding"] = 1.0
     measured = [x for x in assists if x is not None]
     if measured:  # as for every case (kept)
-        eff["subnormal.assist_s"] = kept(measured, probed)
+        eff["subnormal.assist_s"] = kept(measured, probed=True)
     for key, times in (("broadcast.span_s", span_times), ("broadcast.qlinear.span_s", qspan_times)):
         measured = [x for x in times if x is not None]
         if measured:
-            eff[key] = kept(measured, probed)
+            eff[key] = kept(measured, probed=True)
     eff.update({key: getattr(state, field) for key, field in STATE_KEYS.items()})
     return CalibrationResult(base, calibrated(spec, eff), tuple(samples), eff, ratio)
 

@@ -99,6 +99,12 @@ class Probe:
                 "dispatch_s_per_node": self.dispatch_s_per_node}
 
     @staticmethod
+    def median(*probes: "Probe") -> "Probe":
+        """Each figure's median over ``probes``."""
+        return Probe(*(float(np.median([getattr(p, f) for p in probes]))
+                       for f in ("triad_bytes_per_s", "matmul_flops_per_s", "dispatch_s_per_node")))
+
+    @staticmethod
     def mean(*probes: "Probe") -> "Probe":
         """Each figure's mean over ``probes`` (the state of the runs between them)."""
         n = len(probes)
@@ -432,9 +438,7 @@ def measure_state(workdir: Path, threads: int | None = None, blocks: int = 4) ->
     onnx.save(probe_model(), str(path))
     rr = run_session(path, {"t0": np.zeros(1, dtype=np.float32)}, runs=blocks, warmup=1, threads=threads,
                      profile=False, keep_optimized=False, blocks=blocks)
-    probes = [w.before for w in rr.windows] + [rr.windows[-1].after]
-    return Probe(*(float(np.median([getattr(p, f) for p in probes]))
-                   for f in ("triad_bytes_per_s", "matmul_flops_per_s", "dispatch_s_per_node")))
+    return Probe.median(*[w.before for w in rr.windows], rr.windows[-1].after)
 
 
 __all__ = ["DEFAULT_PROVIDERS", "LatencyStats", "Probe", "Window", "measure_state", "probe_model", "OPT_LEVELS", "RUNTIME_HEADROOM_BYTES", "RunResult", "RuntimeRunError",

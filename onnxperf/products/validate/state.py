@@ -121,9 +121,7 @@ def typical_state(states: Sequence[Probe | None]) -> Probe | None:
     """Each figure's median over the known ``states`` (None when none is known): the state a calibration
     stores as its reference, the one its measured times are brought to (:func:`time_at`)."""
     known = [p for p in states if p is not None]
-    if not known:
-        return None
-    return Probe(*(float(np.median([getattr(p, f) for p in known])) for f in STATE_KEYS.values()))
+    return Probe.median(*known) if known else None
 
 
 @dataclass(frozen=True)
