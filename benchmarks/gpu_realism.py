@@ -37,7 +37,10 @@ held out; single points (MLPerf) are sorted by device, scenario and source and a
 fitted. :func:`fit` searches a grid of ``conv.compute``, ``matmul.compute``, ``default.memory``,
 ``overhead_s`` and ``gpu.outputs_per_sm`` for the least mean squared log ratio on the fit half (every
 row the same weight), plus a small pull towards the A100 constants fitted
-before (:data:`A100`) so that a constant its rows say nothing about keeps that value. A class
+before (:data:`A100`) so that a constant its rows say nothing about keeps that value. ``gpu.outputs_per_sm``
+is the fp16 figure: a kernel at a faster peak (the int8 rows) fills the GPU at that many times the outputs, as
+the library has it (:func:`onnxperf.predict.roofline.half_rate_outputs`); the page sets the constants refitted
+with one figure for every precision beside them. A class
 without published rows takes a donor class's constants (:data:`DONORS`). No source gives a per-run
 figure, so ``overhead_run_s`` stays 0 in every preset.
 """
@@ -65,7 +68,7 @@ from onnxperf.cost.analysis import cost_analysis as analyze  # noqa: E402
 from onnxperf.hardware.files import load_preset  # noqa: E402
 from onnxperf.hardware.spec import MemoryLevel  # noqa: E402
 from onnxperf.predict.reuse import level_bytes_rw  # noqa: E402
-from onnxperf.predict.roofline import fill, roofline  # noqa: E402
+from onnxperf.predict.roofline import fill, half_rate_outputs, roofline  # noqa: E402
 from onnxperf.predict.gpu_kernels import kernel_plan  # noqa: E402
 
 PUBLISHED = ROOT / "benchmarks" / "published" / "gpu_inference.json"
@@ -366,9 +369,11 @@ def predict_latency(model: str, batch: int, seq: int | None, device: str, precis
 
 
 @lru_cache(maxsize=None)
-def _nodes(model: str, batch: int, seq: int | None, device: str, precision: str, l2_bytes: int | None = None):
+def _nodes(model: str, batch: int, seq: int | None, device: str, precision: str, l2_bytes: int | None = None,
+           scaled: bool = True):
     """Per timed node: (family index, compute s, bytes its kernel reads, bytes it writes, the shares of
-    its reads and of its writes an L2 of ``l2_bytes`` holds, output elements or inf), and the kernels
+    its reads and of its writes an L2 of ``l2_bytes`` holds, output elements over the fill constant's
+    scale at its peak (:func:`onnxperf.predict.roofline.half_rate_outputs`) or inf), and the kernels
     launched, at efficiency 1 with no fill (see :func:`_parts`)."""
     a = _analysis(model, batch, seq, precision)
     spec = load_preset(device)
@@ -389,12 +394,15 @@ def _nodes(model: str, batch: int, seq: int | None, device: str, precision: str,
         hr.append(share(rd))
         hw.append(share(wr))
         o = n.outputs[0].shape if n.outputs and n.outputs[0] is not None else None
-        out.append(np.inf if fill(n, spec) == 1.0 or n.key not in plan.launches else float(np.prod(o)))
+        # the fill constant at this node's peak over the one at fp16 divides its outputs (fill depends on N / k)
+        scale = half_rate_outputs(spec, x.peak_ops_per_s) / half_rate_outputs(spec) if scaled else 1.0
+        out.append(np.inf if fill(n, spec) == 1.0 or n.key not in plan.launches else float(np.prod(o)) / scale)
     arr = np.array
     return arr(fam), arr(c), arr(qr), arr(qw), arr(hr), arr(hw), arr(out), r.kernels
 
 
-def _parts(model: str, batch: int, seq: int | None, device: str, precision: str, l2: tuple | None = None):
+def _parts(model: str, batch: int, seq: int | None, device: str, precision: str, l2: tuple | None = None,
+           scaled: bool = True):
     """Per timed node: (family index, compute s, memory s, output elements or inf), and the kernels
     launched, at efficiency 1 with no fill: the kernel model's time is then
 
@@ -406,7 +414,7 @@ def _parts(model: str, batch: int, seq: int | None, device: str, precision: str,
     for a GPU: writes at DRAM), as the library's kernel model charges them,
 
         m = R·(h_r / β_L2 + (1 − h_r) / β) + W·(h_w / β_L2 + (1 − h_w) / β)"""
-    fam, c, qr, qw, hr, hw, out, k = _nodes(model, batch, seq, device, precision, l2[0] if l2 else None)
+    fam, c, qr, qw, hr, hw, out, k = _nodes(model, batch, seq, device, precision, l2[0] if l2 else None, scaled)
     bw = load_preset(device).memory_bandwidth_bytes_per_s
     m = (qr * (hr / l2[1] + (1 - hr) / bw) + qw * (hw / l2[1] + (1 - hw) / bw)) if l2 else (qr + qw) / bw
     return fam, c, m, out, k
@@ -430,11 +438,11 @@ def constants(device: str) -> dict:
     return {k: float(eff[k]) for k in FIT_KEYS}
 
 
-def fast_ratio(e: dict, eff: dict, l2: dict | None = None) -> tuple[float, float, int]:
+def fast_ratio(e: dict, eff: dict, l2: dict | None = None, scaled: bool = True) -> tuple[float, float, int]:
     """(ratio, predicted throughput, batch) of a row with the constants ``eff`` (and an L2 level: preset ->
     (capacity, bandwidth)), on the fast path."""
     lv = l2.get(e["device"]) if l2 else None
-    best = max((b / fast_latency(_parts(e["model"], b, _seq(e), e["device"], e["precision"], lv), eff,
+    best = max((b / fast_latency(_parts(e["model"], b, _seq(e), e["device"], e["precision"], lv, scaled), eff,
                                  _sms(e["device"])), b) for b in row_batches(e))
     return best[0] / published_throughput(e), best[0], best[1]
 
@@ -499,7 +507,7 @@ def informed(train: list[dict]) -> dict[str, str | None]:
             "gpu.outputs_per_sm": why(n_sweep, "in a batch sweep")}
 
 
-def fit(rows: list[dict], halves: dict[str, str], cls: str, l2: dict | None = None) -> dict:
+def fit(rows: list[dict], halves: dict[str, str], cls: str, l2: dict | None = None, scaled: bool = True) -> dict:
     """Grid search (:data:`GRID`) of a class's constants on its fit half: the least
 
         mean_rows (ln ratio)² + PULL · Σ_constants (ln(x / x_A100))²
@@ -521,7 +529,7 @@ def fit(rows: list[dict], halves: dict[str, str], cls: str, l2: dict | None = No
         lv = l2.get(e["device"]) if l2 else None
         best = None
         for b in row_batches(e):
-            fam, c, m, out, k = _parts(e["model"], b, _seq(e), e["device"], e["precision"], lv)
+            fam, c, m, out, k = _parts(e["model"], b, _seq(e), e["device"], e["precision"], lv, scaled)
             lat = np.empty(shape)
             for ti, t in enumerate(g["gpu.outputs_per_sm"]):
                 f = np.where(np.isinf(out), 1.0, out / (np.where(np.isinf(out), 0.0, out) + sms * t))
@@ -555,9 +563,9 @@ def fit(rows: list[dict], halves: dict[str, str], cls: str, l2: dict | None = No
             "pinned": dict(sorted(pinned.items()))}
 
 
-def fits(rows: list[dict], halves: dict[str, str], l2: dict | None = None) -> dict[str, dict]:
+def fits(rows: list[dict], halves: dict[str, str], l2: dict | None = None, scaled: bool = True) -> dict[str, dict]:
     """Every class's fitted constants; a class with a donor takes the donor's."""
-    out = {c: fit(rows, halves, c, l2) for c in CLASSES if c not in DONORS}
+    out = {c: fit(rows, halves, c, l2, scaled) for c in CLASSES if c not in DONORS}
     for c, (donor, _) in DONORS.items():
         out[c] = out.get(donor, {})
     return out
@@ -586,14 +594,15 @@ def _fmt(s: dict) -> str:
             f"{s['within_2']:.0%} | {s['n']}")
 
 
-def held_stats(rows: list[dict], halves: dict[str, str], eff_of, l2: dict | None = None) -> dict[tuple, dict]:
+def held_stats(rows: list[dict], halves: dict[str, str], eff_of, l2: dict | None = None,
+               scaled: bool = True) -> dict[tuple, dict]:
     """(class, family) -> statistics of the held-out rows' ratios with ``eff_of(row)`` constants
     (family "all": every family of the class)."""
     acc: dict[tuple, list[float]] = {}
     for e in rows:
         if halves.get(e["_id"]) != "held":
             continue
-        r = fast_ratio(e, eff_of(e), l2)[0]
+        r = fast_ratio(e, eff_of(e), l2, scaled)[0]
         acc.setdefault((e["_class"], family(e)), []).append(r)
         acc.setdefault((e["_class"], "all"), []).append(r)
     return {k: stats(v) for k, v in acc.items()}
@@ -671,8 +680,10 @@ def constants_source(cls: str, key: str, fitted: dict, donor: tuple | None) -> s
                           "Technical Blog, Getting Started with CUDA Graphs, 2019; a runtime that fuses more than the "
                           "plan assumes, as TensorRT's attention plugins do, shows as a smaller figure); no per-run "
                           "overhead (overhead_run_s absent, 0): no published source gives a per-run figure",
-            "gpu.outputs_per_sm": "output elements per SM at which a GEMM or convolution reaches half its rate (tile "
-                                  "and wave quantization: NVIDIA, Matrix Multiplication Background User's Guide)"}[key]
+            "gpu.outputs_per_sm": "output elements per SM at which a GEMM or convolution reaches half its rate at the "
+                                  "fp16 tensor rate, P / P_fp16 times as many for a kernel at a faster peak P (int8, "
+                                  "fp8, fp4; onnxperf.predict.roofline.half_rate_outputs) (tile and wave quantization: "
+                                  "NVIDIA, Matrix Multiplication Background User's Guide)"}[key]
     if donor is not None:
         d, why = donor
         return f"{what}; the {d} class's figure ({why}); benchmarks/results/gpu_realism.md"
@@ -797,8 +808,45 @@ def targets(ev: list[dict], halves: dict[str, str], ks: list[dict]) -> dict:
             "knee": f"**{kin}/{len(ks)}** sweeps"}
 
 
+def rms_log(rows: list[dict], halves: dict[str, str], half: str, cls: str | None = None) -> float:
+    """Root mean square of ln(ratio) over a half's rows (of one class, or all)."""
+    xs = [math.log(r["_ratio"]) ** 2 for r in rows if halves.get(r["_id"]) == half and cls in (None, r["_class"])]
+    return math.sqrt(sum(xs) / len(xs)) if xs else float("nan")
+
+
+def fill_section(ev_shipped: list[dict], ev_unscaled: list[dict], halves: dict[str, str], unscaled_fit: dict,
+                 t_unscaled: dict) -> list[str]:
+    """The page's contrast: the fill constant scaled above the fp16 rate (shipped) and not (refitted)."""
+    classes = [c for c in CLASSES if any(r["_class"] == c for r in ev_unscaled if r["_id"] in halves)]
+    L = ["", "## The fill constant above the fp16 rate (shipped: `half_rate_outputs`)", "",
+         "A GEMM or convolution kernel reaches half its rate at `gpu.outputs_per_sm` output elements per SM at the "
+         "fp16 tensor rate, times P / P_fp16 for a kernel at a faster peak P (int8 here; fp8, fp4), unchanged for a "
+         "slower one (tf32): `onnxperf.predict.roofline.half_rate_outputs`. With one constant for every precision "
+         "the int8 sweeps saturated at half the batch they do (A100 int8 ResNet-50 at batch 1 2.06x optimistic); "
+         "scaled for tf32 too, the A100's tf32 ResNet-50 rows at batch 1 went from 1.01 to 1.48x optimistic. For "
+         "contrast, the constants refitted on the same fit half with one fill constant for every precision "
+         "(rms of ln ratio; lower is better):", "",
+         "| class | fit rms: one constant | scaled (shipped) | held-out rms: one constant | scaled (shipped) |",
+         "|---|---|---|---|---|"]
+    f = lambda x: "-" if math.isnan(x) else f"{x:.3f}"  # noqa: E731
+    for c in [*classes, None]:
+        L.append(f"| {c or 'all'} | " + " | ".join(f(rms_log(e, halves, h, c)) for h in ("fit", "held")
+                                                   for e in (ev_unscaled, ev_shipped)) + " |")
+    ok = lambda x: "x" if x else " "  # noqa: E731
+    L += ["", "The targets with one fill constant (those constants, fast path, every comparable row):", "",
+          f"- [{ok(t_unscaled['rows_met'])}] within 1.5x: {t_unscaled['rows']}",
+          f"- [{ok(t_unscaled['median_met'])}] median ratio within 0.8-1.25: {t_unscaled['median']}",
+          f"- [{ok(t_unscaled['knee_met'])}] knee within one step: {t_unscaled['knee']}", "",
+          "Constants refitted with one fill constant: "
+          + "; ".join(f"{c} conv.compute {k['conv.compute']:g}, matmul.compute {k['matmul.compute']:g}, default.memory "
+                      f"{k['default.memory']:g}, overhead_s {k['overhead_s'] * 1e6:g} us, gpu.outputs_per_sm "
+                      f"{k['gpu.outputs_per_sm']:g}" for c, k in unscaled_fit.items() if c not in DONORS and k)]
+    return L
+
+
 def report(ev: list[dict], halves: dict[str, str], ks: list[dict], before: dict, after: dict, nol2_fit: dict,
-           after_nol2: dict, sens: dict, shipped: dict, b: dict, preset_bands: dict, t_nol2: dict) -> str:
+           after_nol2: dict, sens: dict, shipped: dict, b: dict, preset_bands: dict, t_nol2: dict,
+           fill_lines: list[str]) -> str:
     rows = [r for r in ev if r["_id"] in halves]
     apart = [r for r in ev if not_comparable(r) is not None]
     classes = [c for c in CLASSES if any(r["_class"] == c for r in rows)]
@@ -916,6 +964,7 @@ def report(ev: list[dict], halves: dict[str, str], ks: list[dict], before: dict,
         lv = l2_level(p)
         L.append(f"| {p} | " + (f"{lv[0] / MIB:g} MiB | {lv[1] / 1e12:.3g} TB/s | {lv[2]} |" if lv
                                 else "- | - | no capacity stated that was checked: no level |"))
+    L += fill_lines
     L += ["", "## Knee of the batch sweeps", "",
           "| model | seq | device | precision | runtime | batches | published knee | predicted knee | steps |",
           "|---|---|---|---|---|---|---|---|---|"]
@@ -1005,9 +1054,17 @@ def main(argv=None) -> int:
         if r["_id"] in halves:
             ratio, thr, bt = fast_ratio(r, nol2_fit[r["_class"]])
             ev_l2.append({**r, "_pred": thr, "_ratio": ratio, "_batch": bt})
+    unscaled_fit = fits(rows, halves, l2, scaled=False)
+    ev_one = []
+    for r in ev:
+        if r["_id"] in halves:
+            ratio, thr, bt = fast_ratio(r, unscaled_fit[r["_class"]], l2, scaled=False)
+            ev_one.append({**r, "_pred": thr, "_ratio": ratio, "_batch": bt})
+    fill_lines = fill_section([r for r in ev if r["_id"] in halves], ev_one, halves, unscaled_fit,
+                              targets(ev_one, halves, knees(ev_one)))
     b = bands(rows, halves)
     text = report(ev, halves, ks, before, after, nol2_fit, after_nol2, sens, shipped, b,
-                  {c: preset_band(c) for c in CLASSES}, targets(ev_l2, halves, knees(ev_l2)))
+                  {c: preset_band(c) for c in CLASSES}, targets(ev_l2, halves, knees(ev_l2)), fill_lines)
     Path(args.out).write_text(text)
     print("\n".join(ln for ln in text.splitlines() if ln.startswith("- [")))
     return 0

@@ -2,6 +2,7 @@
 kernel costs (launch overhead, fill), the presets that carry it, and the published-figure check."""
 
 import dataclasses
+import math
 import json
 from pathlib import Path
 
@@ -10,11 +11,13 @@ from onnx import TensorProto, helper
 
 import onnxperf
 from onnxperf import cli
+from onnxperf.insights.advice import fill_facts
+from onnxperf.predict import precision
 from onnxperf.predict.gpu_kernels import kernel_plan
 from onnxperf.predict.tensors import tensor_bytes
 from onnxperf.hardware import load_spec
 from onnxperf.hardware.files import list_presets, load_preset, read_spec_file, to_toml
-from onnxperf.predict.roofline import GEMV_ROWS, fill, roofline
+from onnxperf.predict.roofline import GEMV_ROWS, fill, half_rate_outputs, roofline
 
 from .util import benchmark, const, model, vi
 
@@ -206,6 +209,37 @@ def test_fill_formula_and_gemv_exemption():
     relu = onnxperf.analyze(model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2, 3])], [vi("y", None)]))
     assert fill(relu.main_nodes[0], spec) == 1.0
     assert fill(node, dataclasses.replace(spec, efficiency={"fusion.gpu": 1})) == 1.0
+
+
+def test_the_fill_constant_scales_with_a_peak_above_the_fp16_rate():
+    """k = gpu.outputs_per_sm · max(1, P / P_fp16) for a kernel at peak P (half_rate_outputs): a GEMM at an
+    int8 peak of twice the fp16 one needs twice the outputs to fill the GPU; at tf32 (half the fp16 rate)
+    the constant stays; the node's fill and its kernel time read the scaled figure, and the advice's fill
+    facts (the batch that fills the SMs) the same."""
+    sms, per_sm, p16 = 100, 1000, 2e14
+    spec = dataclasses.replace(_spec(**{"gpu.sms": sms, "gpu.outputs_per_sm": per_sm}),
+                               peak_flops_per_s={"fp32": PEAK, "tf32": p16 / 2, "fp16": p16, "int8": 2 * p16})
+    assert half_rate_outputs(spec, 2 * p16) == pytest.approx(2 * per_sm)
+    assert half_rate_outputs(spec, p16) == pytest.approx(per_sm)
+    assert half_rate_outputs(spec, p16 / 2) == pytest.approx(per_sm)
+    assert half_rate_outputs(spec) == pytest.approx(per_sm)
+    assert half_rate_outputs(dataclasses.replace(spec, efficiency={"fusion.gpu": 1}), 2 * p16) == 0.0
+    m, k, n = 64, 128, 256
+    a = onnxperf.analyze(model([helper.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", [m, k])],
+                               [vi("y", None)], [const("w", [k, n])]))
+    node = a.main_nodes[0]
+    assert fill(node, spec, 2 * p16) == pytest.approx(m * n / (m * n + sms * 2 * per_sm))
+    assert fill(node, spec, p16 / 2) == pytest.approx(m * n / (m * n + sms * per_sm))
+    for name, peak, k_eff in (("int8", 2 * p16, 2 * per_sm), ("fp16", p16, per_sm), ("tf32", p16 / 2, per_sm)):
+        prec = precision.get(name)
+        r = roofline(precision.what_if(a, prec), spec, prec)
+        f = m * n / (m * n + sms * k_eff)
+        assert r.nodes[0].peak_ops_per_s == pytest.approx(peak)
+        assert r.nodes[0].fill == pytest.approx(f), name
+        assert r.nodes[0].compute_s == pytest.approx(2 * m * k * n / peak / f), name
+        outputs, n_sms, need = fill_facts(r.nodes[0], spec, 1)
+        assert outputs == pytest.approx(m * n / k_eff) and n_sms == sms
+        assert need == math.ceil(sms * k_eff / (m * n))
 
 
 def test_a_kernels_bytes_are_served_by_the_memory_levels_in_the_reuse_models_proportions():

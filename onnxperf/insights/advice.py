@@ -22,7 +22,7 @@ from typing import Any
 from onnxperf.cost.analysis import Costs
 from onnxperf.predict.plan import COMPUTE, DISPATCH, FILL, MEMORY, NONE
 from onnxperf.predict.precision import get, what_if
-from onnxperf.predict.roofline import RooflineResult, roofline
+from onnxperf.predict.roofline import RooflineResult, half_rate_outputs, roofline
 from onnxperf.ui.numbers import binary_bytes, pct, seconds, si
 
 def ridge(r, spec) -> float | None:
@@ -36,7 +36,7 @@ def fill_facts(r, spec, batch: int | None) -> tuple[float, int, int | None] | No
     the GPU's fill slows (``fill`` < 1); None for any other row. The batch is None when the model's
     batch is unknown."""
     eff = getattr(spec, "efficiency", None) or {}
-    sms, per_sm = float(eff.get("gpu.sms", 0) or 0), float(eff.get("gpu.outputs_per_sm", 0) or 0)
+    sms, per_sm = float(eff.get("gpu.sms", 0) or 0), half_rate_outputs(spec, r.peak_ops_per_s)
     if r.fill >= 1 or sms <= 0 or per_sm <= 0:
         return None
     outputs = r.fill * sms * per_sm / (1 - r.fill)

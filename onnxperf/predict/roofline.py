@@ -1539,22 +1539,44 @@ GEMV_ROWS = 16
 _TILED = frozenset({"conv", "matmul"})
 
 
-def fill(n, spec: Spec) -> float:
+def half_rate_outputs(spec: Spec, peak: float | None = None) -> float:
+    """The output elements per SM at which a GEMM or convolution kernel attains half its rate, for a
+    kernel whose arithmetic runs at ``peak`` (0 for a spec without the GPU's fill constants):
+
+        k = gpu.outputs_per_sm · max(1, P / P_fp16),   P the kernel's peak, P_fp16 the spec's fp16 peak
+
+    ``gpu.outputs_per_sm`` is the figure at the fp16 tensor rate; a kernel at a faster rate (int8, fp8,
+    fp4) needs that many times the outputs to fill the GPU. Fitted, not derived: on the published
+    TensorRT rows (``benchmarks/gpu_realism.py``) the int8 ResNet-50 and BERT sweeps saturate at about
+    twice the fp16 batch (an A100's int8 ResNet-50 at batch 1 was predicted 2.06x too fast with one
+    constant for both), and scaling the constant this way lowers the Ampere class's fit error
+    (rms log ratio 0.182 -> 0.150) with no constant added. A slower rate (tf32, fp32) keeps it: scaled
+    down for them the A100's tf32 ResNet-50 rows at batch 1 went from 1.01 to 1.48x optimistic."""
+    eff = getattr(spec, "efficiency", None) or {}
+    per_sm = float(eff.get("gpu.outputs_per_sm", 0) or 0)
+    ref = float((getattr(spec, "peak_flops_per_s", None) or {}).get("fp16", 0) or 0)
+    if per_sm <= 0:
+        return 0.0
+    return per_sm * max(1.0, peak / ref) if peak and ref > 0 else per_sm
+
+
+def fill(n, spec: Spec, peak: float | None = None) -> float:
     """The share of a GPU's arithmetic rate that a GEMM or convolution kernel attains for its size
     (1 for other kernels, and for a spec without ``gpu.sms``):
 
-        fill = N / (N + S·k),   N = the kernel's output elements, S = ``gpu.sms``, k = ``gpu.outputs_per_sm``
+        fill = N / (N + S·k),   N = the kernel's output elements, S = ``gpu.sms``, k = :func:`half_rate_outputs`
 
     Half the rate when the output is S·k elements, rising towards 1 as it grows: a small output is
     few tiles, too few to give every streaming multiprocessor work and hide its latency (NVIDIA's
     "Matrix Multiplication Background" guide: tile and wave quantization). A batch-1 ResNet-50's last
     stage (7x7x2048 outputs) gets a fifth of an A100 this way. Arithmetic time is divided by it.
-    A matrix product with at most :data:`GEMV_ROWS` output rows (a decode step's projections) is
-    exempt: GPU libraries run it as a GEMV / split-K kernel that spreads its weights over every SM
-    and stays memory-bound."""
+    ``peak``: the peak the kernel's arithmetic runs at (k grows above the fp16 rate). A matrix
+    product with at most :data:`GEMV_ROWS` output rows (a decode step's projections) is exempt: GPU
+    libraries run it as a GEMV / split-K kernel that spreads its weights over every SM and stays
+    memory-bound."""
     eff = getattr(spec, "efficiency", None) or {}
     sms = float(eff.get("gpu.sms", 0) or 0)
-    per_sm = float(eff.get("gpu.outputs_per_sm", 0) or 0)
+    per_sm = half_rate_outputs(spec, peak)
     if sms <= 0 or per_sm <= 0 or n.family not in _TILED or not n.outputs or n.outputs[0] is None:
         return 1.0
     shape = n.outputs[0].shape
@@ -1576,7 +1598,7 @@ def _as_kernels(raw: list[NodeRoofline], nodes, plan, spec: Spec, levels=None) -
         t = max(c / f, m) + α·min(c / f, m) + o·[starts a kernel],   m = (read' + written') / (e_m·β)
 
     with c its arithmetic at the family's attainable compute (as :func:`node_roofline`) and f the fill
-    of a kernel it launches (:func:`fill`). With memory levels (``levels`` = (per node its bytes read
+    of a kernel it launches (:func:`fill`, at the node's peak). With memory levels (``levels`` = (per node its bytes read
     and written at each level, bandwidths, names), innermost first, DRAM last: a GPU's L2), the kernel's
     reads are served by the levels in the proportions the reuse model gives the node's reads, its writes
     in those of its writes (all at DRAM for a GPU: :func:`onnxperf.predict.reuse.level_bytes_rw`):
@@ -1606,7 +1628,7 @@ def _as_kernels(raw: list[NodeRoofline], nodes, plan, spec: Spec, levels=None) -
         reads, written = max(0, n.bytes_read - skip_in), max(0, n.bytes_written - skip_out)
         nbytes = reads + written
         _, e_m, overhead = efficiencies(spec, n.family)
-        f = fill(n, spec) if n.key in plan.launches else 1.0
+        f = fill(n, spec, r.peak_ops_per_s) if n.key in plan.launches else 1.0
         comp_s = r.compute_s / f
         split = rw.get(n.key)
         bw, level = spec.memory_bandwidth_bytes_per_s, r.level
