@@ -383,6 +383,7 @@ def _nodes(model: str, batch: int, seq: int | None, device: str, precision: str,
     rw = level_bytes_rw(a, (l2_bytes,), gpu=True) if l2_bytes else {}
     fam, c, qr, qw, hr, hw, out = [], [], [], [], [], [], []
     share = lambda v: v[0] / sum(v) if sum(v) else 0.0  # noqa: E731
+    base = half_rate_outputs(spec)  # the fill constant at the fp16 rate
     for n, x in zip(a.main_nodes, r.nodes):
         if not x.time_s:
             continue
@@ -395,7 +396,7 @@ def _nodes(model: str, batch: int, seq: int | None, device: str, precision: str,
         hw.append(share(wr))
         o = n.outputs[0].shape if n.outputs and n.outputs[0] is not None else None
         # the fill constant at this node's peak over the one at fp16 divides its outputs (fill depends on N / k)
-        scale = half_rate_outputs(spec, x.peak_ops_per_s) / half_rate_outputs(spec) if scaled else 1.0
+        scale = half_rate_outputs(spec, x.peak_ops_per_s) / base if scaled and base else 1.0
         out.append(np.inf if fill(n, spec) == 1.0 or n.key not in plan.launches else float(np.prod(o)) / scale)
     arr = np.array
     return arr(fam), arr(c), arr(qr), arr(qw), arr(hr), arr(hw), arr(out), r.kernels
