@@ -77,7 +77,8 @@ from onnxperf.insights.llm.figures import figures  # noqa: E402
 from onnxperf.insights.llm.recognize import recognize  # noqa: E402
 from onnxperf.predict import precision as P  # noqa: E402
 from onnxperf.predict.reuse import level_bytes_rw_each  # noqa: E402
-from onnxperf.predict.roofline import GEMV_ROWS, half_rate_outputs, int_dtype, low_precision, roofline  # noqa: E402
+from onnxperf.predict.roofline import (GEMV_ROWS, half_rate_outputs, int_dtype, integer_named,  # noqa: E402
+                                       low_precision, roofline)
 from onnxperf.predict.serving import KV_MOVES, in_place  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("onnxperf_bench_make_llm_decode", ROOT / "benchmarks" / "make_llm_decode.py")
@@ -498,9 +499,8 @@ class Engine:
         sms, per_sm = float(eff.get("gpu.sms", 0) or 0), float(eff.get("gpu.outputs_per_sm", 0) or 0)
         # the node's peak as node_roofline names it; the fill constant scales above the fp16 rate
         # (onnxperf.predict.roofline.half_rate_outputs)
-        peak = np.where((ar.int_ops > 0) & ((ar.flops == 0) | (pi > pf) | ((pi == pf) & (ar.int_ops > ar.flops))),
-                        pi, pf) if len(ar.int_dtypes) else np.full(len(ar.flops), pf)
-        per_sm = np.array([half_rate_outputs(spec, float(x)) for x in peak]) if per_sm else 0.0
+        per_sm = np.array([half_rate_outputs(spec, float(p_i if integer_named(f, i, pf, p_i) else pf))
+                           for f, i, p_i in zip(ar.flops, ar.int_ops, pi)]) if per_sm else 0.0
         fill = np.where(np.isinf(ar.outputs), 1.0, ar.outputs / (np.where(np.isinf(ar.outputs), 0, ar.outputs)
                                                                 + sms * per_sm)) if sms and np.all(per_sm) else 1.0
         c = (ar.flops / pf + np.where(ar.int_ops > 0, ar.int_ops / np.where(pi > 0, pi, 1), 0)) / fill

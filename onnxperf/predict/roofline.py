@@ -499,6 +499,12 @@ def rnn_gemm_flops(n) -> int:
     return 2 * _numel(xs) * _numel(ws) // xs[-1]
 
 
+def integer_named(flops: float, int_ops: float, float_peak: float, int_peak: float) -> bool:
+    """Whether a node's named peak (and dtype) is its integer arithmetic's: it has integer ops, and no FLOPs,
+    or a faster integer peak, or as fast a one and more integer ops than FLOPs."""
+    return bool(int_ops) and (not flops or int_peak > float_peak or (int_peak == float_peak and int_ops > flops))
+
+
 def node_roofline(n, spec: Spec, float_key: str | None = None, op: str | None = None) -> NodeRoofline:
     """Roofline of one NodeCost on its own: integer ops at the integer peak, FLOPs at the float one
     (``float_key``: the peak of a ``--precision`` what-if for every floating-point operation; ``op``:
@@ -535,7 +541,7 @@ def node_roofline(n, spec: Spec, float_key: str | None = None, op: str | None = 
         + (n.int_ops / (int_peak * e_c) if n.int_ops else 0.0)
     memory_s = nbytes / (dram * e_m) if nbytes else 0.0
     t = max(compute_s, memory_s) + overlap(spec, n.family, *kind) * min(compute_s, memory_s) + overhead
-    if n.int_ops and (not n.flops or int_peak > float_peak or (int_peak == float_peak and n.int_ops > n.flops)):
+    if integer_named(n.flops, n.int_ops, float_peak, int_peak):
         dtype, peak = idt, int_peak  # the node is integer arithmetic on this data (QLinear*, *Integer)
     elif n.flops:
         dtype, peak = fdt, float_peak
