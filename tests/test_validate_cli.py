@@ -1,6 +1,7 @@
 """validate and calibrate end to end on tiny models (onnxruntime in a child process)."""
 
 import dataclasses
+import functools
 import json
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from onnxperf.hardware import load_spec, to_toml
 from onnxperf.predict.memory import liveness
 from onnxperf.ui.numbers import binary_bytes, seconds
 from onnxperf.predict.roofline import roofline
+from onnxperf.products.calibration import run as calibration_run
 from onnxperf.products.calibration.run import run_calibration
 from onnxperf.products.validate.compare import KNEE_GAIN, BatchPoint, batch_knees, knee, validate
 from onnxperf.products.validate.runner import DEFAULT_PROVIDERS, latency_stats
@@ -252,7 +254,12 @@ def test_max_memory_stops_the_batch_sweep_with_its_reason(mlp, capsys):
 
 # --- calibrate then validate, through the CLI -------------------------------------------------
 
-def test_calibrate_short_then_validate_is_calibrated(mlp, tmp_path, capsys):
+def test_calibrate_short_then_validate_is_calibrated(mlp, tmp_path, capsys, monkeypatch):
+    """`hw calibrate --short -o FILE`, then `validate --hw FILE`: the validation is the calibrated one. The
+    calibration measures three suite cases (the whole --short suite runs through the command line once, in
+    tests/test_docs_commands.py's fixture: its ~60 s twice made the suite run over its ten minutes)."""
+    monkeypatch.setattr(calibration_run, "run_calibration", functools.partial(
+        calibration_run.run_calibration, only={"gemm_256", "add_tiny", "relu_4m"}))
     spec_file = tmp_path / "local.toml"
     assert cli.main(["hw", "calibrate", "--hw", SPEC, "--short", "-o", str(spec_file)]) == 0
     assert "Fitted efficiencies" in capsys.readouterr().out  # the table, while the spec goes to the file
