@@ -68,7 +68,7 @@ from onnxperf.cost.analysis import cost_analysis as analyze  # noqa: E402
 from onnxperf.hardware.files import load_preset  # noqa: E402
 from onnxperf.hardware.spec import MemoryLevel  # noqa: E402
 from onnxperf.predict.reuse import level_bytes_rw  # noqa: E402
-from onnxperf.predict.roofline import fill, half_rate_outputs, roofline  # noqa: E402
+from onnxperf.predict.roofline import charged_bytes, fill, half_rate_outputs, node_roofline, op_keys, roofline  # noqa: E402
 from onnxperf.predict.gpu_kernels import kernel_plan  # noqa: E402
 
 PUBLISHED = ROOT / "benchmarks" / "published" / "gpu_inference.json"
@@ -371,43 +371,50 @@ def predict_latency(model: str, batch: int, seq: int | None, device: str, precis
 @lru_cache(maxsize=None)
 def _nodes(model: str, batch: int, seq: int | None, device: str, precision: str, l2_bytes: int | None = None,
            scaled: bool = True):
-    """Per timed node: (family index, compute s, bytes its kernel reads, bytes it writes, the shares of
-    its reads and of its writes an L2 of ``l2_bytes`` holds, output elements over the fill constant's
-    scale at its peak (:func:`onnxperf.predict.roofline.half_rate_outputs`) or inf), and the kernels
-    launched, at efficiency 1 with no fill (see :func:`_parts`)."""
+    """Per node that runs: (family index, compute s, bytes its kernel reads for it, bytes it writes, the
+    shares of its reads and of its writes an L2 of ``l2_bytes`` holds, output elements over the fill
+    constant's scale at its peak (:func:`onnxperf.predict.roofline.half_rate_outputs`) or inf, the index of
+    its kernel), and the kernels launched, at efficiency 1 with no fill (see :func:`_parts`)."""
     a = _analysis(model, batch, seq, precision)
     spec = load_preset(device)
     unit = dataclasses.replace(spec, efficiency={"fusion.gpu": 1}, efficiency_sources={}, memory_levels=())
-    r = roofline(a, unit, P.get(precision))
+    key, ops = P.get(precision).peak_key, op_keys(a)
+    raw = {n.key: node_roofline(n, unit, key, ops.get(n.key)) for n in a.main_nodes}
     plan = kernel_plan(a)
+    charged = charged_bytes(a.main_nodes, plan, {k for k, x in raw.items() if x.time_s is not None})
     rw = level_bytes_rw(a, (l2_bytes,), gpu=True) if l2_bytes else {}
-    fam, c, qr, qw, hr, hw, out = [], [], [], [], [], [], []
+    fam, c, qr, qw, hr, hw, out, kid = [], [], [], [], [], [], [], []
+    kernels: dict[str, int] = {}
     share = lambda v: v[0] / sum(v) if sum(v) else 0.0  # noqa: E731
     base = half_rate_outputs(spec)  # the fill constant at the fp16 rate
-    for n, x in zip(a.main_nodes, r.nodes):
-        if not x.time_s:
+    for n in a.main_nodes:
+        if n.key not in charged:
             continue
+        x = raw[n.key]
         rd, wr = rw.get(n.key, ((0.0, 0.0), (0.0, 0.0)))
         fam.append({"conv": 0, "matmul": 1}.get(n.family, 2))
         c.append(x.compute_s)
-        qr.append(float(x.bytes - x.written))
-        qw.append(float(x.written))
+        qr.append(float(charged[n.key][0]))
+        qw.append(float(charged[n.key][1]))
         hr.append(share(rd))
         hw.append(share(wr))
+        kid.append(kernels.setdefault(plan.kernel.get(n.key, n.key), len(kernels)))
         o = n.outputs[0].shape if n.outputs and n.outputs[0] is not None else None
         # the fill constant at this node's peak over the one at fp16 divides its outputs (fill depends on N / k)
         scale = half_rate_outputs(spec, x.peak_ops_per_s) / base if scaled and base else 1.0
         out.append(np.inf if fill(n, spec) == 1.0 or n.key not in plan.launches else float(np.prod(o)) / scale)
     arr = np.array
-    return arr(fam), arr(c), arr(qr), arr(qw), arr(hr), arr(hw), arr(out), r.kernels
+    return (arr(fam), arr(c), arr(qr), arr(qw), arr(hr), arr(hw), arr(out), plan.kernel_count,
+            arr(kid, dtype=np.intp))
 
 
 def _parts(model: str, batch: int, seq: int | None, device: str, precision: str, l2: tuple | None = None,
            scaled: bool = True):
-    """Per timed node: (family index, compute s, memory s, output elements or inf), and the kernels
-    launched, at efficiency 1 with no fill: the kernel model's time is then
+    """Per node that runs: (family index, compute s, memory s, output elements or inf), the kernels launched
+    and each node's kernel index, at efficiency 1 with no fill: the kernel model's time
+    (:func:`onnxperf.predict.roofline._as_kernels`) is then
 
-        Σ max(c / (e_c·f), m / e_m) + kernels·o,   f = N / (N + sms·k)
+        Σ_K max(Σ_{i∈K} c_i / (e_c,i·f_i), Σ_{i∈K} m_i / e_m) + kernels·o,   f = N / (N + sms·k)
 
     evaluated fast for the fit (:func:`fast_latency`); m = Q / β for Q the bytes the kernel plan charges.
     ``l2`` = (capacity bytes, bandwidth bytes/s): an L2 level, a node's kernel reads and writes split over
@@ -415,18 +422,24 @@ def _parts(model: str, batch: int, seq: int | None, device: str, precision: str,
     for a GPU: writes at DRAM), as the library's kernel model charges them,
 
         m = R·(h_r / β_L2 + (1 − h_r) / β) + W·(h_w / β_L2 + (1 − h_w) / β)"""
-    fam, c, qr, qw, hr, hw, out, k = _nodes(model, batch, seq, device, precision, l2[0] if l2 else None, scaled)
+    fam, c, qr, qw, hr, hw, out, k, kid = _nodes(model, batch, seq, device, precision, l2[0] if l2 else None, scaled)
     bw = load_preset(device).memory_bandwidth_bytes_per_s
     m = (qr * (hr / l2[1] + (1 - hr) / bw) + qw * (hw / l2[1] + (1 - hw) / bw)) if l2 else (qr + qw) / bw
-    return fam, c, m, out, k
+    return fam, c, m, out, k, kid
+
+
+def _per_kernel(kid: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Σ of ``x`` over each kernel's members (kernel index ``kid``)."""
+    return np.bincount(kid, weights=x, minlength=int(kid.max()) + 1 if len(kid) else 0)
 
 
 def fast_latency(parts, eff: dict, sms: float) -> float:
     """The kernel model's latency from :func:`_parts` with the constants ``eff`` (:data:`FIT_KEYS`)."""
-    fam, c, m, out, k = parts
+    fam, c, m, out, k, kid = parts
     ec = np.where(fam == 0, eff["conv.compute"], np.where(fam == 1, eff["matmul.compute"], E_OTHER))
     f = np.where(np.isinf(out), 1.0, out / (np.where(np.isinf(out), 0.0, out) + sms * eff["gpu.outputs_per_sm"]))
-    return float(np.maximum(c / ec / f, m / eff["default.memory"]).sum() + k * eff["overhead_s"])
+    return float(np.maximum(_per_kernel(kid, c / ec / f), _per_kernel(kid, m) / eff["default.memory"]).sum()
+                 + k * eff["overhead_s"])
 
 
 def _sms(device: str) -> float:
@@ -530,16 +543,30 @@ def fit(rows: list[dict], halves: dict[str, str], cls: str, l2: dict | None = No
         lv = l2.get(e["device"]) if l2 else None
         best = None
         for b in row_batches(e):
-            fam, c, m, out, k = _parts(e["model"], b, _seq(e), e["device"], e["precision"], lv, scaled)
+            fam, c, m, out, k, kid = _parts(e["model"], b, _seq(e), e["device"], e["precision"], lv, scaled)
+            nk = int(kid.max()) + 1 if len(kid) else 0
+            conv_k = _per_kernel(kid, (fam == 0).astype(float)) > 0  # kernels with a convolution member
+            mat_k = _per_kernel(kid, (fam == 1).astype(float)) > 0
+            if np.any(conv_k & mat_k):
+                raise RuntimeError(f"{e['_id']}: a kernel with a convolution and a matrix product: the fit "
+                                   "separates them")
             lat = np.empty(shape)
             for ti, t in enumerate(g["gpu.outputs_per_sm"]):
                 f = np.where(np.isinf(out), 1.0, out / (np.where(np.isinf(out), 0.0, out) + sms * t))
                 cf = c / f
+                # per kernel: its convolution / GEMM members' arithmetic (over their share) + the rest's
+                c_conv = np.bincount(kid, weights=np.where(fam == 0, cf, 0.0), minlength=nk)
+                c_mat = np.bincount(kid, weights=np.where(fam == 1, cf, 0.0), minlength=nk)
+                c_oth = np.bincount(kid, weights=np.where(fam == 2, cf / E_OTHER, 0.0), minlength=nk)
+                m_k = np.bincount(kid, weights=m, minlength=nk)
+                oth = ~(conv_k | mat_k)
                 for mi, em in enumerate(g["default.memory"]):
-                    mm = m / em
-                    other = np.maximum(cf[fam == 2] / E_OTHER, mm[fam == 2]).sum()
-                    conv = np.maximum(cf[fam == 0][None, :] / g["conv.compute"][:, None], mm[fam == 0][None, :]).sum(1)
-                    mat = np.maximum(cf[fam == 1][None, :] / g["matmul.compute"][:, None], mm[fam == 1][None, :]).sum(1)
+                    mm = m_k / em
+                    other = np.maximum(c_oth[oth], mm[oth]).sum()
+                    conv = np.maximum(c_conv[conv_k][None, :] / g["conv.compute"][:, None] + c_oth[conv_k][None, :],
+                                      mm[conv_k][None, :]).sum(1)
+                    mat = np.maximum(c_mat[mat_k][None, :] / g["matmul.compute"][:, None] + c_oth[mat_k][None, :],
+                                     mm[mat_k][None, :]).sum(1)
                     lat[ti, mi] = (other + conv[:, None, None] + mat[None, :, None]
                                    + k * g["overhead_s"][None, None, :])
             thr = b / lat

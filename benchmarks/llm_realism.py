@@ -76,9 +76,10 @@ from onnxperf.hardware.files import load_preset  # noqa: E402
 from onnxperf.insights.llm.figures import figures  # noqa: E402
 from onnxperf.insights.llm.recognize import recognize  # noqa: E402
 from onnxperf.predict import precision as P  # noqa: E402
+from onnxperf.predict.gpu_kernels import kernel_plan  # noqa: E402
 from onnxperf.predict.reuse import level_bytes_rw_each  # noqa: E402
-from onnxperf.predict.roofline import (GEMV_ROWS, half_rate_outputs, int_dtype, integer_named,  # noqa: E402
-                                       low_precision, roofline)
+from onnxperf.predict.roofline import (GEMV_ROWS, charged_bytes, half_rate_outputs, int_dtype,  # noqa: E402
+                                       integer_named, low_precision, roofline)
 from onnxperf.predict.serving import KV_MOVES, in_place  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("onnxperf_bench_make_llm_decode", ROOT / "benchmarks" / "make_llm_decode.py")
@@ -354,15 +355,17 @@ def plan(e: dict, siblings) -> Case | str:
 
 @dataclass(frozen=True)
 class Arrays:
-    """A point's kernel-model inputs, device-independent: per executed node its FLOPs, integer ops
-    and their dtype, its bytes under the kernel plan (what its kernel reads and writes), whether it is
-    a matrix product, whether it starts a kernel, and the output elements its fill reads (inf: no fill).
-    Nodes alike in all of these (the same node of every layer) are one entry with its ``count``.
-    ``written``: of ``nbytes``, those its kernel writes; ``hits``: per L2 capacity of the presets
-    (:data:`L2_CAPACITIES`), the shares of each entry's reads and of its writes the reuse model serves from
-    that L2 for a GPU (the kernel model charges a kernel's reads and writes in those proportions)."""
+    """A point's kernel-model inputs, device-independent, per member of each distinct kernel: its FLOPs,
+    integer ops and their dtype, its bytes under the kernel plan (what its kernel reads for it and what it
+    writes that leaves the kernel: :func:`onnxperf.predict.roofline.charged_bytes`), whether it is a matrix
+    product, whether it starts the kernel, and the output elements its fill reads (inf: no fill); ``kernel``
+    the index of its kernel. Kernels alike in all of their members (the same kernel of every layer) are one,
+    with its ``count``. ``written``: of ``nbytes``, those it writes; ``hits``: per L2 capacity of the presets
+    (:data:`L2_CAPACITIES`), the shares of each member's reads and of its writes the reuse model serves from
+    that L2 for a GPU (the kernel model charges a member's reads and writes in those proportions)."""
 
     count: np.ndarray
+    kernel: np.ndarray
     flops: np.ndarray
     int_ops: np.ndarray
     int_dtypes: tuple[str, ...]
@@ -376,10 +379,15 @@ class Arrays:
 
 @dataclass(frozen=True)
 class Fast:
-    """A point on one device: per family (matrix products, the rest) the nodes sorted by c/m with
-    prefix sums, so that Σ max(c/e_c, m/e_m) is two searches; and the kernel launches."""
+    """A point on one device, per distinct kernel: its GEMM members' arithmetic A (over their fill), the
+    other members' C, the members' memory time M, all at efficiency 1, and how many kernels are alike; so
+    that the kernel model's Σ_K max(A / e_mm + C / e_c, M / e_m) (:func:`onnxperf.predict.roofline._as_kernels`)
+    is one broadcast over a grid of constants; and the kernel launches."""
 
-    parts: tuple[tuple[np.ndarray, np.ndarray, np.ndarray, float], ...]  # (key, M prefix, C prefix, C total)
+    gemm: np.ndarray
+    other: np.ndarray
+    memory: np.ndarray
+    count: np.ndarray
     launches: int
 
     def latency(self, e_mm: float, e_other: float, e_mem: float, o: float) -> float:
@@ -387,13 +395,9 @@ class Fast:
 
     def latencies(self, e_mm: np.ndarray, e_other: float, e_mem: np.ndarray, o: np.ndarray) -> np.ndarray:
         """Latency over the grid [e_mm, e_mem, o]."""
-        out = np.zeros((len(e_mm), len(e_mem)))
-        for (key, mpre, cpre, ctot), ec in zip(self.parts, (e_mm, None)):
-            ecs = np.asarray(ec if ec is not None else [e_other], dtype=float)
-            theta = ecs[:, None] / e_mem[None, :]
-            idx = np.searchsorted(key, theta, side="right")
-            part = mpre[idx] / e_mem[None, :] + (ctot - cpre[idx]) / ecs[:, None]
-            out += part if ec is not None else np.broadcast_to(part, out.shape)
+        c = self.gemm[None, :] / np.asarray(e_mm, dtype=float)[:, None] + self.other[None, :] / e_other
+        m = self.memory[None, :] / np.asarray(e_mem, dtype=float)[:, None]
+        out = (np.maximum(c[:, None, :], m[None, :, :]) * self.count).sum(-1)
         return out[:, :, None] + self.launches * np.asarray(o)[None, None, :]
 
 
@@ -463,26 +467,32 @@ class Engine:
         unit = replace(self.spec("h100-sxm"), efficiency={"fusion.gpu": 1, "overhead_s": 1.0}, efficiency_sources={},
                        memory_levels=())
         r = roofline(a, unit, P.get(pt[1]))
+        plan = kernel_plan(a)
+        charged = charged_bytes(a.main_nodes, plan)
         lbs = level_bytes_rw_each(a, tuple((cap,) for cap in L2_CAPACITIES), gpu=True)  # one replay
-        alike: dict[tuple, int] = {}
+        share = lambda v: v[0] / sum(v) if sum(v) else 0.0  # noqa: E731
+        members: dict[str, list[tuple]] = {}
         for n, row in zip(a.main_nodes, r.nodes):
             if row.time_s is None:
                 raise RuntimeError(f"{pt}: node {n.name} ({n.op_type}) has no time: the comparison needs every node")
-            if row.time_s == 0:
-                continue  # no kernel and nothing moved: free (a view, folded, on chip)
-            launch = row.dispatch_s > 0
-            share = lambda v: v[0] / sum(v) if sum(v) else 0.0  # noqa: E731
+            if n.key not in charged:
+                continue  # no kernel: a view, folded
+            launch = n.key in plan.launches
             shares = tuple((share(rd), share(wr)) for rd, wr in (lb.get(n.key, ((0.0, 0.0), (0.0, 0.0))) for lb in lbs))
-            k = (float(n.flops or 0), float(n.int_ops or 0), int_dtype(n.inputs), float(row.bytes),
-                 n.family == "matmul", launch, _fill_elements(n) if launch else math.inf, shares, float(row.written))
-            alike[k] = alike.get(k, 0) + 1
-        keys = list(alike)
-        col = lambda i, dt=float: np.array([k[i] for k in keys], dtype=dt)  # noqa: E731
-        hits = {cap: (np.array([k[7][i][0] for k in keys], float), np.array([k[7][i][1] for k in keys], float))
+            reads, written = charged[n.key]
+            members.setdefault(plan.kernel.get(n.key, n.key), []).append(
+                (float(n.flops or 0), float(n.int_ops or 0), int_dtype(n.inputs), float(reads + written),
+                 n.family == "matmul", launch, _fill_elements(n) if launch else math.inf, shares, float(written)))
+        alike: dict[tuple, int] = {}
+        for ms in members.values():
+            alike[tuple(ms)] = alike.get(tuple(ms), 0) + 1
+        keys = [(i, m) for i, ms in enumerate(alike) for m in ms]
+        col = lambda j, dt=float: np.array([k[1][j] for k in keys], dtype=dt)  # noqa: E731
+        hits = {cap: (np.array([k[1][7][i][0] for k in keys], float), np.array([k[1][7][i][1] for k in keys], float))
                 for i, cap in enumerate(L2_CAPACITIES)}
-        got = self._arrays[pt] = Arrays(np.array([alike[k] for k in keys], float), col(0), col(1),
-                                        tuple(k[2] for k in keys), col(3), col(4, bool), col(5, bool), col(6), col(8),
-                                        hits)
+        got = self._arrays[pt] = Arrays(np.array(list(alike.values()), float), np.array([k[0] for k in keys], np.intp),
+                                        col(0), col(1), tuple(k[1][2] for k in keys), col(3), col(4, bool),
+                                        col(5, bool), col(6), col(8), hits)
         self.analyses += 1
         self.seconds += time.perf_counter() - t0
         return got
@@ -511,16 +521,9 @@ class Engine:
             m = (ar.nbytes - ar.written) * (hr / l2[1] + (1 - hr) / bw) + ar.written * (hw / l2[1] + (1 - hw) / bw)
         else:
             m = ar.nbytes / bw
-        parts = []
-        for sel in (ar.matmul, ~ar.matmul):
-            cs, ms, n = c[sel], m[sel], ar.count[sel]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                k = np.where(ms > 0, cs / np.where(ms > 0, ms, 1), np.inf)
-            order = np.argsort(k, kind="stable")
-            k, cs, ms = k[order], cs[order] * n[order], ms[order] * n[order]
-            parts.append((k, np.concatenate([[0.0], np.cumsum(ms)]), np.concatenate([[0.0], np.cumsum(cs)]),
-                          float(cs.sum())))
-        got = self._fast[key] = Fast(tuple(parts), int((ar.count * ar.launch).sum()))
+        per_kernel = lambda x: np.bincount(ar.kernel, weights=x, minlength=len(ar.count))  # noqa: E731
+        got = self._fast[key] = Fast(per_kernel(np.where(ar.matmul, c, 0.0)), per_kernel(np.where(ar.matmul, 0.0, c)),
+                                     per_kernel(m), ar.count, int((ar.count[ar.kernel] * ar.launch).sum()))
         return got
 
     def latency(self, pt: tuple, preset: str, eff: dict | None = None) -> float:

@@ -212,7 +212,7 @@
    * a pixel) are drawn once, with a count: repeated layers give thousands of identical points. */
   function rooflineData(mode) {
     var col = mode === 'measured' ? C.measured_s : C.predicted_s;
-    var byOp = {}, order = [], hidden = 0, uncosted = 0, seen = {};
+    var byOp = {}, order = [], hidden = 0, uncosted = 0, inside = 0, seen = {};
     for (var i = 0; i < rows.length; i++) {
       var r = rows[i];
       if (String(r[C.key]).indexOf('/') >= 0) continue;  // subgraph bodies are inside their control-flow node
@@ -220,6 +220,7 @@
        * intensity and its operations over the measured time */
       var pred = mode !== 'measured', tm = r[col], o = ops(r);
       var x = pred ? r[C.run_intensity] : r[C.intensity], y = pred ? r[C.attained_ops_per_s] : (tm > 0 ? o / tm : null);
+      if (pred && tm === 0 && r[C.runs] === 'inside') { inside++; continue; }  // its kernel's point carries it
       if (tm === null || !(tm > 0) || !(o > 0) || x === null || !(x > 0) || y === null || !(y > 0)) {
         if (r[C.status] === 'counted' || r[C.status] === 'zero_by_design') hidden++; else uncosted++;  // no cost: unsupported, unknown shape, rule error
         continue;
@@ -231,7 +232,7 @@
       byOp[op].push(seen[spot] = { x: x, y: y, i: i, n: 1 });
     }
     order.sort(function (a, b) { return (V.rank[a] === undefined ? 1e9 : V.rank[a]) - (V.rank[b] === undefined ? 1e9 : V.rank[b]); });
-    return { byOp: byOp, order: order, hidden: hidden, uncosted: uncosted };
+    return { byOp: byOp, order: order, hidden: hidden, uncosted: uncosted, inside: inside };
   }
   function rooflineChart() {
     var cv = document.getElementById('roofline-chart');
@@ -320,10 +321,12 @@
       var parts = [];
       if (d.hidden) parts.push(d.hidden === 1 ? '1 costed node is not drawn: it does no arithmetic or moves no bytes (log axes cannot show 0).'
         : int(d.hidden) + ' costed nodes are not drawn: they do no arithmetic or move no bytes (log axes cannot show 0).');
+      if (d.inside) parts.push(d.inside === 1 ? '1 node runs inside another node\'s kernel: that node\'s point carries its time and bytes.'
+        : int(d.inside) + ' nodes run inside another node\'s kernel: that node\'s point carries their time and bytes.');
       if (d.uncosted) parts.push(d.uncosted === 1 ? '1 node has no cost (unsupported op, unknown shape or rule error) and is not drawn.'
         : int(d.uncosted) + ' nodes have no cost (unsupported ops, unknown shapes or rule errors) and are not drawn.');
       note.textContent = parts.join(' ');
-      note.dataset.zeroWork = d.hidden; note.dataset.uncosted = d.uncosted;
+      note.dataset.zeroWork = d.hidden; note.dataset.uncosted = d.uncosted; note.dataset.inside = d.inside;
     }
   }
 

@@ -17,7 +17,7 @@ from onnxperf.predict.gpu_kernels import kernel_plan
 from onnxperf.predict.tensors import tensor_bytes
 from onnxperf.hardware import load_spec
 from onnxperf.hardware.files import list_presets, load_preset, read_spec_file, to_toml
-from onnxperf.predict.roofline import GEMV_ROWS, fill, half_rate_outputs, roofline
+from onnxperf.predict.roofline import GEMV_ROWS, efficiencies, fill, half_rate_outputs, node_roofline, roofline
 
 from .util import benchmark, const, model, vi
 
@@ -65,15 +65,53 @@ def test_conv_epilogue_and_residual_fuse_into_two_kernels():
     act = n * c * hw * hw * F  # one feature map
     wts = (c * c * 9 + c) * F
     by = {x.op_type + str(i): x for i, x in enumerate(r.nodes)}
-    # conv 1 reads x and its weights, writes nothing (c1 stays on chip); its Relu writes r1
-    assert by["Conv0"].bytes == act + wts and by["Relu1"].bytes == act
-    # conv 2 reads r1 and its weights; the Add reads x (not c2); the last Relu writes y
-    assert by["Conv2"].bytes == act + wts and by["Add3"].bytes == act and by["Relu4"].bytes == act
-    # one launch overhead per kernel, none for the fused nodes
-    conv_flops = a.main_nodes[0].flops
-    assert by["Conv0"].time_s == pytest.approx(max(conv_flops / PEAK, (act + wts) / BW) + O)
-    assert by["Relu1"].time_s == pytest.approx(max(a.main_nodes[1].flops / PEAK, act / BW))
+    # kernel 1: conv 1 reads x and its weights, writes nothing (c1 stays on chip); its Relu writes r1
+    # kernel 2: conv 2 reads r1 and its weights; the Add reads x (not c2); the last Relu writes y
+    # the row of the node that starts a kernel carries every member's bytes; the members run inside it
+    assert by["Conv0"].bytes == 2 * act + wts and by["Conv0"].written == act
+    assert by["Conv2"].bytes == 3 * act + wts and by["Conv2"].written == act
+    for k in ("Relu1", "Add3", "Relu4"):
+        assert by[k].bytes == 0 and by[k].time_s == 0 and by[k].runs == "inside" and by[k].how == "gpu kernel"
+    assert by["Relu1"].kernel == by["Conv0"].key and by["Relu4"].kernel == by["Conv2"].key
+    # one launch overhead per kernel; the kernel overlaps its members' arithmetic with all their traffic:
+    # t = max(Σ W_i / π, Σ Q_i / β) + o (e = 1 on this spec)
+    flops = [x.flops for x in a.main_nodes]
+    assert by["Conv0"].time_s == pytest.approx(max((flops[0] + flops[1]) / PEAK, (2 * act + wts) / BW) + O)
+    assert by["Conv2"].time_s == pytest.approx(max(sum(flops[2:]) / PEAK, (3 * act + wts) / BW) + O)
+    assert r.latency_s == pytest.approx(by["Conv0"].time_s + by["Conv2"].time_s)
+    # the carrier's ops stay its own: its rate is the convolution's
+    assert by["Conv0"].ops == flops[0]
     assert r.kernels == 2 and not r.lower_bound
+
+
+def test_a_kernel_overlaps_its_epilogue_write_with_its_arithmetic_on_a_preset():
+    """Conv -> Relu at int8 on an L4 (fill, shipped efficiencies): one kernel whose time is
+    max(c_conv / f + c_relu, (R_conv + W_relu) / (e_m·β)) + o, the Relu's write (the kernel's output)
+    overlapping the convolution's arithmetic; summing the members' own max(c, m) (the model before issue 29's
+    fix) priced it at max(c_conv / f, m_conv) + max(c_relu, m_relu) + o, more."""
+    n, c, hw = 8, 64, 28
+    p = precision.get("int8")
+    a = precision.what_if(onnxperf.analyze(model([helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+                                                  helper.make_node("Relu", ["c"], ["y"])],
+                                                 [vi("x", [n, c, hw, hw])], [vi("y", None)],
+                                                 [const("w", [c, c, 3, 3])])), p)
+    spec = dataclasses.replace(load_preset("l4"), memory_levels=())  # every byte at DRAM (no L2 level)
+    cv_node, rl_node = a.main_nodes
+    cv_raw, rl_raw = (node_roofline(x, spec, p.peak_key) for x in a.main_nodes)
+    f = fill(cv_node, spec, cv_raw.peak_ops_per_s)
+    _, e_m, o = efficiencies(spec, "conv")
+    q = cv_node.bytes_read + rl_node.bytes_written  # x and w in, y out; c stays on chip
+    assert q == n * c * hw * hw * 2 + c * c * 9  # int8: one byte an element
+    cv, rl = roofline(a, spec, p).nodes
+    c_s = cv_raw.compute_s / f + rl_raw.compute_s
+    m_s = q / (e_m * spec.memory_bandwidth_bytes_per_s)
+    assert cv.bytes == q and cv.compute_s == pytest.approx(c_s) and cv.memory_s == pytest.approx(m_s)
+    assert cv.time_s == pytest.approx(max(c_s, m_s) + o) and cv.fill == f and cv.dispatch_s == o
+    assert rl.time_s == 0 and rl.bytes == 0 and rl.runs == "inside"
+    m_conv = cv_node.bytes_read / (e_m * spec.memory_bandwidth_bytes_per_s)
+    m_relu = rl_node.bytes_written / (e_m * spec.memory_bandwidth_bytes_per_s)
+    summed = max(cv_raw.compute_s / f, m_conv) + max(rl_raw.compute_s, m_relu) + o
+    assert cv.time_s < summed
 
 
 def test_plain_spec_has_no_kernel_model():

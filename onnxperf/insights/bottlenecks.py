@@ -436,9 +436,10 @@ def _by_op_type(ctx: _Context) -> tuple[OpTypeGroup, ...]:
             bound = "unknown"
             act = (f"not costed ({g['nodes']} node{'s' if g['nodes'] != 1 else ''} without a predicted time): "
                    "its time is unknown, and every total here is a lower bound")
-        if g["fused"] == g["nodes"] and bound != NONE:
+        if g["fused"] == g["nodes"] and (bound != NONE or g["t"] == 0):
             act = (f"already fused: this prediction runs every {op} inside another node's kernel or not at all; "
-                   f"the {seconds(g['t'])} left is their share of those kernels")
+                   + (f"the {seconds(g['t'])} left is their share of those kernels" if g["t"] else
+                      "their work is in the rows of the nodes whose kernels run them"))
         elif g["fused"] and bound != NONE:
             act = f"{g['fused']} of {g['nodes']} run inside another kernel or not at all in this prediction; " + act
         timed = g["nodes"] > g["uncosted"]
@@ -852,9 +853,11 @@ def _words_epilogue(ctx: _Context, s: dict, info: dict) -> tuple[str, str]:
     roots = "/".join(op for op, _ in info["roots"].most_common()) or "Conv/Gemm/MatMul"
     title = f"Elementwise right after a {roots} (its epilogue): {ops_text(s['ops'])}"
     if s["state"] == "yes":
-        return title, (f"already fused into the {roots} kernels in this prediction ({ctx.prediction}): the "
-                       f"{seconds(s['time'])} left on them is the fused kernels' output write (the {roots} "
-                       "no longer writes its own); nothing to gain by hand")
+        left = (f"the {seconds(s['time'])} left on them is the fused kernels' output write (the {roots} no longer "
+                "writes its own)" if s["time"] else
+                f"their traffic (the kernels' output write) is in the {roots} rows, overlapped with the arithmetic")
+        return title, (f"already fused into the {roots} kernels in this prediction ({ctx.prediction}): {left}; "
+                       "nothing to gain by hand")
     tail = "" if ctx.prediction != "plain roofline" else f"; {_fusing_spec(ctx)} models the fusion"
     return title, (f"GPU runtimes (TensorRT, onnxruntime's CUDA provider, XLA) run these inside the {roots} before "
                    "them (onnxruntime's CPU provider an activation, a residual Add after a Conv, a bias after a 2-D "
