@@ -544,7 +544,6 @@ def fit(rows: list[dict], halves: dict[str, str], cls: str, l2: dict | None = No
         best = None
         for b in row_batches(e):
             fam, c, m, out, k, kid = _parts(e["model"], b, _seq(e), e["device"], e["precision"], lv, scaled)
-            nk = int(kid.max()) + 1 if len(kid) else 0
             conv_k = _per_kernel(kid, (fam == 0).astype(float)) > 0  # kernels with a convolution member
             mat_k = _per_kernel(kid, (fam == 1).astype(float)) > 0
             if np.any(conv_k & mat_k):
@@ -555,10 +554,10 @@ def fit(rows: list[dict], halves: dict[str, str], cls: str, l2: dict | None = No
                 f = np.where(np.isinf(out), 1.0, out / (np.where(np.isinf(out), 0.0, out) + sms * t))
                 cf = c / f
                 # per kernel: its convolution / GEMM members' arithmetic (over their share) + the rest's
-                c_conv = np.bincount(kid, weights=np.where(fam == 0, cf, 0.0), minlength=nk)
-                c_mat = np.bincount(kid, weights=np.where(fam == 1, cf, 0.0), minlength=nk)
-                c_oth = np.bincount(kid, weights=np.where(fam == 2, cf / E_OTHER, 0.0), minlength=nk)
-                m_k = np.bincount(kid, weights=m, minlength=nk)
+                c_conv = _per_kernel(kid, np.where(fam == 0, cf, 0.0))
+                c_mat = _per_kernel(kid, np.where(fam == 1, cf, 0.0))
+                c_oth = _per_kernel(kid, np.where(fam == 2, cf / E_OTHER, 0.0))
+                m_k = _per_kernel(kid, m)
                 oth = ~(conv_k | mat_k)
                 for mi, em in enumerate(g["default.memory"]):
                     mm = m_k / em
