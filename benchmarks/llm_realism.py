@@ -51,6 +51,7 @@ launches·o over arrays (:class:`Arrays`), checked against ``onnxperf.insights.l
 from __future__ import annotations
 
 import argparse
+import datetime
 import importlib.util
 import inspect
 import itertools
@@ -72,7 +73,8 @@ sys.path.insert(0, str(ROOT))
 from onnxperf.base.errors import OptionError  # noqa: E402
 from onnxperf.cost.request import Request  # noqa: E402
 from onnxperf.graph.loader import load  # noqa: E402
-from onnxperf.hardware.files import load_preset  # noqa: E402
+from onnxperf.hardware.files import load_preset, load_spec  # noqa: E402
+from onnxperf.hardware.runtimes import profiles  # noqa: E402
 from onnxperf.insights.llm.figures import figures  # noqa: E402
 from onnxperf.insights.llm.recognize import recognize  # noqa: E402
 from onnxperf.predict import precision as P  # noqa: E402
@@ -158,6 +160,14 @@ FIT_GROUPS = {"TensorRT-LLM": ("tensorrt-llm",), "llama.cpp": ("llama.cpp",)}
 LOW_RUNTIMES = ("tensorrt-llm",)
 GRID_LOW = tuple(round(x, 3) for x in np.arange(0.30, 1.0001, 0.025))
 LOW_MIN_ROWS = 10
+#: published runtime -> the runtime profile its rows are predicted under (``--hw ID:PROFILE``,
+#: :mod:`onnxperf.hardware.runtimes`); the others run on the presets as shipped (TensorRT-class kernels)
+RUNTIME_PROFILE = {"llama.cpp": "llama.cpp"}
+#: the profile's fit (``--fit-runtime``): its rows, and the grid of its share of the bandwidth and per-SM rate
+PROFILE_CATEGORY = "decode, batch 1"
+GRID_SHARE = tuple(round(x, 3) for x in np.arange(0.50, 1.0001, 0.025))
+GRID_SM = tuple(round(x, 2) * 1e9 for x in np.arange(4.0, 20.001, 0.25))
+RUNTIMES_FILE = ROOT / "onnxperf" / "hardware" / "runtimes.toml"
 
 
 # ---------------------------------------------------------------------------------------------- rows
@@ -187,8 +197,13 @@ class Case:
     how: str
 
     @property
+    def device(self) -> str:
+        """The preset without the runtime profile ``preset`` may carry (``a100-80gb:llama.cpp``)."""
+        return self.preset.split(":")[0]
+
+    @property
     def generation(self) -> str:
-        return GENERATION.get(self.preset, "other")
+        return GENERATION.get(self.device, "other")
 
     @property
     def published(self) -> float:
@@ -294,8 +309,11 @@ def plan(e: dict, siblings) -> Case | str:
     B, I, O = e.get("batch"), e.get("input_len"), e.get("output_len")
     tok = metric in ("output_tokens_per_s", "output_tokens_per_s_per_gpu", "prompt_tokens_per_s")
 
+    profile = RUNTIME_PROFILE.get(e["runtime_class"])
+    on = f"{preset}:{profile}" if profile else preset
+
     def case(category: str, cands: list[Candidate], how: str) -> Case:
-        return Case(e, category, cfg, preset, why, prec, kvp, tuple(cands), how)
+        return Case(e, category, cfg, on, why, prec, kvp, tuple(cands), how)
 
     if sc == "static_batch_throughput" and tok:
         return case("batched throughput", [Candidate(B * O, static_terms(cfg, prec, kvp, B, I, O))],
@@ -447,7 +465,7 @@ class Engine:
     def spec(self, preset: str):
         s = self._specs.get(preset)
         if s is None:
-            s = self._specs[preset] = load_preset(preset)
+            s = self._specs[preset] = load_spec(preset)
         return s
 
     def analysis(self, pt: tuple):
@@ -615,7 +633,7 @@ def split(cases: list[Case]) -> tuple[list[Case], list[Case]]:
         groups.setdefault((c.generation, c.category), []).append(c)
     fit, held = [], []
     for key in sorted(groups):
-        rows = sorted(groups[key], key=lambda c: (c.entry["model"], c.preset, c.precision, c.entry["scenario"],
+        rows = sorted(groups[key], key=lambda c: (c.entry["model"], c.device, c.precision, c.entry["scenario"],
                                                   str(c.entry.get("batch")), str(c.entry.get("input_len")),
                                                   str(c.entry.get("output_len")), str(c.entry.get("request_rate_qps")),
                                                   c.entry["source"].get("url", ""), c.entry["metric"],
@@ -653,7 +671,7 @@ def low_groups(cases: list[Case], engine: Engine) -> dict[tuple[str, str], list[
         if c.entry["runtime_class"] not in LOW_RUNTIMES or c.category not in FIT_CATEGORIES:
             continue
         low = low_precision(engine.spec(c.preset), P.get(c.precision).peak_key)
-        cls = GR.CLASS_OF.get(c.preset)
+        cls = GR.CLASS_OF.get(c.device)
         if low and cls:
             out.setdefault((cls, low), []).append(c)
     return dict(sorted(out.items()))
@@ -767,6 +785,124 @@ def low_section(fits: list[dict], engine: Engine) -> list[str]:
                 L.append(f"| {f['class']} | {f['precision']} | {cat} | {b['n']} | {b['median']:.2f} -> "
                          f"{a['median']:.2f} | {b['w12']:.0%} -> {a['w12']:.0%} | {b['w15']:.0%} -> {a['w15']:.0%} |")
     return L + [""]
+
+
+def ratio_over_memory(c: Case, engine: Engine, e_mem: np.ndarray, preset: str | None = None) -> np.ndarray:
+    """The row's ratio at each memory share of ``e_mem``, every other constant of ``preset`` (default: the
+    row's) as it holds them; the best candidate per share, as :func:`predict` takes it."""
+    preset = preset or c.preset
+    spec = engine.spec(preset)
+    e = spec.efficiency
+    best = None
+    for cand in c.candidates:
+        t = sum(w * engine.fast(pt, preset).latencies(np.array([float(e[mm_key(spec, pt)])]), float(e["default.compute"]),
+                                                       e_mem, np.array([float(e["overhead_s"])]))[0, :, 0]
+                for pt, w in cand.terms)
+        r = c.published / t if cand.tokens is None else cand.tokens / t / c.published
+        best = r if best is None else np.maximum(best, r)
+    return best
+
+
+def fit_runtime(cases: list[Case], fit_half: list[Case], engine: Engine, profile: str = "llama.cpp") -> dict | None:
+    """The runtime profile's (``memory.share`` s, ``memory.sm_bytes_per_s`` b) by grid search (:data:`GRID_SHARE`
+    x :data:`GRID_SM`) minimizing the mean squared log ratio of the fit half's rows of that runtime in
+    :data:`PROFILE_CATEGORY`, each row's memory share ``min(s, N_SM · b / β)`` (:mod:`onnxperf.hardware.runtimes`),
+    every other constant its preset's. Scored on the held-out half: before (the preset as shipped, no profile) and
+    after; the after ratios give the profile's band (P10-P90 of measured / predicted time)."""
+    rows = [c for c in cases if RUNTIME_PROFILE.get(c.entry["runtime_class"]) == profile
+            and c.category == PROFILE_CATEGORY]
+    fit_ids = {id(c) for c in fit_half}
+    fc, held = [c for c in rows if id(c) in fit_ids], [c for c in rows if id(c) not in fit_ids]
+    if not fc:
+        return None
+    S, B = np.array(GRID_SHARE), np.array(GRID_SM)
+
+    def shares(c: Case) -> np.ndarray:
+        spec = engine.spec(c.device)
+        return np.minimum(S[:, None], float(spec.efficiency["gpu.sms"]) * B[None, :] / spec.memory_bandwidth_bytes_per_s)
+
+    def ratios(c: Case, e_m: np.ndarray) -> np.ndarray:
+        flat, inv = np.unique(e_m, return_inverse=True)
+        return ratio_over_memory(c, engine, flat, c.device)[inv].reshape(e_m.shape)
+
+    err = sum(np.log(ratios(c, shares(c))) ** 2 for c in fc)
+    i, j = np.unravel_index(np.argmin(err), err.shape)
+    s_fit, b_fit = float(S[i]), float(B[j])
+    at = lambda c: float(ratios(c, np.array([[min(s_fit, float(engine.spec(c.device).efficiency["gpu.sms"]) * b_fit  # noqa: E731
+                                                    / engine.spec(c.device).memory_bandwidth_bytes_per_s)]]))[0, 0])
+    before = lambda c: predict(replace(c, preset=c.device), engine)[0]  # noqa: E731
+    after_fit = [at(c) for c in fc]
+    after_held = [at(c) for c in held]
+    edge = [k for k, (x, grid) in {"memory.share": (i, S), "memory.sm_bytes_per_s": (j, B)}.items()
+            if x in (0, len(grid) - 1)]
+    return {"profile": profile, "share": s_fit, "sm_bytes_per_s": b_fit, "fit_rows": fc, "held_rows": held,
+            "rms_before": stats([before(c) for c in fc])["rms_log"], "rms_after": stats(after_fit)["rms_log"],
+            "held_before": stats([before(c) for c in held]), "held_after": stats(after_held),
+            "all_after": stats(after_fit + after_held), "edge": edge,
+            "devices": sorted({c.device for c in rows}), "held_devices": sorted({c.device for c in held})}
+
+
+def write_runtime(f: dict) -> None:
+    """The fitted profile into :data:`RUNTIMES_FILE`: its two constants, its band (the held-out rows' P10-P90
+    of measured / predicted time) and their sources."""
+    ha, n = f["held_after"], len(f["fit_rows"])
+    fitted = (f"fitted by benchmarks/llm_realism.py --fit-runtime on the fit half of the published {f['profile']} "
+              f"rows of '{PROFILE_CATEGORY}' ({n} rows: {', '.join(sorted({c.device for c in f['fit_rows']}))}; "
+              f"benchmarks/published/llm_inference.json), grid share {GRID_SHARE[0]}-{GRID_SHARE[-1]} x per-SM rate "
+              f"{GRID_SM[0] / 1e9:g}-{GRID_SM[-1] / 1e9:g} GB/s, {datetime.date.today().isoformat()}; held out: "
+              f"{ha['n']} rows, median ratio {f['held_before']['median']:.2f} -> {ha['median']:.2f}, within 1.2x "
+              f"{f['held_before']['w12']:.0%} -> {ha['w12']:.0%} (benchmarks/results/llm_realism.md)")
+    band = (f"measured / predicted time on the {ha['n']} held-out published {f['profile']} rows of "
+            f"'{PROFILE_CATEGORY}' ({', '.join(f['held_devices'])}; benchmarks/published/llm_inference.json) under "
+            f"the fitted profile; P10 and P90 by benchmarks/llm_realism.py --fit-runtime, "
+            f"{datetime.date.today().isoformat()}. Its prefill rows are not within it (the page's prefill rows)")
+    text = RUNTIMES_FILE.read_text()
+    table = f'runtime."{f["profile"]}"'
+    text = GR.set_table(text, f"{table}.efficiency", {
+        "memory.share": f"{f['share']:g}", "memory.sm_bytes_per_s": f"{f['sm_bytes_per_s']:.4g}",
+        "band.llm.p10": f"{round(ha['p10'], 2):g}", "band.llm.p90": f"{round(ha['p90'], 2):g}",
+        "band.llm.points": str(ha["n"])})
+    text = GR.set_table(text, f"{table}.sources", {
+        "memory.share": json.dumps("the share of the data-sheet bandwidth its kernels stream at where the memory "
+                                   "system is the limit (GDDR GPUs: RTX 4090, L40S); " + fitted),
+        "memory.sm_bytes_per_s": json.dumps("the bytes per second one SM of its memory-bound kernels streams: where "
+                                            "N_SM x this is below the share of the bandwidth (HBM GPUs: A100, H100), "
+                                            "it is the limit; " + fitted),
+        "band.llm": json.dumps(band)})
+    RUNTIMES_FILE.write_text(text)
+    profiles.cache_clear()
+
+
+def runtime_section(f: dict | None, engine: Engine) -> list[str]:
+    if f is None:
+        return []
+    prof = profiles()[f["profile"]]
+    shipped = (prof.memory_share, prof.sm_bytes_per_s)
+    state = ("yes" if shipped == (f["share"], f["sm_bytes_per_s"]) else
+             f"NO: the profile holds {shipped[0]:g}, {shipped[1] / 1e9:g} GB/s")
+    hb, ha = f["held_before"], f["held_after"]
+    L = [f"## Runtime profile: {f['profile']} (fitted and applied: `--hw ID:{f['profile']}`)", "",
+         f"The presets' constants describe TensorRT-class kernels; {f['profile']}'s decode kernels stream within 5-10% "
+         "of the bandwidth bound on GDDR GPUs (RTX 4090, L40S) and at about half of it on HBM GPUs (A100, H100 PCIe): "
+         "one share of the bandwidth cannot hold both. The profile (`onnxperf/hardware/runtimes.py`) charges each "
+         "kernel's memory at `e_m = min(s, N_SM · b / β)`: s the share of the bandwidth its kernels stream at, b the "
+         "bytes per second one SM of them streams (the bytes a kernel keeps in flight over the memory's latency), "
+         "N_SM the preset's SMs, β its DRAM bandwidth. A grid search over s "
+         f"{GRID_SHARE[0]}-{GRID_SHARE[-1]} (step 0.025) and b {GRID_SM[0] / 1e9:g}-{GRID_SM[-1] / 1e9:g} GB/s "
+         f"(step 0.25) minimizes the mean squared log ratio of the fit half's {f['profile']} rows of "
+         f"'{PROFILE_CATEGORY}' (the `half` column); the held-out half is scored with the preset as shipped "
+         "(before) and under the fitted profile (after), and its ratios give the profile's band "
+         f"(`python benchmarks/llm_realism.py --fit-runtime --write`).", "",
+         "| profile | fit rows | memory.share | memory.sm_bytes_per_s | fit rms log error (preset -> profile) | "
+         "held-out rows | held-out median | within 1.2x | within 1.5x | all rows under the profile | in the profile |",
+         "|---|---|---|---|---|---|---|---|---|---|---|",
+         f"| {f['profile']} | {len(f['fit_rows'])} | **{f['share']:g}** | **{f['sm_bytes_per_s'] / 1e9:g} GB/s** | "
+         f"{f['rms_before']:.3f} -> {f['rms_after']:.3f} | {hb['n']} | " + _before_after(hb, ha)
+         + f" median {f['all_after']['median']:.2f}, {f['all_after']['w12']:.0%} within 1.2x | {state}"
+         + (f" (grid edge: {', '.join(f['edge'])})" if f["edge"] else "") + " |", "",
+         "The memory share it gives each device (`onnxperf hw show ID:" + f["profile"] + "`): "
+         + ", ".join(f"{d} {prof.memory_efficiency(engine.spec(d))[0]:.3f}" for d in f["devices"]) + ".", ""]
+    return L
 
 
 # ------------------------------------------------------------------------------------------ checks
@@ -884,7 +1020,7 @@ def _value(case: Case, v: float) -> str:
 
 
 def report(cases, apart, ratios, exported, checks, consist, interp, fits, halves, elapsed, quick, chosen,
-           lows=(), engine=None) -> str:
+           lows=(), engine=None, runtime_fit=None) -> str:
     fit_half, held_half = halves
     L = ["# LLM realism: decoder-step predictions beside published GPU measurements (issue 29, items 2 and 3)", "",
          f"Made by `python benchmarks/llm_realism.py{' --quick' if quick else ''}` (no GPU needed; "
@@ -892,17 +1028,20 @@ def report(cases, apart, ratios, exported, checks, consist, interp, fits, halves
          "(each with its source). Graphs: `benchmarks/make_llm_decode.py` (Llama-style decode steps with a "
          "KV cache, weights referenced, never written). Every prediction is the device's preset as shipped "
          "(its `[efficiency]`: the GPU kernel model, constants fitted by `benchmarks/gpu_realism.py` on published "
-         "CNN/BERT rows, `benchmarks/results/gpu_realism.md`; the table below lists them), `--kv-runtime in-place` and `--precision` of the published run. "
+         "CNN/BERT rows, `benchmarks/results/gpu_realism.md`; the table below lists them), `--kv-runtime in-place` and `--precision` of the published run; "
+         "a llama.cpp row runs under the llama.cpp runtime profile (`--hw ID:llama.cpp`, `onnxperf/hardware/runtimes.py`; "
+         "its own section below). "
          "ratio = predicted / published throughput, or published / predicted latency: above 1 onnxperf is "
          "optimistic. What each row's prediction is: the module docstring of `benchmarks/llm_realism.py` and "
          "the `predicted as` column.", ""]
-    presets = sorted({c.preset for c in cases}, key=lambda p: (GENERATIONS.index(GENERATION.get(p, "CDNA3")), p))
+    presets = sorted({c.preset for c in cases},
+                     key=lambda p: (GENERATIONS.index(GENERATION.get(p.split(":")[0], "CDNA3")), p))
     L += ["The presets' kernel-model constants this run used (the working tree's presets at run time):", "",
           "| preset | generation | matmul.compute | default.memory | default.compute | overhead_s | gpu.sms | "
           "gpu.outputs_per_sm | rows |", "|---|---|---|---|---|---|---|---|---|"]
     for p in presets:
-        e = load_preset(p).efficiency
-        L.append(f"| {p} | {GENERATION.get(p, '?')} | {e.get('matmul.compute')} | {e.get('default.memory')} | "
+        e = load_spec(p).efficiency
+        L.append(f"| {p} | {GENERATION.get(p.split(':')[0], '?')} | {e.get('matmul.compute')} | {float(e.get('default.memory')):.3g} | "
                  f"{e.get('default.compute')} | {float(e.get('overhead_s', 0)) * 1e6:g} µs | {float(e.get('gpu.sms', 0)):g} | "
                  f"{float(e.get('gpu.outputs_per_sm', 0)):g} | {sum(c.preset == p for c in cases)} |")
     L.append("")
@@ -971,6 +1110,8 @@ def report(cases, apart, ratios, exported, checks, consist, interp, fits, halves
                      f"ratio {ratios[id(c)]:.2f}")
     if lows:
         L += [""] + low_section(lows, engine)
+    if runtime_fit is not None:
+        L += [""] + runtime_section(runtime_fit, engine)
     # fit
     L += ["", "## Fit proposal (NOT applied to any preset)", "",
           "Rows are split per generation and metric, sorted by (model, device, precision, scenario, batch, "
@@ -1126,9 +1267,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--graphs", default=None, help="folder for the generated graphs (default: a temporary one)")
     ap.add_argument("--fit-low", action="store_true",
                     help="only the fit of the fp8 / fp4 GEMM share (matmul.<p>.compute) on its rows; prints its table")
+    ap.add_argument("--fit-runtime", action="store_true",
+                    help="only the fit of the llama.cpp runtime profile on its rows; prints its section")
     ap.add_argument("--write", action="store_true",
                     help="write the fitted fp8 / fp4 GEMM shares into the presets (with --fit-low, or after a full run: "
-                         "its predictions use the presets as they were, and its table says whether they agree)")
+                         "its predictions use the presets as they were, and its table says whether they agree); with "
+                         "--fit-runtime, the runtime profile into onnxperf/hardware/runtimes.toml")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     data = json.loads(PUBLISHED.read_text())
@@ -1148,8 +1292,18 @@ def main(argv: list[str] | None = None) -> int:
                 eng._specs.clear()  # the presets as written
             print("\n".join(low_section(lows, eng)))
         return 0
+    if args.fit_runtime:
+        with tempfile.TemporaryDirectory() as tmp:
+            eng = Engine(Path(args.graphs) if args.graphs else Path(tmp), IN_PLACE)
+            rt = fit_runtime(cases, split(cases)[0], eng)
+            if args.write and rt is not None:
+                write_runtime(rt)
+                print(f"wrote {RUNTIMES_FILE.relative_to(ROOT)}", file=sys.stderr)
+                eng._specs.clear()
+            print("\n".join(runtime_section(rt, eng)))
+        return 0
     if args.quick:
-        keep = [c for c in cases if c.config in ("llama-3-8b", "llama-2-7b") and c.preset in ("h100-sxm", "a100-80gb", "l40s")]
+        keep = [c for c in cases if c.config in ("llama-3-8b", "llama-2-7b") and c.device in ("h100-sxm", "a100-80gb", "l40s")]
         apart += [(c.entry, "left out by --quick") for c in cases if c not in keep]
         cases = keep
     with tempfile.TemporaryDirectory() as tmp:
@@ -1186,6 +1340,7 @@ def main(argv: list[str] | None = None) -> int:
             f["fit_rows"], f["held_rows"] = fc, held
             fits[(group, gen)] = f
         lows = fit_low(cases, fit_half, eng)
+        rt = fit_runtime(cases, fit_half, eng)
         if args.write and not args.quick:
             print(f"wrote {', '.join(write_low(lows)) or 'nothing'}", file=sys.stderr)
             eng._specs.clear()  # the table's 'in the presets' reads them as written
@@ -1196,7 +1351,7 @@ def main(argv: list[str] | None = None) -> int:
                 exported[id(c)] = predict(c, ex)[0]
         elapsed = time.perf_counter() - t0
         text = report(cases, apart, ratios, exported, checks, consist, interp, fits, (fit_half, held_half), elapsed,
-                      args.quick, chosen, lows, eng)
+                      args.quick, chosen, lows, eng, rt)
     out = Path(args.out) if args.out else (Path(tempfile.gettempdir()) / "llm_realism_quick.md" if args.quick else OUT)
     out.write_text(text)
     print(f"{out}: {len(cases)} rows compared, {eng.analyses} analyses in place "

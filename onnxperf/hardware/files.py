@@ -41,6 +41,7 @@ half-used.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Mapping
@@ -49,6 +50,8 @@ from importlib import resources
 from pathlib import Path
 
 from onnxperf.base.errors import OptionError
+from onnxperf.hardware.runtimes import apply_runtime, split_runtime
+from onnxperf.hardware.runtimes import profiles as runtime_profiles
 from onnxperf.ui.output import note_input
 from onnxperf.ui.tomlfile import parse_toml
 from onnxperf.ui.units import MAX_FIGURE, MIN_RATE, shown, within
@@ -257,8 +260,9 @@ def load_preset(preset_id: str) -> HardwareSpec:
     files = _preset_files()
     key = preset_id.strip().lower()
     if key not in files:
+        profiles = f"; runtime profiles, appended as ID:RUNTIME: {', '.join(sorted(runtime_profiles()))}" if ":" in key else ""
         raise OptionError(f"unknown hardware {preset_id!r}: not a preset id or a .toml file; "
-                          f"presets: {', '.join(sorted(files))}")
+                          f"presets: {', '.join(sorted(files))}{profiles}")
     spec = _parse(files[key].read_bytes(), f"preset {key}")
     if spec.id != key:
         raise OptionError(f"preset file {key}.toml declares id {spec.id!r}")  # pragma: no cover
@@ -273,14 +277,21 @@ def load_spec(name_or_path: str | Path) -> HardwareSpec:
     """A preset id (``rtx3090``) or a path to a spec file (anything with a path separator or ending in ``.toml``);
     either with ``:plain`` appended is that spec without its efficiencies, kernel model and cache levels
     (the plain DRAM roofline: every node at its roof, every tensor through main memory: an estimate, not a
-    bound), id suffixed ``:plain``."""
+    bound), id suffixed ``:plain``; with ``:RUNTIME`` (``:llama.cpp``) appended, a GPU spec under that
+    runtime's profile (:mod:`onnxperf.hardware.runtimes`), id suffixed ``:RUNTIME``."""
     s = str(name_or_path)
     if not isinstance(name_or_path, Path) and s.endswith(PLAIN_SUFFIX) and len(s) > len(PLAIN_SUFFIX):
-        import dataclasses
-
-        spec = load_spec(s[:-len(PLAIN_SUFFIX)])
+        base = s[:-len(PLAIN_SUFFIX)]
+        if split_runtime(base)[1] is not None:
+            raise OptionError(f"--hw {s}: a runtime profile applies to the GPU kernel model, which :plain removes; "
+                              f"give one of them")
+        spec = load_spec(base)
         return dataclasses.replace(spec, id=spec.id + PLAIN_SUFFIX, efficiency={}, efficiency_sources={},
                                    memory_levels=())
+    if not isinstance(name_or_path, Path):
+        base, profile = split_runtime(s)
+        if profile is not None:
+            return apply_runtime(load_spec(base), profile, s)
     if isinstance(name_or_path, Path) or "/" in s or "\\" in s or s.lower().endswith(".toml"):
         return read_spec_file(s)
     return load_preset(s)

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 
 from onnxperf.ui.numbers import binary_bytes as _bytes
+from onnxperf.hardware.runtimes import profiles
 from onnxperf.hardware.spec import PEAK_KEYS, HardwareSpec
 
 _GIB = 2 ** 30
@@ -60,7 +61,9 @@ def list_text(specs: Iterable[HardwareSpec]) -> str:
     lines += ["", "Dense peaks (TFLOP/s; int8 TOP/s), one column per --precision. * = no figure of its own: falls back "
               "(tf32 -> fp32, bf16 -> fp16 -> fp32, fp8 -> fp16 -> fp32, int8 -> fp16 -> fp32);",
               "ridge = FLOP per byte of memory traffic where compute and bandwidth balance. "
-              "`onnxperf hw show ID` gives the sources."]
+              "`onnxperf hw show ID` gives the sources.",
+              f"Runtime profiles, appended to a GPU preset as ID:RUNTIME (`--hw a100-80gb:llama.cpp`): "
+              f"{', '.join(sorted(profiles()))}; the presets as shipped describe TensorRT-class kernels."]
     return "\n".join(lines) + "\n"
 
 

@@ -222,8 +222,8 @@ def text_lines(sec: LLMSection) -> list[str]:
         mb = f", limited by {LIMITER_WORDS[d.bound]} ({pct(d.bound_share)} of it)" if d.bound in LIMITER_WORDS else ""
         lower = " (plain roofline: an estimate, not a bound)" if d.latency_is_plain else ""
         band = f" ({f.band.text()})" if f.band is not None else (
-            "" if d.latency_is_plain else " (no error band: no published decoder point held out on this device "
-                                                "class)")
+            "" if d.latency_is_plain else " (no error band: no published decoder point held out for this device "
+                                                "class and runtime)")
         out.append(f"  Decode       {seconds(d.latency_s)} per token{band} -> {si(f.decode_tokens_per_s)} tokens/s "
                    f"at batch {f.batch} on {clean(f.hardware or '?', 40)}{mb}{lower}")
     pre = f"one pass of {f.prompt:,} tokens" if f.prefill_method == "one pass" else f"{f.prompt:,} decode steps"

@@ -209,7 +209,7 @@ def _roofline_text(sm: Analysis) -> list[str]:
     cannot = (f"  (cannot run: needs {binary_bytes(dev.total_bytes)} of the device's {binary_bytes(dev.capacity_bytes)})"
               if dev is not None and dev.fits is False else "")
     band = (f" ({r.band.text()})" if r.band is not None else
-            " (no error band: no published point held out on this device class)" if r.kernels is not None else "")
+            " (no error band: no published point held out for this device class and runtime)" if r.kernels is not None else "")
     out.append(f"  Predicted latency   {lower_bound(seconds(r.latency_s), r.latency_s, part, True)}{band}   "
                f"throughput {upper_bound(si(tput) + '/s', tput, part, True)} (batch {sm.batch}){partial}{cannot}")
     if r.plain:
