@@ -568,8 +568,9 @@ def report(measured: dict, rows: list[dict], check: dict, kernels: dict | None =
                   "is not in an fp16 step's kernels as measured here: at fp8, the published rows' precision, a GEMM "
                   "attains a smaller share of its peak (`matmul.fp8.compute`, fitted on half of those rows, brought "
                   "batched throughput to the median above); the rest is what serving or the runtime adds: "
-                  "scheduling, sampling, in-flight batching, a per-request fixed cost (TTFT at short prompts), "
-                  "llama.cpp's own kernels (decode, batch 1): not modelled."]
+                  "scheduling, sampling, in-flight batching, a per-request fixed cost (TTFT at short prompts). "
+                  "The published decode, batch 1 rows are llama.cpp's, predicted under its runtime profile "
+                  "(`--hw ID:llama.cpp`: its kernels stream about half the bandwidth on an HBM GPU)."]
     m = check["point"]
     lines += ["", f"CLI check: `onnxperf {' '.join(str(x) for x in check['command'][1:])}` (<tmp>: the graph written to a "
                   f"temporary folder) gives {check['cli_s'] * 1e3:.3f} ms for {m['model']} batch {m['batch']} context "
