@@ -3,6 +3,7 @@
     python benchmarks/state_probe.py run --baseline WORKTREE --baseline-spec OLD.toml --spec NEW.toml \\
         [--models mobilenetv2_torch,resnet18_torch] [--rounds 3] [--out benchmarks/measured/state_probe.json]
     python benchmarks/state_probe.py report [RUN.json ...] [--out benchmarks/results/state_probe.md]
+    python benchmarks/state_probe.py elasticity [RUN.json ...]
 
 ``run`` validates each model with ``validate --runs 40 --blocks 10`` (ten blocks of four timed runs, a probe
 of the machine between blocks), alternating two versions of onnxperf in the same minutes, round after
@@ -14,6 +15,12 @@ the block's measured median. ``report`` sets the two side by side per model:
   model slows exactly as the probe does) and with log(the dispatch probe's seconds per node);
 * the state-normalized end-to-end error of each validation, and its spread (max - min) over the rounds,
   beside the raw error's: issue 30's target is two validations within 5 points.
+
+``elasticity`` asks whether normalizing by less than the whole probe ratio would repeat better: a model whose
+block time follows the probe with a log-log slope above -1 (the table's slope) might be over-corrected. Per
+validation of this tree it re-evaluates each block's prediction with the state shrunk toward the reference,
+``ref · (state / ref)^κ`` for each probe (κ = 1: validate's normalization; 0: none), with this working tree's
+cost model and the run's spec, and prints each κ's per-round normalized errors and their spread.
 """
 
 from __future__ import annotations
@@ -29,6 +36,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from onnxperf.cost.request import Request  # noqa: E402
+from onnxperf.hardware import load_spec  # noqa: E402
+from onnxperf.predict.precision import priced  # noqa: E402
+from onnxperf.predict.roofline import roofline  # noqa: E402
+from onnxperf.products.validate.runner import Probe  # noqa: E402
+from onnxperf.products.validate.state import reference_of, scaled_spec  # noqa: E402
 MEASURED = ROOT / "benchmarks" / "measured" / "state_probe.json"
 #: the runs the page shows, in order (the first: minutes before the second, the same specs)
 RUNS_SHOWN = (ROOT / "benchmarks" / "measured" / "state_probe_run1.json", MEASURED)
@@ -173,6 +188,51 @@ def conclusions(res: dict) -> list[str]:
     return out
 
 
+KAPPAS = (1.0, 0.85, 0.7, 0.5, 0.0)
+ELASTICITY_HEAD = "## Normalizing by less than the probe's whole ratio\n\n"
+ELASTICITY_TEXT = ("Made by `python benchmarks/state_probe.py elasticity --out benchmarks/results/state_probe.md` from the "
+                   "runs above (this tree's validations): each block's prediction re-evaluated with the state shrunk "
+                   "toward the calibration's reference, `ref · (state / ref)^κ` per probe, with the working tree's cost "
+                   "model at the time it was made; κ = 1 is validate's normalization, κ = 0 the raw prediction. The "
+                   "slopes above (-0.57 to -0.83) suggest κ < 1 might repeat better; the spreads over the rounds say "
+                   "whether it does.\n\n")
+
+
+def elasticity(runs: list[dict]) -> str:
+    """The ``elasticity`` table (module docstring)."""
+    fields = ("triad_bytes_per_s", "matmul_flops_per_s", "dispatch_s_per_node")
+    lines = ["| run | model | " + " | ".join(f"κ = {k:g}: errors (spread)" for k in KAPPAS) + " |",
+             "|---|---|" + "---|" * len(KAPPAS)]
+    spreads = {k: [] for k in KAPPAS}
+    for run in runs:
+        spec = load_spec(ROOT / "benchmarks" / "measured" / run["versions"]["this"]["spec"])
+        ref = reference_of(spec)
+        for m in run["models"]:
+            a = priced(Request(str(ROOT / PATHS[m]), dims={"batch": 1}))
+            cells = []
+            for k in KAPPAS:
+                errs = []
+                for v in (v for v in run["validations"] if v["model"] == m and v["version"] == "this"):
+                    per = []
+                    for w in v["windows"]:
+                        st = Probe(*(getattr(ref, f) * (w[f] / getattr(ref, f)) ** k for f in fields))
+                        per.append(roofline(a, scaled_spec(spec, st, ref)).latency_s / w["measured_s"] - 1)
+                    errs.append(sorted(per)[len(per) // 2] if len(per) % 2 else
+                                (sorted(per)[len(per) // 2 - 1] + sorted(per)[len(per) // 2]) / 2)
+                spread = 100 * (max(errs) - min(errs))
+                spreads[k].append(spread)
+                cells.append(", ".join(f"{100 * e:+.1f}%" for e in errs) + f" ({spread:.1f})")
+            lines.append(f"| {run['started']} | {m} | " + " | ".join(cells) + " |")
+    base = spreads[1.0]
+    lines += ["", "Spread (points) per κ, mean over the rows: "
+              + ", ".join(f"κ = {k:g}: {sum(v) / len(v):.1f}" for k, v in spreads.items()) + ". Rows whose spread is "
+              "smaller than at κ = 1: " + ", ".join(f"κ = {k:g}: {sum(x < b for x, b in zip(v, base))} of {len(v)}"
+                                                   for k, v in spreads.items() if k != 1.0)
+              + ". validate keeps κ = 1 unless a κ below it repeats better in every row: a κ chosen on these rows "
+                "would be fitted in sample, and the hour-apart pairs (benchmarks/results/repeat.md) are the test."]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -186,9 +246,20 @@ def main(argv=None) -> int:
     c = sub.add_parser("report")
     c.add_argument("measured", nargs="*", default=[str(p) for p in RUNS_SHOWN])
     c.add_argument("--out", default=str(OUT))
+    e = sub.add_parser("elasticity")
+    e.add_argument("measured", nargs="*", default=[str(p) for p in RUNS_SHOWN])
+    e.add_argument("--out", default=None, help=f"write (or replace) the section in this page, e.g. {OUT.relative_to(ROOT)}")
     args = ap.parse_args(argv)
     if args.cmd == "run":
         return run(args)
+    if args.cmd == "elasticity":
+        body = elasticity([json.loads(Path(m).read_text()) for m in args.measured])
+        print(body)
+        if args.out:
+            page = Path(args.out).read_text()
+            page = page.split(ELASTICITY_HEAD)[0].rstrip("\n") + "\n\n" + ELASTICITY_HEAD + ELASTICITY_TEXT + body
+            Path(args.out).write_text(page)
+        return 0
     text = report([json.loads(Path(m).read_text()) for m in args.measured])
     Path(args.out).write_text(text)
     print(text)
