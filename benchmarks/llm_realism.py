@@ -555,14 +555,20 @@ class Engine:
         return self.fast(pt, preset).latency(float(e[k]), float(e["default.compute"]),
                                              float(e["default.memory"]), float(e["overhead_s"]))
 
-    def curve(self, case: "Case", grid: np.ndarray) -> np.ndarray:
-        """The row's ratio over ``grid`` values of its GEMMs' share, every other constant as shipped."""
-        e = self.spec(case.preset).efficiency
+    def curve(self, case: "Case", e_mm: np.ndarray | None = None, e_mem: np.ndarray | None = None,
+              preset: str | None = None) -> np.ndarray:
+        """The row's ratio over a grid of one constant: its GEMMs' share (``e_mm``: every GEMM's, the low-precision
+        ones too) or the memory share (``e_mem``), every other constant as ``preset`` (default: the row's) holds
+        it; the best candidate per grid value, as :func:`predict` takes it."""
+        preset = preset or case.preset
+        spec = self.spec(preset)
+        e = spec.efficiency
+        mem = np.asarray(e_mem, dtype=float) if e_mem is not None else np.array([float(e["default.memory"])])
         best = None
         for cand in case.candidates:
-            t = sum(w * self.fast(pt, case.preset).latencies(grid, float(e["default.compute"]),
-                                                             np.array([float(e["default.memory"])]),
-                                                             np.array([float(e["overhead_s"])]))[:, 0, 0]
+            t = sum(w * self.fast(pt, preset).latencies(
+                np.asarray(e_mm, dtype=float) if e_mm is not None else np.array([float(e[mm_key(spec, pt)])]),
+                float(e["default.compute"]), mem, np.array([float(e["overhead_s"])]))[:, :, 0].ravel()
                     for pt, w in cand.terms)
             r = case.published / t if cand.tokens is None else cand.tokens / t / case.published
             best = r if best is None else np.maximum(best, r)
@@ -686,7 +692,7 @@ def fit_low(cases: list[Case], fit_half: list[Case], engine: Engine) -> list[dic
     fit_ids = {id(c) for c in fit_half}
     out = []
     for (cls, low), cs in low_groups(cases, engine).items():
-        curves = {id(c): engine.curve(c, grid) for c in cs}
+        curves = {id(c): engine.curve(c, e_mm=grid) for c in cs}
         fc = [c for c in cs if id(c) in fit_ids]
         held = [c for c in cs if id(c) not in fit_ids]
         if not fc:
@@ -787,22 +793,6 @@ def low_section(fits: list[dict], engine: Engine) -> list[str]:
     return L + [""]
 
 
-def ratio_over_memory(c: Case, engine: Engine, e_mem: np.ndarray, preset: str | None = None) -> np.ndarray:
-    """The row's ratio at each memory share of ``e_mem``, every other constant of ``preset`` (default: the
-    row's) as it holds them; the best candidate per share, as :func:`predict` takes it."""
-    preset = preset or c.preset
-    spec = engine.spec(preset)
-    e = spec.efficiency
-    best = None
-    for cand in c.candidates:
-        t = sum(w * engine.fast(pt, preset).latencies(np.array([float(e[mm_key(spec, pt)])]), float(e["default.compute"]),
-                                                       e_mem, np.array([float(e["overhead_s"])]))[0, :, 0]
-                for pt, w in cand.terms)
-        r = c.published / t if cand.tokens is None else cand.tokens / t / c.published
-        best = r if best is None else np.maximum(best, r)
-    return best
-
-
 def fit_runtime(cases: list[Case], fit_half: list[Case], engine: Engine, profile: str = "llama.cpp") -> dict | None:
     """The runtime profile's (``memory.share`` s, ``memory.sm_bytes_per_s`` b) by grid search (:data:`GRID_SHARE`
     x :data:`GRID_SM`) minimizing the mean squared log ratio of the fit half's rows of that runtime in
@@ -823,13 +813,13 @@ def fit_runtime(cases: list[Case], fit_half: list[Case], engine: Engine, profile
 
     def ratios(c: Case, e_m: np.ndarray) -> np.ndarray:
         flat, inv = np.unique(e_m, return_inverse=True)
-        return ratio_over_memory(c, engine, flat, c.device)[inv].reshape(e_m.shape)
+        return engine.curve(c, e_mem=flat, preset=c.device)[inv].reshape(e_m.shape)
 
     err = sum(np.log(ratios(c, shares(c))) ** 2 for c in fc)
     i, j = np.unravel_index(np.argmin(err), err.shape)
     s_fit, b_fit = float(S[i]), float(B[j])
-    at = lambda c: float(ratios(c, np.array([[min(s_fit, float(engine.spec(c.device).efficiency["gpu.sms"]) * b_fit  # noqa: E731
-                                                    / engine.spec(c.device).memory_bandwidth_bytes_per_s)]]))[0, 0])
+    fitted = replace(profiles()[profile], memory_share=s_fit, sm_bytes_per_s=b_fit)
+    at = lambda c: float(ratios(c, np.array([[fitted.memory_efficiency(engine.spec(c.device))[0]]]))[0, 0])  # noqa: E731
     before = lambda c: predict(replace(c, preset=c.device), engine)[0]  # noqa: E731
     after_fit = [at(c) for c in fc]
     after_held = [at(c) for c in held]

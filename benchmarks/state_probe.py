@@ -29,6 +29,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -217,8 +218,7 @@ def elasticity(runs: list[dict]) -> str:
                     for w in v["windows"]:
                         st = Probe(*(getattr(ref, f) * (w[f] / getattr(ref, f)) ** k for f in fields))
                         per.append(roofline(a, scaled_spec(spec, st, ref)).latency_s / w["measured_s"] - 1)
-                    errs.append(sorted(per)[len(per) // 2] if len(per) % 2 else
-                                (sorted(per)[len(per) // 2 - 1] + sorted(per)[len(per) // 2]) / 2)
+                    errs.append(statistics.median(per))
                 spread = 100 * (max(errs) - min(errs))
                 spreads[k].append(spread)
                 cells.append(", ".join(f"{100 * e:+.1f}%" for e in errs) + f" ({spread:.1f})")

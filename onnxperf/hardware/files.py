@@ -50,8 +50,7 @@ from importlib import resources
 from pathlib import Path
 
 from onnxperf.base.errors import OptionError
-from onnxperf.hardware.runtimes import apply_runtime, split_runtime
-from onnxperf.hardware.runtimes import profiles as runtime_profiles
+from onnxperf.hardware.runtimes import apply_runtime, split_runtime, profiles as runtime_profiles
 from onnxperf.ui.output import note_input
 from onnxperf.ui.tomlfile import parse_toml
 from onnxperf.ui.units import MAX_FIGURE, MIN_RATE, shown, within
