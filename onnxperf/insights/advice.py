@@ -175,6 +175,7 @@ def _fix(a: Costs, rl: RooflineResult, spec: Any, bound: str, rows, precision: s
         return (f"Change: {what}; the overhead is {seconds(over)} per run ({pct(over / total)} of the node "
                 "time), a larger batch spreads it over more items.")
     lower = _lower(rows, precision)
+    faster = None
     if lower is not None and a.loaded is not None:
         faster = _at_precision(a, spec, lower)
         if faster is not None and faster < rl.latency_s:
@@ -183,6 +184,11 @@ def _fix(a: Costs, rl: RooflineResult, spec: Any, bound: str, rows, precision: s
                     f"({pct(saved / rl.latency_s)} less).")
     if bound == MEMORY:
         return "Change: fewer bytes per item: a larger batch reuses each weight, fusion keeps tensors on chip."
+    if bound == COMPUTE:
+        # no lower precision helps here (its peak is no faster on this hardware, or the rows are int8 already)
+        why = (f"--precision {lower} predicts {seconds(faster)}, no faster on this hardware" if faster is not None
+               else "no lower precision to offer")
+        return f"Change: fewer operations per item (a smaller input or a lighter model); {why}."
     return ""
 
 
