@@ -74,6 +74,9 @@ from onnxperf.predict.gpu_kernels import kernel_plan  # noqa: E402
 PUBLISHED = ROOT / "benchmarks" / "published" / "gpu_inference.json"
 EXTRA = ROOT / "benchmarks" / "published" / "bert_extra.json"
 LLM_FILE = ROOT / "benchmarks" / "published" / "llm_inference.json"
+MLPERF = ROOT / "benchmarks" / "published" / "mlperf_resnet.json"
+#: the file whose rows came after the constants were fitted: every comparable row of it is held out (:func:`split`)
+LATE = "mlperf_resnet.json"
 PRESETS = ROOT / "onnxperf" / "hardware" / "presets"
 MODELS = {
     "resnet50": ROOT / "models" / "resnet50_torch.onnx",
@@ -266,7 +269,8 @@ def _llm_file_rows() -> list[dict]:
 
 def entries() -> list[dict]:
     """Every published TensorRT row, each with ``_file``, ``_id`` and its device ``_class``."""
-    rows = (_tensorrt(PUBLISHED, "gpu_inference.json") + _tensorrt(EXTRA, "bert_extra.json") + _llm_file_rows())
+    late = [e for e in _tensorrt(MLPERF, LATE) if e["device"] in CLASS_OF]  # a100-pcie-80gb, a2, l40: no preset
+    rows = (_tensorrt(PUBLISHED, "gpu_inference.json") + _tensorrt(EXTRA, "bert_extra.json") + _llm_file_rows() + late)
     return [{**e, "_class": CLASS_OF[e["device"]]} for e in rows]
 
 
@@ -291,6 +295,14 @@ def not_comparable(e: dict) -> str | None:
         return "MLPerf bert-99 runs unpadded variable-length sequences (<= 384): less work than the padded seq-384 pass"
     if "NOT GPU-only" in (e.get("note") or ""):
         return "GPU and both DLAs together (uses_dla=true): not the GPU alone"
+    if e.get("mig"):
+        return f"a MIG slice ({e['mig']}): a fraction of the GPU, not the device the preset describes"
+    if e.get("power_capped"):
+        return "a MaxQ submission (power-capped): the preset's peaks are the data sheet's, at full power"
+    if "uses_dla" in e and e["uses_dla"] is not False:
+        return "the system description does not rule out the DLAs (uses_dla unknown): maybe not the GPU alone"
+    if e["scenario"] == "mlperf_server":
+        return "MLPerf Server: Poisson arrivals under a latency bound, not the device's best throughput"
     if e.get("device_label_conflict"):
         return ("device label conflict: headed L4 at TensorRT 10.7, relabelled A30 by a later commit with the same "
                 "numbers (within a few percent of the L4 table of 10.2): neither fitted nor scored")
@@ -298,7 +310,7 @@ def not_comparable(e: dict) -> str | None:
 
 
 def published_throughput(e: dict) -> float:
-    if e.get("throughput_items_per_s") and e["scenario"] in ("fixed_batch", "mlperf_offline"):
+    if e.get("throughput_items_per_s") and e["scenario"] in ("fixed_batch", "mlperf_offline", "mlperf_server"):
         return e["throughput_items_per_s"]
     lat = e["latency_s"]
     key = "p50" if "p50" in lat else "avg"
@@ -307,7 +319,7 @@ def published_throughput(e: dict) -> float:
 
 
 def row_batches(e: dict) -> tuple[int, ...]:
-    if e["scenario"] == "mlperf_offline":
+    if e["scenario"] in ("mlperf_offline", "mlperf_server"):
         return OFFLINE_BATCHES
     if e["scenario"] == "mlperf_multi_stream":
         return (8,)
@@ -319,7 +331,8 @@ def split(rows: list[dict]) -> dict[str, str]:
     text): in a sweep, even positions of the sorted batch grid fit and odd ones are held out (every release
     of a table alike, so a measurement repeated in two releases never sits on both sides); single points
     alternate in (device, scenario, source) order, the first fitted. A class with a donor (its constants
-    fitted elsewhere) holds every row out."""
+    fitted elsewhere) holds every row out, and so does :data:`LATE` (MLPerf rounds v2.0-v4.0 of every submitter,
+    gathered after the constants were fitted: scored, never fitted)."""
     out: dict[str, str] = {}
     grids: dict[tuple, set] = {}
     single: dict[tuple, list[dict]] = {}
@@ -327,7 +340,7 @@ def split(rows: list[dict]) -> dict[str, str]:
     for e in ok:
         if e["scenario"] == "fixed_batch":
             grids.setdefault((e["model"], e.get("seq_len"), e["device"], e["precision"]), set()).add(e["batch"])
-        else:
+        elif e["_file"] != LATE:  # held out below, and left out of the alternation of the others
             single.setdefault((e["_class"], e["model"]), []).append(e)
     pos = {k: {b: i for i, b in enumerate(sorted(v))} for k, v in grids.items()}
     for e in ok:
@@ -340,7 +353,7 @@ def split(rows: list[dict]) -> dict[str, str]:
         for i, e in enumerate(es):
             out[e["_id"]] = "fit" if i % 2 == 0 else "held"
     for e in ok:
-        if e["_class"] in DONORS:
+        if e["_class"] in DONORS or e["_file"] == LATE:
             out[e["_id"]] = "held"
     return out
 
@@ -655,7 +668,8 @@ def bands(rows: list[dict], halves: dict[str, str]) -> dict[str, dict]:
 
 def band_source(cls: str, b: dict, date: str) -> str:
     how = (f"every row of the class, its constants being the {DONORS[cls][0]} class's" if cls in DONORS else
-           "batch sweeps: the odd positions of each grid; MLPerf points: every second")
+           "batch sweeps: the odd positions of each grid; MLPerf points: every second"
+           + (f", those of {LATE} all" if LATE in b["files"] else ""))
     files = ", ".join(f"benchmarks/published/{f}" for f in b["files"])
     return (f"measured / predicted time per item on the {b['points']} held-out published TensorRT rows of the "
             f"{cls} class ({', '.join(b['devices'])}; {', '.join(b['models'])}; {files}), none of them fitted "
@@ -873,7 +887,7 @@ def fill_section(ev_shipped: list[dict], ev_unscaled: list[dict], halves: dict[s
 
 def report(ev: list[dict], halves: dict[str, str], ks: list[dict], before: dict, after: dict, nol2_fit: dict,
            after_nol2: dict, sens: dict, shipped: dict, b: dict, preset_bands: dict, t_nol2: dict,
-           fill_lines: list[str]) -> str:
+           fill_lines: list[str], mlperf_lines: list[str]) -> str:
     rows = [r for r in ev if r["_id"] in halves]
     apart = [r for r in ev if not_comparable(r) is not None]
     classes = [c for c in CLASSES if any(r["_class"] == c for r in rows)]
@@ -887,8 +901,8 @@ def report(ev: list[dict], halves: dict[str, str], ks: list[dict], before: dict,
         "(`onnxperf hw show <id>` lists its [efficiency] and their sources), the GPU kernel model",
         "(`onnxperf/predict/gpu_kernels.py`) and `--precision` of the published run. ratio = predicted / published",
         "throughput = measured / predicted time per item (above 1: onnxperf is optimistic). Rows: the `tensorrt` rows",
-        "of `benchmarks/published/gpu_inference.json`, `bert_extra.json` and the ResNet-50 MLPerf Offline rows of",
-        "`llm_inference.json`. The `bert_extra.json` table with `device_label_conflict` (L4 at TensorRT 10.7, relabelled",
+        "of `benchmarks/published/gpu_inference.json`, `bert_extra.json`, the ResNet-50 MLPerf Offline rows of",
+        "`llm_inference.json` and the MLPerf ResNet-50 rows of `mlperf_resnet.json` (held out: below). The `bert_extra.json` table with `device_label_conflict` (L4 at TensorRT 10.7, relabelled",
         "A30 later with the same numbers) is shown apart: it repeats the earlier L4 table within a few percent, so it",
         "adds no independent L4 point, and its label is too uncertain to make it an A30 one. Predicted as an L4 its "
         f"80 rows have a median ratio of {_as(apart, 'l4'):.2f} (the L4 rows of other releases are alike), as an A30 "
@@ -896,7 +910,8 @@ def report(ev: list[dict], halves: dict[str, str], ks: list[dict], before: dict,
         "",
         "Each class's rows are split once into a fit half and a held-out half: in a batch sweep the even positions of",
         "the sorted batch grid are fitted, the odd ones held out (every release of a table alike, so no measurement",
-        "repeated across releases sits on both sides); MLPerf points alternate in (device, scenario, source) order.",
+        "repeated across releases sits on both sides); MLPerf points alternate in (device, scenario, source) order",
+        f"(those of `{LATE}` are all held out).",
         "A class whose constants come from another (a donor) holds every row out. Statistics marked *held-out* use",
         "rows no constant was fitted on.",
         "",
@@ -929,6 +944,7 @@ def report(ev: list[dict], halves: dict[str, str], ks: list[dict], before: dict,
           "shares at most 0.9, the bounds of the A100 fit before; a constant at a bound is listed as at the grid edge "
           "by `--fit`. Every fit row weighs the same (weighing each family the same instead gave worse held-out "
           "statistics on Ampere and Ada, the two classes with both families).", ""]
+    L += mlperf_lines + [""]
     L += ["## Held-out statistics: before (A100 constants) and after (as shipped)", "",
           "The A100 constants were fitted on every A100 row, the held-out half included: for the Ampere class the "
           "'before' columns are partly in-sample (flattering); for every other class both sides are out of sample.", "",
@@ -1023,6 +1039,49 @@ def report(ev: list[dict], halves: dict[str, str], ks: list[dict], before: dict,
     return "\n".join(L)
 
 
+def mlperf_section(ev: list[dict], halves: dict[str, str], shipped_levels: dict) -> list[str]:
+    """The page's section on :data:`LATE`: every MLPerf ResNet-50 row per device and scenario at the constants as
+    shipped, and (for contrast, never shipped) with the convolution share the Hopper class fitted on MLPerf rows;
+    beside it the same GPU's fastest non-MLPerf TensorRT row at the same precision."""
+    late = [r for r in ev if r["_file"] == LATE and r["_id"] in halves]
+    if not late:
+        return []
+    hopper = float(load_preset(CLASSES["hopper"][0]).efficiency["conv.compute"])
+    L = ["", f"## MLPerf ResNet-50 of every round and submitter (`{LATE}`: held out, never fitted)", "",
+         f"{len(late)} comparable rows of single-GPU closed-division systems, MLPerf Inference v2.0-v4.0, NVIDIA's TensorRT "
+         "harness run by NVIDIA, Dell, Lenovo, Supermicro, cTuning and others (the v3.1 NVIDIA L4 and Orin rows of "
+         "gpu_inference.json are not repeated); MIG slices, MaxQ (power-capped) systems, Jetson rows whose description "
+         "does not rule out the DLAs and Server runs are shown apart below. They came after the constants were fitted "
+         "and are held out entirely (they count in the targets and the bands). Ratio at the constants as shipped, and "
+         f"with `conv.compute` = {hopper:g} (the Hopper class's value, fitted on MLPerf rows alone) for contrast:", "",
+         "| class | device | scenario | rows | median ratio | min-max | median with conv.compute "
+         f"{hopper:g} |", "|---|---|---|---|---|---|---|"]
+    groups: dict[tuple, list[dict]] = {}
+    for r in late:
+        groups.setdefault((r["_class"], r["device"], r["scenario"]), []).append(r)
+    for (c, dev, sc), rs in sorted(groups.items()):
+        alt = [fast_ratio(r, {**constants(dev), "conv.compute": hopper}, shipped_levels)[0] for r in rs]
+        xs = [r["_ratio"] for r in rs]
+        L.append(f"| {c} | {dev} | {sc} | {len(rs)} | {statistics.median(xs):.2f} | {min(xs):.2f}-{max(xs):.2f} | "
+                 f"{statistics.median(alt):.2f} |")
+    a100 = [r for r in ev if r["device"] == "a100-80gb" and r["model"] == "resnet50" and r["precision"] == "int8"
+            and r["_id"] in halves]
+    mlperf = [r["_pub"] for r in a100 if r["scenario"] == "mlperf_offline"]
+    other = [r for r in a100 if r["scenario"] == "fixed_batch"]
+    if mlperf and other:
+        best = max(other, key=lambda r: r["_pub"])
+        L += ["", f"The same GPU and precision under two TensorRT integrations: the A100 80GB's int8 ResNet-50 runs "
+              f"{statistics.median(mlperf):,.0f} images/s in MLPerf Offline (median of {len(mlperf)} rounds) and "
+              f"{best['_pub']:,.0f} at batch {best['batch']} in the {best['runtime'].split(' (')[0].split(',')[0]} sweep, "
+              f"{statistics.median(mlperf) / best['_pub']:.2f}x apart. The convolution share is a property of the "
+              "integration (NVIDIA's MLPerf harness: its own int8 plugins, CUDA graphs, several streams) as much as of "
+              "the generation, and the classes' constants mix the two: Ampere's and Ada's `conv.compute` come from "
+              "Paddle-TRT sweeps, Hopper's from MLPerf rows. Not changed here: a runtime profile for the MLPerf harness "
+              "(as `:llama.cpp` for decode, `onnxperf/hardware/runtimes.toml`) and each class's share fitted on one "
+              "integration is the next step."]
+    return L
+
+
 def preset_band(cls: str) -> tuple | None:
     eff = load_preset(CLASSES[cls][0]).efficiency
     if "band.p10" not in eff:
@@ -1091,7 +1150,8 @@ def main(argv=None) -> int:
                               targets(ev_one, halves, knees(ev_one)))
     b = bands(rows, halves)
     text = report(ev, halves, ks, before, after, nol2_fit, after_nol2, sens, shipped, b,
-                  {c: preset_band(c) for c in CLASSES}, targets(ev_l2, halves, knees(ev_l2)), fill_lines)
+                  {c: preset_band(c) for c in CLASSES}, targets(ev_l2, halves, knees(ev_l2)), fill_lines,
+                  mlperf_section(ev, halves, shipped_levels))
     Path(args.out).write_text(text)
     print("\n".join(ln for ln in text.splitlines() if ln.startswith("- [")))
     return 0
