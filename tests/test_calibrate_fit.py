@@ -5,7 +5,11 @@ import pytest
 
 import onnxperf
 from onnxperf.products.calibration.fit import Sample, fit_efficiency
+from onnxperf.products.calibration.run import kernel_s, sample_case
 from onnxperf.products.calibration.suite import suite
+from onnxperf.products.validate.inputs import make_inputs
+from onnxperf.products.validate.profile import NodeTiming
+from onnxperf.products.validate.runner import run_session
 
 
 def test_suite_models_are_valid_and_fully_costed():
@@ -265,3 +269,26 @@ def test_a_recurrent_family_is_fitted_on_its_recurrence():
     eff = fit_efficiency(samples)
     assert eff["matmul.compute"] == pytest.approx(0.8)
     assert eff["rnn.compute"] == pytest.approx(0.25)
+
+
+def test_the_nhwc_layout_transposes_around_a_qlinearconv_case_are_not_its_time(tmp_path):
+    """onnxruntime runs QLinearConv channels-last and puts a Transpose before and after each copy of a one-op
+    case; in a model a chain of QLinearConvs stays channels-last. The case's time is its QLinearConv kernels
+    alone (the Transposes the runtime inserted left out), while a case that is itself a Transpose keeps them."""
+    def t(op, us):
+        return NodeTiming(f"{op}_{us}", op, "CPUExecutionProvider", us * 1e-6, 1.0, median_s_per_run=us * 1e-6)
+
+    timings = [t("Transpose", 80), t("QLinearConv", 275), t("Transpose", 18), t("ReorderInput", 5)]
+    assert kernel_s(timings, {"QLinearConv"}) == pytest.approx(275e-6)
+    assert kernel_s(timings, {"Transpose", "QLinearConv"}) == pytest.approx(373e-6)
+    assert kernel_s(timings) == pytest.approx(373e-6)  # no case given: only the NCHWc reorders are boundaries
+
+    case = next(c for c in suite(scale=1 / 16) if c.name == "qlinearconv3x3_64")
+    assert {n.op_type for n in case.model.graph.node} == {"QLinearConv"}
+    spec = onnxperf.hardware.load_spec("xeon-8480plus")
+    s = sample_case(case, spec, tmp_path, runs=2, warmup=1, threads=1, opt="all")
+    rr = run_session(tmp_path / f"{case.name}.onnx", make_inputs(onnxperf.analyze(case.model), seed=0), runs=2,
+                     warmup=1, threads=1, opt="all", profile=True, keep_optimized=False)
+    ops = {x.op_type for x in rr.node_timings}
+    assert "Transpose" in ops and "QLinearConv" in ops  # the runtime's layout boundary is there to leave out
+    assert s.measured_s > 0

@@ -64,7 +64,7 @@ def sample_case(case: Case, spec, workdir: Path, *, runs: int, warmup: int, thre
     k = case.copies
     nbytes = sum(n.bytes_read + n.bytes_written for n in a.main_nodes)
     gemm_s = sum(rnn_gemm_flops(n) for n in a.main_nodes) / peak
-    return Sample(case.name, case.family, compute_s / k, memory_s / k, kernel_s(rr.node_timings) / k, nbytes / k,
+    return Sample(case.name, case.family, compute_s / k, memory_s / k, kernel_s(rr.node_timings, {n.op_type for n in case.model.graph.node}) / k, nbytes / k,
                   gemm_s / k, rr.state, dram)
 
 
@@ -99,13 +99,21 @@ def at_reference(col: list[Sample], reference: Probe | None) -> Sample:
 #: layout conversions that onnxruntime puts at the edges of an NCHWc region: a one-op model pays
 #: them around its op, a real model once at its inputs and outputs, so they are not the op's cost
 BOUNDARY_OPS = frozenset({"ReorderInput", "ReorderOutput"})
+#: the layout conversion onnxruntime's NHWC transformer puts around each QLinearConv (its int8 kernel runs
+#: channels-last): a boundary too where the suite model itself has no Transpose. In a model a chain of
+#: QLinearConvs stays channels-last between them (ResNet-18's QOperator export: 20 QLinearConvs, 2
+#: Transposes); around a one-op case every copy pays two, 100 of the 3x3 case's 376 µs per copy on the
+#: 2-core VM (benchmarks/results/accuracy.md), which the int8 conv share took for the conv's own time.
+NHWC_BOUNDARY_OPS = frozenset({"Transpose"})
 
 
-def kernel_s(timings) -> float:
+def kernel_s(timings, case_ops: frozenset[str] | set[str] | None = None) -> float:
     """Time per run of the suite model's own kernels (all copies of its op): the median over the timed runs (a shared
     machine gives the odd slow run, which a mean would fit into the efficiency), boundary
-    layout reorders left out."""
-    return sum(t.typical_s_per_run for t in timings if t.op_type not in BOUNDARY_OPS)
+    layout reorders left out. ``case_ops``: the op types of the suite model as written; a Transpose that is not
+    one of them is the runtime's layout boundary (:data:`NHWC_BOUNDARY_OPS`) and is left out too."""
+    inserted = NHWC_BOUNDARY_OPS - set(case_ops) if case_ops is not None else frozenset()
+    return sum(t.typical_s_per_run for t in timings if t.op_type not in BOUNDARY_OPS and t.op_type not in inserted)
 
 
 def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | None = None, opt: str = "all",
