@@ -270,6 +270,79 @@ def broadcast_case(broadcast: bool, shape: tuple[int, int] = BROADCAST_SHAPE, qu
     return Case(name, "op.QLinearMul" if quantized else "elementwise", model, copies=1)
 
 
+#: the ops whose per-call cost calibration measures apart (:func:`floor_case`): the shape arithmetic, views,
+#: index Gathers and small elementwise nodes a transformer export runs by the hundred, whose profiled time is
+#: the runtime's dispatch; Relu is the reference (``overhead_s`` is measured on Relus)
+FLOOR_OPS = ("Relu", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Erf", "Tanh", "Sigmoid", "Neg", "Reshape",
+             "Transpose", "Gather", "Unsqueeze", "Squeeze", "Flatten", "Concat", "Slice", "Split", "Cast",
+             "ReduceMean", "Softmax", "LayerNormalization", "Where", "Expand", "Equal", "MatMul")
+#: the tensor every floor node reads: 64 floats, so that its arithmetic and traffic are nil
+FLOOR_SHAPE = (4, 16)
+
+
+def _floor_node(op: str, x: str, y: str, sfx: str) -> tuple[onnx.NodeProto, list[onnx.TensorProto]]:
+    """One ``op`` reading ``x`` [4, 16] (:data:`FLOOR_SHAPE`) into ``y``, its other inputs constants."""
+    rows, cols = FLOOR_SHAPE
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name + sfx)  # noqa: E731
+    f32 = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name + sfx)  # noqa: E731
+    if op in ("Add", "Sub", "Mul", "Div", "Pow", "Equal"):
+        return helper.make_node(op, [x, "c" + sfx], [y]), [f32("c", np.ones(FLOOR_SHAPE))]
+    if op == "Reshape":
+        return helper.make_node(op, [x, "s" + sfx], [y]), [i64("s", [rows * cols])]
+    if op in ("Unsqueeze", "Squeeze"):
+        return helper.make_node(op, [x, "a" + sfx], [y]), [i64("a", [0] if op == "Unsqueeze" else [])]
+    if op == "Gather":
+        return helper.make_node(op, [x, "i" + sfx], [y], axis=0), [i64("i", 1)]
+    if op == "Concat":
+        return helper.make_node(op, [x, "c" + sfx], [y], axis=0), [f32("c", np.ones(FLOOR_SHAPE))]
+    if op == "Slice":
+        return (helper.make_node(op, [x, "b" + sfx, "e" + sfx, "a" + sfx], [y]),
+                [i64("b", [1]), i64("e", [3]), i64("a", [0])])
+    if op == "Split":
+        return helper.make_node(op, [x, "n" + sfx], [y, y + "_2"], axis=0), [i64("n", [2, rows - 2])]
+    if op == "Cast":
+        return helper.make_node(op, [x], [y], to=TensorProto.DOUBLE), []
+    if op == "ReduceMean":
+        return helper.make_node(op, [x], [y], axes=[-1]), []
+    if op in ("Softmax", "Flatten"):
+        return helper.make_node(op, [x], [y], axis=1 if op == "Flatten" else -1), []
+    if op == "Transpose":
+        return helper.make_node(op, [x], [y], perm=[1, 0]), []
+    if op == "LayerNormalization":
+        return helper.make_node(op, [x, "g" + sfx, "b" + sfx], [y], axis=-1), [f32("g", np.ones(cols)),
+                                                                                f32("b", np.zeros(cols))]
+    if op == "Where":
+        return (helper.make_node(op, ["m" + sfx, x, "z" + sfx], [y]),
+                [numpy_helper.from_array(np.ones(FLOOR_SHAPE, bool), "m" + sfx), f32("z", np.zeros(FLOOR_SHAPE))])
+    if op == "Expand":
+        return helper.make_node(op, [x, "s" + sfx], [y]), [i64("s", [2, rows, cols])]
+    if op == "MatMul":
+        return helper.make_node(op, [x, "w" + sfx], [y]), [f32("w", np.ones((cols, rows)))]
+    return helper.make_node(op, [x], [y]), []  # unary: Relu, Sqrt, Erf, Tanh, Sigmoid, Neg
+
+
+def floor_case(copies: int = 16, ops: tuple[str, ...] = FLOOR_OPS) -> Case:
+    """``copies`` rounds of one tiny node of each op in ``ops`` (:data:`FLOOR_OPS`), interleaved (Relu, Add,
+    ..., Relu, Add, ...) so that every op runs after the same mix of others: a model whose every kernel's
+    profiled time is the runtime's per-call cost of its op (:func:`onnxperf.products.calibration.run.dispatch_floors`).
+    Squeeze reads a [1, 4, 16] tensor, the others [4, 16]; every node reads its own graph input."""
+    nodes, inputs, outputs, inits = [], [], [], []
+    for c in range(copies):
+        for op in ops:
+            sfx = f"_{op}_{c}"
+            x, y = "x" + sfx, "y" + sfx
+            node, ws = _floor_node(op, x, y, sfx)
+            node.name = f"floor_{op}_{c}"
+            nodes.append(node)
+            inputs.append(_vi(x, [1, *FLOOR_SHAPE] if op == "Squeeze" else list(FLOOR_SHAPE)))
+            inits += ws
+            outputs += [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in node.output]
+    g = helper.make_graph(nodes, "dispatch_floors", inputs, outputs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnxperf-calibrate")
+    m.ir_version = 8
+    return Case("dispatch_floors", "dispatch", onnx.shape_inference.infer_shapes(m, strict_mode=True), copies=copies)
+
+
 def suite(scale: float = 1.0) -> list[Case]:
     """The fixed calibration suite. ``scale`` < 1 shrinks the spatial/row sizes and the largest
     weights (tests)."""
