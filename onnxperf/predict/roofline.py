@@ -429,12 +429,6 @@ def pool_bytes(n) -> int:
     return sum(at_float32(n))
 
 
-def dispatch_key(op_type: str) -> str:
-    """The efficiency key of what one call of ``op_type`` costs the runtime, in place of the spec's ``overhead_s``
-    (calibration measures it on tiny nodes: :func:`onnxperf.products.calibration.run.dispatch_floors`)."""
-    return f"op.{op_type}.dispatch_s"
-
-
 def efficiencies(spec: Spec, family: str, nbytes: float = 0.0, integer: bool = False,
                  depthwise: bool = False, op: str | None = None,
                  precision: str | None = None) -> tuple[float, float, float]:
@@ -443,16 +437,12 @@ def efficiencies(spec: Spec, family: str, nbytes: float = 0.0, integer: bool = F
     thread-pool dispatch, fitted by calibration). ``integer``: the node's arithmetic is 8-bit integer
     (QLinearConv, MatMulInteger ...); ``depthwise``: a depthwise convolution: their own keys first,
     where calibration fitted them (:func:`families`); ``op``: the node's op type (a transcendental
-    function's own keys); ``precision``: float arithmetic at an fp8 or fp4 peak (:func:`families`). A calibrated
-    spec may hold what one call of the op type costs (``op.<Op>.dispatch_s``, :func:`dispatch_key`): it is then
-    that op's o in place of ``overhead_s``."""
+    function's own keys); ``precision``: float arithmetic at an fp8 or fp4 peak (:func:`families`)."""
     eff = getattr(spec, "efficiency", None) or {}
     fams = families(family, integer, depthwise, op, precision)
     e_c = float(next((eff[f"{f}.compute"] for f in fams if f"{f}.compute" in eff), eff.get("default.compute", 1.0)))
     e_m = float(next((eff[f"{f}.memory"] for f in fams if f"{f}.memory" in eff), eff.get("default.memory", 1.0)))
     o = float(eff.get("overhead_s", 0.0))
-    if op:
-        o = float(eff.get(dispatch_key(op.split(".")[0]), o))
     if "overhead_parallel_s" in eff and nbytes >= float(eff.get("parallel_min_bytes", math.inf)):
         o += float(eff["overhead_parallel_s"])
     return e_c, e_m, o

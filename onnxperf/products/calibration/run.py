@@ -19,10 +19,9 @@ from onnxperf.products.validate.state import CORE, DISPATCH, DRAM, STATE_KEYS, t
 from onnxperf.products.calibration.fit import (MID, TINY, Sample, calibrated, fit_efficiency, raised_peaks,
                                                roof_ratio)
 from onnxperf.predict.broadcast import node_spans
-from onnxperf.products.calibration.suite import (FLOOR_OPS, SUBNORMAL_MASK, Case, broadcast_case, floor_case,
-                                                 subnormal_case, suite, tiny_case)
+from onnxperf.products.calibration.suite import SUBNORMAL_MASK, Case, broadcast_case, subnormal_case, suite, tiny_case
 from onnxperf.predict.reuse import level_bytes
-from onnxperf.predict.roofline import dispatch_key, int_dtype, rnn_gemm_flops
+from onnxperf.predict.roofline import int_dtype, rnn_gemm_flops
 from onnxperf.products.calibration.fit import compute_fitted
 
 
@@ -143,7 +142,6 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
     assists: list[float | None] = []
     span_times: list[float | None] = []
     qspan_times: list[float | None] = []
-    floors: list[dict[str, float]] = []
     repeats = max(1, repeats)
     started = time.perf_counter()
     total = repeats * len(cases)
@@ -178,9 +176,6 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
             assists.append(subnormal_assist(Path(tmp), **kw))
             span_times.append(broadcast_span(Path(tmp), **kw))
             qspan_times.append(broadcast_span(Path(tmp), quantized=True, **kw))
-            if progress:
-                progress("calibrating the per-call cost of the small ops (shape arithmetic, views, index Gathers)")
-            floors.append(dispatch_floors(Path(tmp), **kw))
     samples = [at_reference(list(col), state) for col in zip(*passes)]
     ratio = roof_ratio(samples)
     base = spec
@@ -213,9 +208,6 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
         measured = [x for x in times if x is not None]
         if measured:
             eff[key] = kept(measured, probed=True)
-    for op in sorted({op for f in floors for op in f}):
-        # a Relu's end-to-end cost plus the op's profiled difference to it; a kernel call costs something
-        eff[dispatch_key(op)] = max(per_node + kept([f[op] for f in floors if op in f], probed=True), MIN_DISPATCH_S)
     eff.update({key: getattr(state, field) for key, field in STATE_KEYS.items()})
     return CalibrationResult(base, calibrated(spec, eff), tuple(samples), eff, ratio)
 
@@ -224,10 +216,6 @@ def _at(t: float, kind: str, rr, reference: Probe | None) -> float:
     """``t``, measured by the run ``rr``, in the ``reference`` state (:func:`time_at`); as measured without one."""
     return t if reference is None else time_at(t, kind, rr.state, reference)
 
-
-#: the least per-call cost calibration writes for an op (``op.<Op>.dispatch_s``): an op measured cheaper than
-#: a Relu by more than a Relu's whole cost is a measurement's noise, not a free kernel
-MIN_DISPATCH_S = 1e-8
 
 #: node counts of the two dispatch models (tiny independent Relus)
 DISPATCH_COPIES = (8, 64)
@@ -253,36 +241,6 @@ def dispatch_overhead(workdir: Path, *, runs: int, warmup: int, threads: int | N
     lo, hi = DISPATCH_COPIES
     per_node = max((lat[hi] - lat[lo]) / (hi - lo), 0.0)
     return per_node, max(lat[lo] - lo * per_node, 0.0)
-
-
-def dispatch_floors(workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str,
-                    reference: Probe | None = None) -> dict[str, float]:
-    """op type -> the seconds one call of it costs beyond a Relu's, for the ops of :data:`~.suite.FLOOR_OPS` that
-    the runtime runs as a kernel of their own (one it folds or removes gets none). :func:`run_calibration` adds
-    ``overhead_s`` and writes each as ``op.<Op>.dispatch_s`` (:func:`onnxperf.predict.roofline.efficiencies`).
-
-    :func:`~onnxperf.products.calibration.suite.floor_case` runs with the profiler on: every kernel reads 64
-    floats, so its profiled time is the runtime's work for one call of its op (setting up its inputs' shapes,
-    broadcasting, the output's allocation). With f_op the mean over the copies of each kernel's median time per
-    run, the key is f_op - f_Relu: the spec's ``overhead_s`` is measured on Relus end to end, and the profiler's
-    own cost per kernel (``overhead_profiled_s`` - ``overhead_s``) is the same for every op, so an op's dispatch
-    end to end is ``overhead_s`` + that difference (at least :data:`MIN_DISPATCH_S`). On the 2-core VM of benchmarks/results/accuracy.md a
-    Slice or a Concat costs 1-2 µs more than a Relu and a Shape-like view less. The ORT profiler writes whole
-    µs: the mean over the copies gives the fraction. ``reference``: each time brought from the state it was
-    measured in to that one (:func:`time_at`, the runtime's dispatch)."""
-    case = floor_case()
-    path = workdir / f"{case.name}.onnx"
-    if not path.exists():
-        onnx.save(case.model, str(path))
-    rr = run_session(path, make_inputs(analyze(path), seed=0), runs=max(runs, 10), warmup=max(warmup, 3),
-                     threads=threads, opt=opt, profile=True, keep_optimized=False, probe_state=reference is not None)
-    per: dict[str, list[float]] = {}
-    for t in rr.node_timings:
-        per.setdefault(t.op_type, []).append(t.typical_s_per_run)
-    floor = {op: _at(statistics.fmean(ts), DISPATCH, rr, reference) for op, ts in per.items()}
-    if "Relu" not in floor:
-        return {}
-    return {op: f - floor["Relu"] for op, f in sorted(floor.items()) if op != "Relu" and op in FLOOR_OPS}
 
 
 def subnormal_assist(workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str,

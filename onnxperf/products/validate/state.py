@@ -85,7 +85,7 @@ def scaled_spec(spec: Any, state: Probe, reference: Probe) -> Any:
     disp = state.dispatch_s_per_node / reference.dispatch_s_per_node
     eff = dict(getattr(spec, "efficiency", None) or {})
     for k in list(eff):
-        if (k.startswith("overhead") and k.endswith("_s")) or k in DISPATCH_TIMES or k.endswith(".dispatch_s"):
+        if (k.startswith("overhead") and k.endswith("_s")) or k in DISPATCH_TIMES:
             eff[k] = eff[k] * disp
         elif k in CORE_TIMES:
             eff[k] = eff[k] / flops
