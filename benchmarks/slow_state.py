@@ -17,7 +17,10 @@ moment, five probes:
 * ``ort_mm_shared``: the same MatMuls in a session that shares the model session's thread pool
   (onnxruntime's global pool, which every session of a process must then use: so a second process, started
   right after the first, with its own latency ``shared_latency_s``), so it runs on the model's own threads;
-* ``blas_mm``: numpy's 256³ matrix product (OpenBLAS, its own persistent threads).
+* ``blas_mm``: numpy's 256³ matrix product (OpenBLAS, its own persistent threads), after the others;
+* timed just before the model's runs: ``fma_2threads``, a register-only multiply-add loop split in two
+  halves over 2 numba threads (what a slowed or stolen vCPU would show), and ``blas_mm_before``, the same
+  OpenBLAS product as ``blas_mm``.
 
 The page gives every process's figures and, per probe, the Pearson correlation of log(model latency)
 with log(probe rate) over the processes, and the median rate in the fast and the slow processes (slow:
@@ -45,12 +48,25 @@ sys.path.insert(0, str(ROOT))
 from onnxperf.products.validate.runner import probe_matmul_model  # noqa: E402
 from onnxperf.products.validate.weights import with_random_weights  # noqa: E402
 
-PROBES = ("triad", "l3copy", "ort_mm_fresh", "ort_mm_shared", "blas_mm")
+PROBES = ("fma_2threads", "blas_mm_before", "triad", "l3copy", "ort_mm_fresh", "ort_mm_shared", "blas_mm")
 
 CHILD = r'''
 import json, sys, time
 import numpy as np, onnxruntime as ort
+import numba
+from numba import njit, prange
 from onnxruntime.capi import _pybind_state as C
+numba.set_num_threads(2)
+
+@njit(parallel=True, cache=True)
+def fma_loop(n):
+    out = np.zeros(2)
+    for t in prange(2):  # one half to each thread, no memory traffic
+        x = 1.0 + t
+        for i in range(n):
+            x = x * 0.9999999 + 1e-7
+        out[t] = x
+    return out
 model, mm_path, shared = sys.argv[1], sys.argv[2], sys.argv[3] == "shared"
 if shared:  # every session of this process on one global pool of 2 intra-op threads
     C.set_global_thread_pool_sizes(2, 1)
@@ -78,8 +94,13 @@ for i in s.get_inputs():
     feed[i.name] = (np.zeros(shape, np.int64) if "int64" in i.type else np.random.rand(*shape).astype(np.float32))
 for _ in range(5):
     s.run(None, feed)
+fma_loop(1000)
+g = np.random.rand(256, 256).astype(np.float32)
+g @ g
+fma = 2 * 2 * 3_000_000 / med(lambda: fma_loop(3_000_000), 5)
+blas_before = 2 * 256 ** 3 / med(lambda: g @ g, 15)
 lat = med(lambda: s.run(None, feed), 15)
-out = {"latency_s": lat}
+out = {"latency_s": lat, "fma_2threads": fma, "blas_mm_before": blas_before}
 f = {"x0": np.ones((256, 256), np.float32)}
 flops = 4 * 2 * 256 ** 3
 m = ort.InferenceSession(mm_path, options(shared, NONE), providers=["CPUExecutionProvider"])
@@ -91,8 +112,6 @@ b, c, a = np.ones(n), np.full(n, 2.0), np.empty(n)
 out["triad"] = 3 * 8 * n / med(lambda: np.add(b, np.multiply(c, 1.5, out=a), out=a), 5)
 x = np.ones((8 << 20) // 8); y = np.empty_like(x)
 out["l3copy"] = 2 * x.nbytes / med(lambda: np.copyto(y, x), 30)
-g = np.random.rand(256, 256).astype(np.float32)
-g @ g
 out["blas_mm"] = 2 * 256 ** 3 / med(lambda: g @ g, 15)
 print(json.dumps(out))
 '''
@@ -148,7 +167,7 @@ def main(argv=None) -> int:
          f"{fastest_s * 1e3:.1f} ms).", "",
          "| probe | unit | median, fast processes | median, slow processes | slow / fast | correlation of log latency "
          "with log rate |", "|---|---|---:|---:|---:|---:|"]
-    units = {"triad": ("GB/s", 1e9), "l3copy": ("GB/s", 1e9), "ort_mm_fresh": ("GFLOP/s", 1e9),
+    units = {"fma_2threads": ("GFLOP/s", 1e9), "blas_mm_before": ("GFLOP/s", 1e9), "triad": ("GB/s", 1e9), "l3copy": ("GB/s", 1e9), "ort_mm_fresh": ("GFLOP/s", 1e9),
              "ort_mm_shared": ("GFLOP/s", 1e9), "blas_mm": ("GFLOP/s", 1e9)}
     for p in PROBES:
         u, k = units[p]
