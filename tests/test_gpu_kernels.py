@@ -249,6 +249,24 @@ def test_fill_formula_and_gemv_exemption():
     assert fill(node, dataclasses.replace(spec, efficiency={"fusion.gpu": 1})) == 1.0
 
 
+@pytest.mark.parametrize("preset, native", [("rtx4090", 330.3e12), ("rtx3090", 142e12), ("rtx5090", 419e12)])
+def test_a_geforce_cards_fill_reference_is_its_native_fp16_rate(preset, native):
+    """A GeForce card lists fp16 with fp32 accumulation, at half its tensor cores' native rate
+    (``gpu.fp16_acc16_flops``, the whitepaper's fp16-accumulate figure): an int8 kernel at P_int8 needs
+    P_int8 / native times the outputs, twice on the RTX 4090 (660.6 / 330.3) as on a datacenter GPU (the L4:
+    242.5 / 121), not 4x; an fp16 kernel (at the fp32-accumulate rate, below the native one) keeps the constant."""
+    s = load_spec(preset)
+    per_sm = s.efficiency["gpu.outputs_per_sm"]
+    assert s.efficiency["gpu.fp16_acc16_flops"] == native == pytest.approx(2 * s.peak_flops_per_s["fp16"], rel=1e-3)
+    assert half_rate_outputs(s, s.peak_for("int8")) == pytest.approx(per_sm * s.peak_for("int8") / native)
+    assert half_rate_outputs(s, s.peak_for("fp16")) == pytest.approx(per_sm)
+    l4 = load_spec("l4")
+    assert "gpu.fp16_acc16_flops" not in l4.efficiency
+    assert half_rate_outputs(l4, l4.peak_for("int8")) == pytest.approx(2 * l4.efficiency["gpu.outputs_per_sm"], rel=0.01)
+    if preset == "rtx4090":
+        assert half_rate_outputs(s, s.peak_for("int8")) == pytest.approx(2 * per_sm, rel=0.01)
+
+
 def test_the_fill_constant_scales_with_a_peak_above_the_fp16_rate():
     """k = gpu.outputs_per_sm · max(1, P / P_fp16) for a kernel at peak P (half_rate_outputs): a GEMM at an
     int8 peak of twice the fp16 one needs twice the outputs to fill the GPU; at tf32 (half the fp16 rate)

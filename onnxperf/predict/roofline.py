@@ -1550,7 +1550,7 @@ def half_rate_outputs(spec: Spec, peak: float | None = None) -> float:
     """The output elements per SM at which a GEMM or convolution kernel attains half its rate, for a
     kernel whose arithmetic runs at ``peak`` (0 for a spec without the GPU's fill constants):
 
-        k = gpu.outputs_per_sm · max(1, P / P_fp16),   P the kernel's peak, P_fp16 the spec's fp16 peak
+        k = gpu.outputs_per_sm · max(1, P / P_fp16),   P the kernel's peak, P_fp16 the tensor cores' fp16 rate
 
     ``gpu.outputs_per_sm`` is the figure at the fp16 tensor rate; a kernel at a faster rate (int8, fp8,
     fp4) needs that many times the outputs to fill the GPU. Fitted, not derived: on the published
@@ -1558,10 +1558,15 @@ def half_rate_outputs(spec: Spec, peak: float | None = None) -> float:
     twice the fp16 batch (an A100's int8 ResNet-50 at batch 1 was predicted 2.06x too fast with one
     constant for both), and scaling the constant this way lowers the Ampere class's fit error
     (rms log ratio 0.182 -> 0.150) with no constant added. A slower rate (tf32, fp32) keeps it: scaled
-    down for them the A100's tf32 ResNet-50 rows at batch 1 went from 1.01 to 1.48x optimistic."""
+    down for them the A100's tf32 ResNet-50 rows at batch 1 went from 1.01 to 1.48x optimistic. P_fp16 is the
+    spec's fp16 peak, or ``gpu.fp16_acc16_flops`` where it has one: a GeForce card's fp16 peak is the rate with
+    fp32 accumulation, half the tensor cores' native fp16 rate, and taken as the reference it scaled an int8
+    kernel's fill by 4x where every other GPU's is 2x (the RTX 4090's MLPerf ResNet-50 rows at batch 1 and 8
+    0.43-0.62 of the published, 0.72-0.97 on the native rate)."""
     eff = getattr(spec, "efficiency", None) or {}
     per_sm = float(eff.get("gpu.outputs_per_sm", 0) or 0)
-    ref = float((getattr(spec, "peak_flops_per_s", None) or {}).get("fp16", 0) or 0)
+    ref = float(eff.get("gpu.fp16_acc16_flops", 0) or 0) or \
+        float((getattr(spec, "peak_flops_per_s", None) or {}).get("fp16", 0) or 0)
     if per_sm <= 0:
         return 0.0
     return per_sm * max(1.0, peak / ref) if peak and ref > 0 else per_sm
