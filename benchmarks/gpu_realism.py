@@ -1013,11 +1013,11 @@ def report(ev: list[dict], halves: dict[str, str], ks: list[dict], before: dict,
           "|---|---|---|---|---|---|---|---|---|"]
     for k in ks:
         m, seq, dev, prec, rt = k["key"]
-        L.append(f"| {m} | {seq or '-'} | {dev} | {prec} | {rt.split(' (')[0].split(',')[0][:40]} | "
+        L.append(f"| {m} | {seq or '-'} | {dev} | {prec} | {runtime_label(rt)} | "
                  f"{k['batches'][0]}..{k['batches'][-1]} | {k['published']} | {k['predicted']} | {k['steps']:+d} |")
     L += ["", "## Outside 1.5x", ""]
     L += [f"- {r['model']} {r.get('seq_len') or ''} {r['device']} {r['precision']} {r['scenario']} batch {r['batch']} "
-          f"({halves[r['_id']]}, {r['runtime'].split(' (')[0].split(',')[0][:40]}): ratio {r['_ratio']:.2f}"
+          f"({halves[r['_id']]}, {runtime_label(r['runtime'])}): ratio {r['_ratio']:.2f}"
           for r in sorted(rows, key=lambda r: (r["_class"], r["device"], r["model"], r["_ratio"]))
           if not 1 / 1.5 <= r["_ratio"] <= 1.5] or ["- no row"]
     L += ["", "## Every comparable row", "",
@@ -1027,7 +1027,7 @@ def report(ev: list[dict], halves: dict[str, str], ks: list[dict], before: dict,
                                          r["scenario"], r["runtime"], r["batch"] or 0)):
         bt = r["batch"] if r["scenario"] != "mlperf_offline" else f"best ({r['_batch']})"
         L.append(f"| {r['_class']} | {r['model']} | {r.get('seq_len') or '-'} | {r['device']} | {r['precision']} | "
-                 f"{r['scenario']} | {bt} | {halves[r['_id']]} | {r['runtime'].split(' (')[0].split(',')[0][:40]} | "
+                 f"{r['scenario']} | {bt} | {halves[r['_id']]} | {runtime_label(r['runtime'])} | "
                  f"{r['_pub']:,.0f} | {r['_pred']:,.0f} | {r['_ratio']:.2f} | {_src(r)} |")
     L += ["", "## Shown apart: published rows that measure other work, or whose device is uncertain", "",
           "| model | seq | device | precision | scenario | batch | published /s | predicted /s | ratio | why apart |",
@@ -1037,6 +1037,11 @@ def report(ev: list[dict], halves: dict[str, str], ks: list[dict], before: dict,
                  f"{r['batch']} | {r['_pub']:,.0f} | {r['_pred']:,.0f} | {r['_ratio']:.2f} | {not_comparable(r)} |")
     L += [""]
     return "\n".join(L)
+
+
+def runtime_label(runtime: str) -> str:
+    """A published row's runtime as the page's tables name it: its first clause, at most 40 characters."""
+    return runtime.split(" (")[0].split(",")[0][:40]
 
 
 def mlperf_section(ev: list[dict], halves: dict[str, str], shipped_levels: dict) -> list[str]:
@@ -1072,7 +1077,7 @@ def mlperf_section(ev: list[dict], halves: dict[str, str], shipped_levels: dict)
         best = max(other, key=lambda r: r["_pub"])
         L += ["", f"The same GPU and precision under two TensorRT integrations: the A100 80GB's int8 ResNet-50 runs "
               f"{statistics.median(mlperf):,.0f} images/s in MLPerf Offline (median of {len(mlperf)} rounds) and "
-              f"{best['_pub']:,.0f} at batch {best['batch']} in the {best['runtime'].split(' (')[0].split(',')[0]} sweep, "
+              f"{best['_pub']:,.0f} at batch {best['batch']} in the {runtime_label(best['runtime'])} sweep, "
               f"{statistics.median(mlperf) / best['_pub']:.2f}x apart. The convolution share is a property of the "
               "integration (NVIDIA's MLPerf harness: its own int8 plugins, CUDA graphs, several streams) as much as of "
               "the generation, and the classes' constants mix the two: Ampere's and Ada's `conv.compute` come from "

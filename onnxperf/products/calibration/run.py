@@ -64,8 +64,9 @@ def sample_case(case: Case, spec, workdir: Path, *, runs: int, warmup: int, thre
     k = case.copies
     nbytes = sum(n.bytes_read + n.bytes_written for n in a.main_nodes)
     gemm_s = sum(rnn_gemm_flops(n) for n in a.main_nodes) / peak
-    return Sample(case.name, case.family, compute_s / k, memory_s / k, kernel_s(rr.node_timings, {n.op_type for n in case.model.graph.node}) / k, nbytes / k,
-                  gemm_s / k, rr.state, dram)
+    measured = kernel_s(rr.node_timings, {n.op_type for n in case.model.graph.node})
+    return Sample(case.name, case.family, compute_s / k, memory_s / k, measured / k, nbytes / k, gemm_s / k, rr.state,
+                  dram)
 
 
 def kind_of(s: Sample) -> str:
@@ -112,8 +113,8 @@ def kernel_s(timings, case_ops: frozenset[str] | set[str] | None = None) -> floa
     machine gives the odd slow run, which a mean would fit into the efficiency), boundary
     layout reorders left out. ``case_ops``: the op types of the suite model as written; a Transpose that is not
     one of them is the runtime's layout boundary (:data:`NHWC_BOUNDARY_OPS`) and is left out too."""
-    inserted = NHWC_BOUNDARY_OPS - set(case_ops) if case_ops is not None else frozenset()
-    return sum(t.typical_s_per_run for t in timings if t.op_type not in BOUNDARY_OPS and t.op_type not in inserted)
+    boundary = BOUNDARY_OPS | (NHWC_BOUNDARY_OPS - set(case_ops) if case_ops is not None else frozenset())
+    return sum(t.typical_s_per_run for t in timings if t.op_type not in boundary)
 
 
 def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | None = None, opt: str = "all",
