@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from onnxperf.hardware.files import list_presets, load_preset
+from onnxperf.hardware.files import list_presets, load_preset, load_spec
 from onnxperf.predict.roofline import band_of
 
 from .util import benchmark
@@ -80,8 +80,25 @@ def test_the_split_puts_no_row_on_both_sides(rows_and_halves):
     assert side and all(len(v) == 1 for v in side.values())
     conflict = [e for e in rows if e.get("device_label_conflict")]
     assert conflict and not any(e["_id"] in halves for e in conflict)
-    for cls in G.DONORS:
-        assert not any(halves[e["_id"]] == "fit" for e in rows if e["_class"] == cls and e["_id"] in halves)
+    for cls in G.DONORS:  # a donor class's own rows fit nothing of the class; its MLPerf rows fit the profile
+        assert not any(halves[e["_id"]] == "fit" for e in rows
+                       if e["_class"] == cls and e["_id"] in halves and not G.harness(e))
+
+
+def test_the_mlperf_rows_alternate_within_each_class_and_fit_only_the_profile(rows_and_halves):
+    """NVIDIA's MLPerf harness rows (every MLPerf scenario) alternate fit / held-out within each class in
+    (device, scenario, source) order; the classes' constants are fitted without them."""
+    rows, halves = rows_and_halves
+    by_class: dict[str, list[str]] = {}
+    for e in rows:
+        if e["_id"] in halves and G.harness(e):
+            by_class.setdefault(e["_class"], []).append(halves[e["_id"]])
+    assert {"turing", "ampere", "ampere-jetson", "ada", "hopper"} <= set(by_class)
+    for cls, sides in by_class.items():
+        assert sides.count("fit") - sides.count("held") in (0, 1), cls
+    fitted = G.fit(rows, halves, "hopper", G.shipped_l2())  # Hopper: MLPerf rows only
+    assert fitted["fit_rows"] == 0 and {k: fitted[k] for k in G.FIT_KEYS} == G.A100
+    assert all("MLPerf harness" in why for why in fitted["pinned"].values())
 
 
 def test_bands_exactly_where_held_out_rows_exist(rows_and_halves):
@@ -90,9 +107,9 @@ def test_bands_exactly_where_held_out_rows_exist(rows_and_halves):
     rows, halves = rows_and_halves
     held: dict[str, list] = {}
     for e in rows:
-        if halves.get(e["_id"]) == "held":
+        if halves.get(e["_id"]) == "held" and not G.harness(e):  # the harness rows are the profile's band
             held.setdefault(e["_class"], []).append(e)
-    assert {"turing", "ampere", "ada", "hopper"} <= set(held)
+    assert {"turing", "ampere", "ada"} <= set(held) and "hopper" not in held
     for cls, presets in G.CLASSES.items():
         for p in presets:
             s = load_preset(p)
@@ -106,19 +123,21 @@ def test_bands_exactly_where_held_out_rows_exist(rows_and_halves):
             assert all(f in src for f in {e["_file"] for e in held[cls]})
 
 
-def test_one_class_band_recomputed_from_its_rows(rows_and_halves):
-    """The Jetson class (Ampere's constants, never fitted on a Jetson): its held-out MLPerf rows predicted
-    through the library's full plan, measured / predicted time per item, give the preset's band."""
+def test_the_harness_band_recomputed_from_its_rows(rows_and_halves):
+    """The mlperf profile's band: its held-out rows (MLPerf ResNet-50 of every class) predicted through the
+    library's full plan under ``--hw DEVICE:mlperf``, measured / predicted time per item; the fast path the
+    fit uses gives the same ratios."""
     rows, halves = rows_and_halves
-    held = [e for e in rows if e["_class"] == "ampere-jetson" and halves.get(e["_id"]) == "held"]
-    assert 1 <= len(held) <= 12
-    ev = G.evaluate(held, lambda e, b: G.predict_latency(e["model"], b, G._seq(e), e["device"], e["precision"]))
+    held = [e for e in rows if G.harness(e) and halves.get(e["_id"]) == "held"]
+    assert len(held) >= 30 and {e["_class"] for e in held} >= {"ampere", "ampere-jetson", "ada", "hopper"}
+    ev = G.evaluate(held, lambda e, b: G.predict_latency(e["model"], b, G._seq(e), e["device"], e["precision"],
+                                                         runtime="mlperf"))
     ratios = [r["_ratio"] for r in ev]
-    band = band_of(load_preset("jetson-orin"))
-    assert band.points == len(ratios)
+    band = band_of(load_spec("jetson-orin:mlperf"))
+    assert band is not None and band.points == len(ratios)
     assert band.p10 == pytest.approx(round(float(np.percentile(ratios, 10)), 2))
     assert band.p90 == pytest.approx(round(float(np.percentile(ratios, 90)), 2))
     assert band.p10 <= statistics.median(ratios) <= band.p90
-    # the fast path the fit uses is the same prediction
+    assert band_of(load_preset("jetson-orin")) is None  # no row outside the harness: the class has no band
     for r in ev:
-        assert G.fast_ratio(r, G.constants(r["device"]), G.shipped_l2())[0] == pytest.approx(r["_ratio"], rel=1e-9)
+        assert G.fast_ratio(r, G.row_constants(r), G.shipped_l2())[0] == pytest.approx(r["_ratio"], rel=1e-9)

@@ -157,3 +157,23 @@ def test_one_replay_for_many_capacity_sets_equals_one_replay_each(gpu):
     assert each == [level_bytes_rw(a, caps, gpu=gpu) for caps in sets]
     both, rw = level_bytes_and_rw(a, (2 * s,), gpu=gpu)
     assert both == level_bytes(a, (2 * s,), gpu=gpu) and rw == each[2]
+
+
+def test_writes_held_charge_an_output_that_fits_where_it_lands():
+    """writes_held (a runtime profile's ``gpu.l2_writes``, as NVIDIA's MLPerf harness: activation buffers
+    rewritten in place while the L2 holds them): x -> Relu -> Relu -> Relu on tensors of s bytes, an L2 of
+    C = 2s. A write of s <= C lands in the L2 (the GPU rule puts it at DRAM); the reads keep the GPU rule,
+    d + s + w <= C; an output larger than C still reaches DRAM."""
+    from onnxperf.predict.reuse import level_bytes_rw
+
+    elems = 1024
+    s = elems * F
+    a = onnxperf.analyze(_chain(3, elems))
+    k0, k1, k2 = (n.key for n in a.main_nodes)
+    held = level_bytes_rw(a, (2 * s,), gpu=True, writes_held=True)
+    assert held[k1] == ((s, 0), (s, 0)) and held[k2] == ((s, 0), (s, 0))
+    tight = level_bytes_rw(a, (2 * s - 1,), gpu=True, writes_held=True)
+    assert tight[k1] == ((0, s), (s, 0))  # d + s + w = 2s > C: the read misses; the write (s <= C) stays
+    small = level_bytes_rw(a, (s - 1,), gpu=True, writes_held=True)
+    assert small[k1][1] == (0, s)  # an output larger than the L2 is written to DRAM
+    assert level_bytes_rw(a, (2 * s,), gpu=True)[k1] == ((s, 0), (0, s))  # without: the GPU rule

@@ -1,7 +1,8 @@
 """Runtime profiles (issue 29): ``--hw ID:llama.cpp`` is the GPU spec under llama.cpp's kernels, whose
 memory share is ``e_m = min(s, N_SM · b / β)`` (s: the share of the bandwidth its kernels stream at, b: the
 bytes per second one SM of them streams, N_SM the preset's SMs, β its DRAM bandwidth), with the profile's
-own error band; every output names the runtime through the spec's id."""
+own error band; ``--hw ID:mlperf`` the spec under NVIDIA's MLPerf harness (its convolution share, outputs
+held in the L2, a CNN band). Every output names the runtime through the spec's id."""
 
 from __future__ import annotations
 
@@ -11,14 +12,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from onnx import helper
 
+import onnxperf
 from onnxperf import cli
 from onnxperf.analysis.compose import summarize
 from onnxperf.base.errors import OptionError
 from onnxperf.hardware import load_preset, load_spec
-from onnxperf.hardware.runtimes import profiles, split_runtime
+from onnxperf.hardware.runtimes import CNN_BAND, LLM_BAND, profiles, split_runtime
 from onnxperf.insights.llm.section import LLMOptions
-from onnxperf.predict.roofline import band_of
+from onnxperf.predict.roofline import band_of, roofline
+
+from .util import model, vi
 
 ROOT = Path(__file__).resolve().parents[1]
 LLAMA = str(ROOT / "models" / "corpus" / "llama_decode_legacy.onnx")
@@ -119,3 +124,37 @@ def test_a_cpu_under_a_gpu_runtime_exits_2(capsys):
     rc = cli.main(["summary", LLAMA, "--hw", "epyc-9654:llama.cpp"])
     err = capsys.readouterr().err
     assert rc == 2 and "describes GPU kernels" in err and "Traceback" not in err
+
+
+def test_the_mlperf_profile_sets_its_figures_and_carries_a_cnn_band():
+    """``l4:mlperf``: the profile's ``conv.compute`` and ``gpu.l2_writes`` as they are, its CNN band in place of
+    the class's, no decoder band (no decoder row runs under the harness), every other figure the preset's."""
+    prof = profiles()["mlperf"]
+    assert set(prof.sets) == {"conv.compute", "gpu.l2_writes"} and prof.memory_share is None
+    base, under = load_preset("l4"), load_spec("l4:mlperf")
+    assert under.id == "l4:mlperf" and under.name.endswith("under NVIDIA's MLPerf harness")
+    for k, v in prof.sets.items():
+        assert under.efficiency[k] == v and "MLPerf harness runtime profile" in under.efficiency_sources[k]
+    changed = {k for k in set(base.efficiency) | set(under.efficiency)
+               if base.efficiency.get(k) != under.efficiency.get(k)}
+    assert changed <= set(prof.sets) | set(CNN_BAND) | set(LLM_BAND)
+    b = band_of(under)
+    assert prof.band is not None and (b.p10, b.p90, b.points) == prof.band and "MLPerf" in b.source
+    assert band_of(under, "llm") is None
+    assert load_spec("jetson-orin:mlperf").efficiency["conv.compute"] == prof.sets["conv.compute"]  # an SoC's GPU
+
+
+def test_under_the_harness_an_output_that_fits_the_l2_is_charged_there():
+    """A chain of Relus on 4 MiB tensors on an L4 (48 MiB L2): as shipped every output is written to DRAM;
+    under ``:mlperf`` (``gpu.l2_writes`` = 1) each lands in the L2, and no byte reaches DRAM (the graph
+    input, last touched 16 MiB of tensors ago in the previous inference, is read from the L2 as before)."""
+    n, elems = 4, 1 << 20
+    names = ["x"] + [f"t{i}" for i in range(n)]
+    m = model([helper.make_node("Relu", [names[i]], [names[i + 1]]) for i in range(n)],
+              [vi("x", [elems])], [vi(names[-1], None)])
+    a = onnxperf.analyze(m)
+    shipped = dict(roofline(a, load_preset("l4")).bytes_by_level)
+    held = dict(roofline(a, load_spec("l4:mlperf")).bytes_by_level)
+    s = elems * 4
+    assert shipped["DRAM"] == pytest.approx(n * s)  # every write at DRAM; every read from the L2
+    assert held["DRAM"] == pytest.approx(0.0) and held["L2"] == pytest.approx(2 * n * s)

@@ -21,7 +21,8 @@ SUFFIX_FORMATS = {".json": "json", ".md": "md", ".csv": "csv", ".html": "html", 
                   ".xml": "junit", ".sarif": "sarif", ".txt": "text"}
 
 HW_HELP = ("hardware preset id (see `onnxperf hw list`) or spec file (`onnxperf hw probe|calibrate -o "
-           "FILE.toml`); ID:llama.cpp for a GPU under that runtime's kernels, ID:plain for the plain roofline")
+           "FILE.toml`); ID:llama.cpp or ID:mlperf for a GPU under that runtime's kernels (llama.cpp, NVIDIA's MLPerf "
+           "harness), ID:plain for the plain roofline")
 
 
 def add_output(p: argparse.ArgumentParser, formats: tuple[str, ...], default: str | None = None) -> None:

@@ -22,12 +22,24 @@ A profile holds (``runtimes.toml`` beside this module, fitted by ``python benchm
   kernel's memory time is charged at ``e_m`` (an L2-served byte too: the kernel model scales both levels
   by one share; a decode step streams its weights from DRAM);
 * ``band.llm.*``: the error band of the profile's own held-out rows, replacing the class's band (which
-  describes TensorRT-class runs); the CNN / BERT band (``band.*``) is dropped: no published row measures
-  those models under this runtime, so no figure under it claims a band it does not have.
+  describes TensorRT-class runs).
 
 Other constants (the GEMM share, the launch overhead) stay the preset's: the profile's rows are
 memory-bound decode steps, which do not measure them (the page, ``benchmarks/results/llm_realism.md``,
 shows its prefill rows stay off).
+
+A profile may instead (or also) **set** kernel-model figures as they are: ``mlperf``, NVIDIA's MLPerf
+Inference harness (TensorRT with NVIDIA's own int8 plugins, CUDA graphs, and a batch chosen per GPU so
+that activations stay in the L2), sets ``conv.compute`` (the share of the tensor peak its convolutions
+attain) and ``gpu.l2_writes`` = 1 (an output that fits the L2 is charged there:
+:mod:`onnxperf.predict.reuse`), fitted by ``python benchmarks/gpu_realism.py --fit --write`` on the fit
+half of the published MLPerf ResNet-50 rows and scored on the other half. Its band is a CNN one
+(``band.*``: the held-out MLPerf rows), and the class's decoder band (``band.llm.*``) is dropped.
+
+A profile's band replaces the class's band of the same kind (``band.llm.*`` for a profile of decode
+rows, ``band.*`` for one of CNN / BERT rows); the class's band of the other kind is dropped: no
+published row measures those models under the profile, so no figure under it claims a band it does
+not have.
 """
 
 from __future__ import annotations
@@ -42,25 +54,33 @@ from typing import Any
 from onnxperf.base.errors import OptionError
 from onnxperf.ui.tomlfile import parse_toml
 
-#: the profile keys a spec's efficiency takes over whole (the class's LLM band, replaced by the profile's)
-BAND_KEYS = ("band.llm.p10", "band.llm.p90", "band.llm.points")
-#: the class's CNN / BERT band: dropped under a profile (no published row measures those models under it)
-DROPPED = ("band.p10", "band.p90", "band.points")
+#: the two kinds of band: decoder rows (``band.llm.*``) and CNN / BERT rows (``band.*``)
+LLM_BAND = ("band.llm.p10", "band.llm.p90", "band.llm.points")
+CNN_BAND = ("band.p10", "band.p90", "band.points")
+#: the memory model's keys (the llama.cpp kind of profile)
+MEMORY_KEYS = ("memory.share", "memory.sm_bytes_per_s")
 
 
 @dataclass(frozen=True)
 class RuntimeProfile:
-    """One runtime's kernels: see the module docstring. ``sources`` holds one line per figure."""
+    """One runtime's kernels: see the module docstring. ``memory_share`` and ``sm_bytes_per_s``: the
+    memory model (None: the preset's memory share stays); ``sets``: kernel-model figures set as they
+    are; ``band``: (p10, p90, points) of its held-out rows, of kind ``band_kind`` ("llm" or "cnn");
+    ``sources`` holds one line per figure."""
 
     id: str
     name: str
-    memory_share: float
-    sm_bytes_per_s: float
+    memory_share: float | None
+    sm_bytes_per_s: float | None
     band: tuple[float, float, int] | None
     sources: Mapping[str, str] = dataclasses.field(hash=False)
+    sets: Mapping[str, float] = dataclasses.field(default_factory=dict, hash=False)
+    band_kind: str = "llm"
 
     def memory_efficiency(self, spec: Any) -> tuple[float, str]:
         """``min(s, N_SM · b / β)`` on ``spec`` and the sentence saying which side held."""
+        if self.memory_share is None or self.sm_bytes_per_s is None:
+            raise ValueError(f"the {self.name} runtime profile has no memory model")
         sms = float(spec.efficiency["gpu.sms"])
         beta = float(spec.memory_bandwidth_bytes_per_s)
         cap = sms * self.sm_bytes_per_s / beta
@@ -72,6 +92,11 @@ class RuntimeProfile:
         return e, (f"{self.name} runtime profile: min({self.memory_share:g} (the share of the data-sheet bandwidth "
                    f"its kernels stream at), {held}) = {e:.3f}; {self.sources.get('memory.sm_bytes_per_s', '')}")
 
+    @property
+    def band_keys(self) -> tuple[str, str, str]:
+        """The spec keys its band takes (the other kind is dropped)."""
+        return LLM_BAND if self.band_kind == "llm" else CNN_BAND
+
 
 @functools.lru_cache(maxsize=None)
 def profiles() -> dict[str, RuntimeProfile]:
@@ -80,11 +105,14 @@ def profiles() -> dict[str, RuntimeProfile]:
     data = parse_toml(raw, "onnxperf/hardware/runtimes.toml")
     out = {}
     for pid, t in data.get("runtime", {}).items():
-        eff = t["efficiency"]
-        band = (tuple(float(eff[k]) for k in BAND_KEYS[:2]) + (int(eff[BAND_KEYS[2]]),)
-                if set(BAND_KEYS) <= set(eff) else None)
-        out[pid] = RuntimeProfile(pid, t["name"], float(eff["memory.share"]), float(eff["memory.sm_bytes_per_s"]),
-                                  band, dict(t.get("sources", {})))
+        eff = dict(t["efficiency"])
+        kind = t.get("band", "llm")
+        keys = LLM_BAND if kind == "llm" else CNN_BAND
+        band = tuple(float(eff.pop(k)) for k in keys[:2]) + (int(eff.pop(keys[2])),) if set(keys) <= set(eff) else None
+        mem = [eff.pop(k, None) for k in MEMORY_KEYS]
+        out[pid] = RuntimeProfile(pid, t["name"], None if mem[0] is None else float(mem[0]),
+                                  None if mem[1] is None else float(mem[1]), band, dict(t.get("sources", {})),
+                                  {k: float(v) for k, v in sorted(eff.items())}, kind)
     return out
 
 
@@ -99,21 +127,25 @@ def split_runtime(name: str) -> tuple[str, RuntimeProfile | None]:
 
 def apply_runtime(spec: Any, profile: RuntimeProfile, asked: str) -> Any:
     """``spec`` under ``profile`` (module docstring), id ``<spec id>:<profile id>``. A spec without the GPU
-    kernel model (a CPU, a plain roofline, a file without ``gpu.sms``) is refused: the profile describes
+    kernel model (a CPU, a plain roofline, a file without ``gpu.sms``; a Jetson's GPU has it) is refused: the profile describes
     GPU kernels under that model (:class:`OptionError`, exit 2)."""
     eff = dict(getattr(spec, "efficiency", None) or {})
-    if spec.kind != "gpu" or "gpu.sms" not in eff or "fusion.gpu" not in eff:
-        raise OptionError(f"--hw {asked}: the {profile.name} runtime profile describes GPU kernels under the kernel "
-                          f"model; {spec.id} is not such a GPU spec ({spec.kind}, no [efficiency] gpu.sms / fusion.gpu)")
+    if spec.kind not in ("gpu", "soc") or "gpu.sms" not in eff or "fusion.gpu" not in eff:
+        raise OptionError(f"--hw {asked}: the {profile.id} runtime profile ({profile.name}) describes GPU kernels under "
+                          f"the kernel model; {spec.id} is not such a GPU spec ({spec.kind}, no [efficiency] gpu.sms / "
+                          f"fusion.gpu)")
     src = dict(getattr(spec, "efficiency_sources", None) or {})
-    e_m, why = profile.memory_efficiency(spec)
-    eff["default.memory"], src["default.memory"] = e_m, why
-    for k in DROPPED + BAND_KEYS:
+    if profile.memory_share is not None:
+        e_m, why = profile.memory_efficiency(spec)
+        eff["default.memory"], src["default.memory"] = e_m, why
+    for k, v in profile.sets.items():
+        eff[k], src[k] = v, f"{profile.name} runtime profile: {profile.sources.get(k, '')}"
+    for k in LLM_BAND + CNN_BAND:
         eff.pop(k, None)
         src.pop(k, None)
     if profile.band is not None:
-        for k, v in zip(BAND_KEYS, profile.band):
-            eff[k], src[k] = v, profile.sources.get("band.llm", "")
+        for k, v in zip(profile.band_keys, profile.band):
+            eff[k], src[k] = v, profile.sources.get("band", profile.sources.get("band.llm", ""))
     return dataclasses.replace(spec, id=f"{spec.id}:{profile.id}", name=f"{spec.name}, under {profile.name}",
                                efficiency=eff, efficiency_sources=src)
 

@@ -30,6 +30,12 @@ same cache while it reads, so its distance counts them: a read hits level k when
 ``d + s + w ≤ C_k`` for ``w`` the bytes the node writes. (A consumer reading a 16 MiB tensor its
 producer just wrote ran 1.5x faster than from DRAM; at 32 MiB, input and output together over the
 60 MiB L2, 1.1x.)
+
+**Writes held** (``writes_held=True``, a spec's ``gpu.l2_writes`` = 1: a runtime profile's, as
+NVIDIA's MLPerf harness, :mod:`onnxperf.hardware.runtimes`): a runtime that runs at a batch whose
+activations fit the L2 and reuses its activation buffers in place (TensorRT's memory planner) rewrites
+a dirty line while the L2 still holds it, so an output that fits is charged where it lands, as on a
+CPU; the reads keep the GPU's rule.
 """
 
 from __future__ import annotations
@@ -70,38 +76,41 @@ def _split(size: int, distance: int, capacities: tuple[int, ...]) -> list[int]:
     return out
 
 
-def level_bytes(a: Costs, capacities: tuple[int, ...], gpu: bool = False) -> dict[str, tuple[float, ...]]:
+def level_bytes(a: Costs, capacities: tuple[int, ...], gpu: bool = False,
+                writes_held: bool = False) -> dict[str, tuple[float, ...]]:
     """Per costed main-graph node: its bytes (read + written) at each level, innermost first, main
     memory last (``len(capacities) + 1`` entries). Uncosted nodes are left out. ``gpu``: a GPU's L2
-    (module docstring: writes at main memory, a read's distance counting the node's own writes)."""
-    return {k: both for k, (both, _) in _replay(a, (capacities,), gpu)[0].items()}
+    (module docstring: writes at main memory, a read's distance counting the node's own writes);
+    ``writes_held``: with ``gpu``, an output that fits is charged where it lands (module docstring)."""
+    return {k: both for k, (both, _) in _replay(a, (capacities,), gpu, writes_held)[0].items()}
 
 
-def level_bytes_rw(a: Costs, capacities: tuple[int, ...], gpu: bool = False) -> dict[str, tuple[tuple[float, ...], ...]]:
+def level_bytes_rw(a: Costs, capacities: tuple[int, ...], gpu: bool = False,
+                   writes_held: bool = False) -> dict[str, tuple[tuple[float, ...], ...]]:
     """Per costed main-graph node: (its bytes read at each level, its bytes written at each level), as
     :func:`level_bytes` places them (their sum is that function's figure)."""
-    return level_bytes_rw_each(a, (capacities,), gpu)[0]
+    return level_bytes_rw_each(a, (capacities,), gpu, writes_held)[0]
 
 
-def level_bytes_and_rw(a: Costs, capacities: tuple[int, ...], gpu: bool = False) -> tuple[
+def level_bytes_and_rw(a: Costs, capacities: tuple[int, ...], gpu: bool = False, writes_held: bool = False) -> tuple[
         dict[str, tuple[float, ...]], dict[str, tuple[tuple[float, ...], ...]]]:
     """(:func:`level_bytes`, :func:`level_bytes_rw`) from one replay."""
-    (got,) = _replay(a, (capacities,), gpu)
+    (got,) = _replay(a, (capacities,), gpu, writes_held)
     return ({k: both for k, (both, _) in got.items()},
             {k: (reads, tuple(b - r for b, r in zip(both, reads))) for k, (both, reads) in got.items()})
 
 
-def level_bytes_rw_each(a: Costs, capacity_sets: tuple[tuple[int, ...], ...],
-                        gpu: bool = False) -> list[dict[str, tuple[tuple[float, ...], ...]]]:
+def level_bytes_rw_each(a: Costs, capacity_sets: tuple[tuple[int, ...], ...], gpu: bool = False,
+                        writes_held: bool = False) -> list[dict[str, tuple[tuple[float, ...], ...]]]:
     """:func:`level_bytes_rw` for each set of capacities, from one replay: the reuse distances do not
     depend on the capacities, only where each read lands does (a sweep over the GPU presets' L2 sizes
     replays the model once instead of once per size)."""
     return [{k: (reads, tuple(b - r for b, r in zip(both, reads))) for k, (both, reads) in got.items()}
-            for got in _replay(a, tuple(capacity_sets), gpu)]
+            for got in _replay(a, tuple(capacity_sets), gpu, writes_held)]
 
 
 def _replay(a: Costs, capacity_sets: tuple[tuple[int, ...], ...],
-            gpu: bool) -> list[dict[str, tuple[tuple[float, ...], tuple[float, ...]]]]:
+            gpu: bool, writes_held: bool = False) -> list[dict[str, tuple[tuple[float, ...], tuple[float, ...]]]]:
     """The LRU replay of :func:`level_bytes`, once for every set of capacities: per set, per node (bytes
     at each level, read bytes at each level)."""
     nodes = [n for n in a.main_nodes if n.status in (COUNTED, ZERO)]
@@ -173,7 +182,7 @@ def _replay(a: Costs, capacity_sets: tuple[tuple[int, ...], ...],
                             got_r[k] += b * rscale
                 for s in writes.values():
                     if s:
-                        k = levels - 1 if gpu else next((j for j, cap in enumerate(capacities) if s <= cap), levels - 1)
+                        k = levels - 1 if gpu and not writes_held else next((j for j, cap in enumerate(capacities) if s <= cap), levels - 1)
                         got[k] += s * wscale
                 # a rule that counts bytes its tensors do not show (none known) keeps them at main memory
                 rest = n.bytes_read + n.bytes_written - sum(got)

@@ -1353,7 +1353,8 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
     at_levels = None
     if levels:
         both, rw = level_bytes_and_rw(a, tuple(lv.capacity_bytes for lv in levels),
-                                      gpu=float(eff.get("fusion.gpu", 0)) >= 1)
+                                      gpu=float(eff.get("fusion.gpu", 0)) >= 1,
+                                      writes_held=float(eff.get("gpu.l2_writes", 0)) >= 1)
         lb = {k: tuple(r + w for r, w in zip(*v)) for k, v in rw.items()} if float(eff.get("fusion.gpu", 0)) >= 1 \
             else both
         bws = tuple(lv.bandwidth_bytes_per_s for lv in levels) + (spec.memory_bandwidth_bytes_per_s,)
