@@ -125,7 +125,7 @@ def test_suite_has_integer_cases_costed_as_integer_arithmetic():
     from onnxperf.products.calibration.suite import suite
 
     ints = [c for c in suite(scale=1 / 16) if c.family.endswith(".int8")]
-    assert {c.family for c in ints} == {"conv.int8", "conv.depthwise.int8", "matmul.int8"} and len(ints) == 5
+    assert {c.family for c in ints} == {"conv.int8", "conv.depthwise.int8", "matmul.int8"} and len(ints) == 6
     for c in ints:
         n = onnxperf.analyze(c.model).main_nodes[0]
         assert n.status == "counted" and n.int_ops > n.flops

@@ -41,6 +41,7 @@ from onnxperf.cost.analysis import Costs
 from onnxperf.cost.subnormal import underflows
 from onnxperf.predict.bodies import BodyIndex, is_control
 from onnxperf.predict.broadcast import QLINEAR_SPAN_KEY, SPAN_KEY, channels_last, is_qlinear_binary, node_spans
+from onnxperf.predict.im2col import RUN_KEY, im2col_runs
 from onnxperf.cost.walker import COUNTED, ZERO
 from onnxperf.graph.folding import foldable_nodes
 from onnxperf.predict.folding import folded
@@ -1389,6 +1390,9 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
                                        if fu is not None else set())
             raw = _with_spans(raw, nodes, fused, float(eff[SPAN_KEY]),
                               float(eff.get(QLINEAR_SPAN_KEY, 0)) or float(eff[SPAN_KEY]))
+        if float(eff.get(RUN_KEY, 0)) > 0:
+            qlinear = {k for k, v in fu.runs_as.items() if v[0] == "QLinearConv"} if fu is not None else set()
+            raw = _with_runs(raw, nodes, float(eff[RUN_KEY]), qlinear)
         if float(eff.get("fusion.epilogue", 0)) >= 1:  # onnxruntime's CPU provider, as calibrated
             fk = float_kernels(a, lambda: _constant_names(a), set(gone or ()))
             if fk:
@@ -1500,6 +1504,24 @@ def _with_spans(raw: list[NodeRoofline], nodes, fused: set[str], span_s: float,
         if k > 1 and r.time_s is not None and r.time_s > 0:
             extra = k * (qspan_s if is_qlinear_binary(n) else span_s)
             r = replace(r, time_s=r.time_s + extra, dispatch_s=r.dispatch_s + extra, span_s=extra)
+        out.append(r)
+    return out
+
+
+def _with_runs(raw: list[NodeRoofline], nodes, run_s: float, qlinear: set[str]) -> list[NodeRoofline]:
+    """Rows with their im2col runs added to their arithmetic: a QLinearConv (or a Conv of ``qlinear``, run
+    as one) that gathers its input into a column buffer of R runs (:func:`onnxperf.predict.im2col.im2col_runs`),
+
+        t' = t + R·r,   c' = c + R·r
+
+    with r the spec's ``conv.int8.run_s``, one run's copy as calibration fits it (the copies run inside
+    the kernel, before its GEMM, not under its memory traffic)."""
+    out = []
+    for r, n in zip(raw, nodes):
+        k = im2col_runs(n, n.key in qlinear)
+        if k and r.time_s is not None and r.time_s > 0:
+            extra = k * run_s
+            r = replace(r, time_s=r.time_s + extra, compute_s=r.compute_s + extra)
         out.append(r)
     return out
 

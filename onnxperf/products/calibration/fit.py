@@ -16,7 +16,10 @@ terms, and the fit gives, per family f, a compute efficiency e_c,f and a memory 
 * a family without samples of one kind takes the median over all families (``default.*``);
 * α_f (``<family>.overlap``): how much of the lesser of the two times is *not* hidden under the
   greater (a conv whose weights are large pays for reading them on top of its arithmetic): the
-  one of 0, 0.05, ..., 1 that predicts the family's samples best (:func:`fit_efficiency`).
+  one of 0, 0.05, ..., 1 that predicts the family's samples best (:func:`fit_efficiency`);
+* r_f (``<family>.run_s``, the 8-bit convolutions': ``conv.int8.run_s``): the cost of one im2col run
+  (:mod:`onnxperf.predict.im2col`), where the family's samples have them: :func:`fit_runs` separates it
+  from the arithmetic, and the family's efficiencies are fitted on the samples with R·r taken off.
 
 The spec's ``overhead_s`` (o, per executed node) and ``overhead_run_s`` (per run) are measured
 apart, end to end with the profiler off (:func:`onnxperf.products.calibration.run.dispatch_overhead`);
@@ -56,6 +59,8 @@ class Sample:
     state: Probe | None = None
     #: its traffic is main memory's (the cache-aware roofline puts most of its bytes there), not a cache's
     dram: bool = True
+    #: the im2col runs one copy makes (:func:`onnxperf.predict.im2col.im2col_runs`)
+    im2col: float = 0.0
 
     @property
     def plain_s(self) -> float:
@@ -165,6 +170,32 @@ def compute_fitted(family: str) -> bool:
     return family.startswith("op.") and family[3:] in FITTED_ON_ARITHMETIC
 
 
+def fit_runs(samples: list[Sample], overhead: float, extra: dict[str, float] | None = None) -> float:
+    """The cost r of one im2col run from a family's samples, with its arithmetic's rate u = 1 / (e_c·π):
+    least relative squares of
+
+        t_i − o_i ≈ c_i·u + R_i·r      (c_i = W_i / π, R_i the sample's runs, u, r ≥ 0)
+
+    over the compute-bound samples (the 8-bit convolutions: a 1x1 case without runs, a 3x3 one with few, a
+    3-channel stem with many). 0 when they cannot tell the two apart (no two samples whose R / c differ)."""
+    rows = [(s.compute_s, s.im2col, max(s.measured_s - overhead - (extra or {}).get(s.case, 0.0), s.measured_s * 0.1))
+            for s in samples if s.compute_bound and s.measured_s > 0]
+    if len({round(r / c, 12) for c, r, _ in rows if c > 0}) < 2:
+        return 0.0
+    # minimise Σ ((c·u + R·r) / t − 1)²: the 2x2 normal equations of the rows (c / t, R / t) against 1
+    a = [(c / t, r / t) for c, r, t in rows]
+    s11 = sum(x * x for x, _ in a)
+    s12 = sum(x * y for x, y in a)
+    s22 = sum(y * y for _, y in a)
+    b1 = sum(x for x, _ in a)
+    b2 = sum(y for _, y in a)
+    det = s11 * s22 - s12 * s12
+    if det <= 0:
+        return 0.0
+    r = (s11 * b2 - s12 * b1) / det
+    return max(r, 0.0)
+
+
 def _fit_families(fit: list[Sample], overhead: float, extra: dict[str, float] | None = None) -> dict[str, float]:
     """Per-family efficiencies and overlaps (:func:`fit_efficiency`); ``extra``: a case's dispatch
     beyond ``overhead`` (the parallel one). A :func:`compute_fitted` family gets ``.compute`` (the
@@ -184,6 +215,12 @@ def _fit_families(fit: list[Sample], overhead: float, extra: dict[str, float] | 
             mine = [replace(s, compute_s=s.compute_s - s.gemm_s, measured_s=max(s.measured_s - s.gemm_s / e_mm,
                                                                                 s.measured_s * 0.1), gemm_s=0.0)
                     for s in mine]
+        if any(s.im2col for s in mine):
+            run_s = fit_runs(mine, overhead, extra)
+            if run_s > 0:
+                out[f"{fam}.run_s"] = run_s
+                mine = [replace(s, measured_s=max(s.measured_s - s.im2col * run_s, s.measured_s * 0.1), im2col=0.0)
+                        for s in mine]
         if compute_fitted(fam):
             vals = [s.compute_s / max(s.measured_s - overhead - extra.get(s.case, 0.0), s.measured_s * 0.1)
                     for s in mine]
@@ -231,6 +268,7 @@ def _ratios(samples: list[Sample], overhead: float, alpha: float,
 def predict(s: Sample, eff: dict[str, float], alpha: float, overhead: float) -> float:
     """A sample's time under fitted efficiencies: max(c', m') + α·min(c', m') + o (as the roofline)."""
     c = s.compute_s / eff.get(f"{s.family}.compute", eff.get("default.compute", 1.0))
+    c += s.im2col * eff.get(f"{s.family}.run_s", 0.0)
     m = s.memory_s / eff.get(f"{s.family}.memory", eff.get("default.memory", 1.0))
     if compute_fitted(s.family):
         return max(c, m) + overhead

@@ -19,6 +19,7 @@ from onnxperf.products.validate.state import CORE, DISPATCH, DRAM, STATE_KEYS, t
 from onnxperf.products.calibration.fit import (MID, TINY, Sample, calibrated, fit_efficiency, raised_peaks,
                                                roof_ratio)
 from onnxperf.predict.broadcast import node_spans
+from onnxperf.predict.im2col import im2col_runs
 from onnxperf.products.calibration.suite import SUBNORMAL_MASK, Case, broadcast_case, subnormal_case, suite, tiny_case
 from onnxperf.predict.reuse import level_bytes
 from onnxperf.predict.roofline import int_dtype, rnn_gemm_flops
@@ -65,8 +66,9 @@ def sample_case(case: Case, spec, workdir: Path, *, runs: int, warmup: int, thre
     nbytes = sum(n.bytes_read + n.bytes_written for n in a.main_nodes)
     gemm_s = sum(rnn_gemm_flops(n) for n in a.main_nodes) / peak
     measured = kernel_s(rr.node_timings, {n.op_type for n in case.model.graph.node})
+    im2col = sum(im2col_runs(n) for n in a.main_nodes)
     return Sample(case.name, case.family, compute_s / k, memory_s / k, measured / k, nbytes / k, gemm_s / k, rr.state,
-                  dram)
+                  dram, im2col / k)
 
 
 def kind_of(s: Sample) -> str:

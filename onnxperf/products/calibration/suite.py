@@ -121,9 +121,10 @@ def _scalar(name: str, value, dtype) -> onnx.TensorProto:
     return numpy_helper.from_array(np.array(value, dtype=dtype), name)
 
 
-def _qconv(name, c_in, c_out, hw, k, group=1) -> Case:
+def _qconv(name, c_in, c_out, hw, k, group=1, stride=1) -> Case:
     """QLinearConv on uint8 activations and int8 weights (int32 bias), as a QOperator export has it:
-    family ``conv.int8`` (its own efficiency: 8-bit kernels run at another share of the int8 peak)."""
+    family ``conv.int8`` (its own efficiency: 8-bit kernels run at another share of the int8 peak, and a
+    cost per im2col run: :mod:`onnxperf.predict.im2col`)."""
     pad = k // 2
 
     def build(sfx, seed):
@@ -135,7 +136,7 @@ def _qconv(name, c_in, c_out, hw, k, group=1) -> Case:
                  numpy_helper.from_array(np.zeros(c_out, np.int32), "b" + sfx)]
         node = helper.make_node("QLinearConv", ["x" + sfx, "xs" + sfx, "xz" + sfx, "w" + sfx, "ws" + sfx, "wz" + sfx,
                                                 "ys" + sfx, "yz" + sfx, "b" + sfx], ["y" + sfx],
-                                kernel_shape=[k, k], pads=[pad] * 4, group=group)
+                                kernel_shape=[k, k], pads=[pad] * 4, group=group, strides=[stride, stride])
         return node, [_vi("x" + sfx, [1, c_in, hw, hw], TensorProto.UINT8)], inits
     family = "conv.depthwise.int8" if group == c_in == c_out and c_in > 1 else "conv.int8"
     return _case(name, family, build, out_elem=TensorProto.UINT8)
@@ -360,6 +361,9 @@ def suite(scale: float = 1.0) -> list[Case]:
         _qconv("qlinearconv3x3_64", 64, 64, d(56), 3),
         _qconv("qlinearconv1x1_256_64", 256, 64, d(56), 1),
         _qconv("qlinearconv_dw3x3_144", 144, 144, d(56), 3, group=144),
+        # a stem over 3 channels: 614,656 im2col runs of 3 bytes, where the 3x3 case has 28,224 of 64 (the fit
+        # separates the cost per run from the share of the peak: fit.fit_runs)
+        _qconv("qlinearconv7x7_s2_stem", 3, 64, d(224), 7, stride=2),
         _matmul_integer("matmulinteger_768", d(128), 768, 768),
         _matmul_integer("matmulinteger_3072", d(128), 768, 3072),
         _qlinear_matmul_dynamic("qlinearmatmul_bmm_16x128", 16, d(128), 64, d(128)),
