@@ -36,12 +36,13 @@ def _spec(state: bool = True):
 
 
 def test_the_spec_scales_with_each_probe():
-    """Main memory by the triad's ratio; peaks, cache levels and a subnormal assist by the matrix product's
-    (a cache is read at the core's clock: another guest's DRAM traffic leaves it alone); overheads and a
-    broadcast span by the dispatch probe's."""
+    """Main memory by the triad's ratio; peaks, cache levels, a subnormal assist and an im2col run by the
+    matrix product's (a cache is read at the core's clock: another guest's DRAM traffic leaves it alone);
+    overheads and a broadcast span by the dispatch probe's."""
     spec = _spec()
     spec = dataclasses.replace(spec, efficiency=dict(spec.efficiency) | {"subnormal.assist_s": 30e-9,
-                                                                         "broadcast.span_s": 10e-9},
+                                                                         "broadcast.span_s": 10e-9,
+                                                                         "conv.int8.run_s": 0.7e-9},
                                memory_levels=(MemoryLevel("L2", 1 << 20, 1e12), MemoryLevel("L3", 32 << 20, 5e11)))
     assert reference_of(spec) == REF and spec.memory_levels
     slow = Probe(REF.triad_bytes_per_s / 2, REF.matmul_flops_per_s / 4, REF.dispatch_s_per_node * 3)
@@ -51,6 +52,7 @@ def test_the_spec_scales_with_each_probe():
     assert [lv.bandwidth_bytes_per_s for lv in s.memory_levels] == pytest.approx(
         [lv.bandwidth_bytes_per_s / 4 for lv in spec.memory_levels])
     assert s.efficiency["subnormal.assist_s"] == pytest.approx(120e-9)
+    assert s.efficiency["conv.int8.run_s"] == pytest.approx(2.8e-9)  # an im2col run: a copy at the core's clock
     assert s.efficiency["broadcast.span_s"] == pytest.approx(30e-9)
     assert s.efficiency["overhead_s"] == pytest.approx(6e-6) and s.efficiency["overhead_run_s"] == pytest.approx(30e-6)
     assert s.efficiency["default.memory"] == 0.5  # a share of the roof, not a rate: unchanged

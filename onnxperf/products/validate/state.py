@@ -13,13 +13,13 @@ and the error is read per block:
   coarse);
 * **state-normalized prediction**: the spec scaled to each window's probes against the reference
   state (the calibration's probes, stored in the spec as ``state.*``; else the median of this run's
-  windows): main memory's bandwidth times triad / reference; peaks, the cache levels' bandwidths and
-  the time of a subnormal assist by matmul / reference (a cache level is read by the core at its
-  clock: a neighbour's DRAM traffic that slows the triad leaves it alone; on this VM a triad 23% below
-  the calibration's, with LR-ASPP running at its usual 40.3 ms, had pushed the normalized error from
-  -1% to +11%); per-node and per-run overheads and a broadcast span's time by dispatch / reference; the
-  prediction re-evaluated with it. The raw and the normalized error are both reported, and the drift of each
-  probe since the calibration;
+  windows): main memory's bandwidth times triad / reference; peaks, the cache levels' bandwidths, the
+  time of a subnormal assist and of an 8-bit convolution's im2col run by matmul / reference (a cache
+  level is read by the core at its clock: a neighbour's DRAM traffic that slows the triad leaves it
+  alone; on this VM a triad 23% below the calibration's, with LR-ASPP running at its usual 40.3 ms, had
+  pushed the normalized error from -1% to +11%); per-node and per-run overheads and a broadcast span's
+  time by dispatch / reference; the prediction re-evaluated with it. The raw and the normalized error
+  are both reported, and the drift of each probe since the calibration;
 * **noise band**: the measured median over the kept blocks with their P10-P90, and a bootstrap 95%
   interval of the normalized error over the kept windows (:data:`BOOTSTRAP` resamples, a fixed
   seed: the same run gives the same interval). An error outside its interval is a miss of the model,
@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from onnxperf.predict.im2col import RUN_KEY
 from onnxperf.products.validate.runner import Probe, Window
 
 #: a window whose CPU share (CPU time / wall-clock) is below this fraction of the best window's is starved
@@ -73,7 +74,7 @@ def reference_of(spec: Any) -> Probe | None:
 #: efficiency constants that are times of the runtime's own work per node or per loop (scaled by the
 #: dispatch probe) and of the core's (scaled by the matrix product's rate)
 DISPATCH_TIMES = ("broadcast.span_s", "broadcast.qlinear.span_s")
-CORE_TIMES = ("subnormal.assist_s",)
+CORE_TIMES = ("subnormal.assist_s", RUN_KEY)
 
 
 def scaled_spec(spec: Any, state: Probe, reference: Probe) -> Any:
