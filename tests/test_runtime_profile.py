@@ -80,6 +80,7 @@ def test_a_spec_file_takes_a_runtime_too(tmp_path):
     ("xeon-8480plus:llama.cpp", "describes GPU kernels"),
     ("a100-80gb:llama.cpp:plain", ":plain removes"),
     ("a100-80gb:nosuch", "runtime profiles, appended as ID:RUNTIME: llama.cpp"),
+    ("mi300x:mlperf", "runs on NVIDIA GPUs only"),
 ])
 def test_what_a_profile_cannot_apply_to_is_refused(name, words):
     with pytest.raises(OptionError, match=words.replace(".", r"\.").replace("(", r"\(")):

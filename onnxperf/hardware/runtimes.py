@@ -76,6 +76,8 @@ class RuntimeProfile:
     sources: Mapping[str, str] = dataclasses.field(hash=False)
     sets: Mapping[str, float] = dataclasses.field(default_factory=dict, hash=False)
     band_kind: str = "llm"
+    #: the makers whose GPUs the runtime runs on, as a spec's name starts (empty: any)
+    vendors: tuple[str, ...] = ()
 
     def memory_efficiency(self, spec: Any) -> tuple[float, str]:
         """``min(s, N_SM · b / β)`` on ``spec`` and the sentence saying which side held."""
@@ -112,7 +114,7 @@ def profiles() -> dict[str, RuntimeProfile]:
         mem = [eff.pop(k, None) for k in MEMORY_KEYS]
         out[pid] = RuntimeProfile(pid, t["name"], None if mem[0] is None else float(mem[0]),
                                   None if mem[1] is None else float(mem[1]), band, dict(t.get("sources", {})),
-                                  {k: float(v) for k, v in sorted(eff.items())}, kind)
+                                  {k: float(v) for k, v in sorted(eff.items())}, kind, tuple(t.get("vendors", ())))
     return out
 
 
@@ -127,13 +129,17 @@ def split_runtime(name: str) -> tuple[str, RuntimeProfile | None]:
 
 def apply_runtime(spec: Any, profile: RuntimeProfile, asked: str) -> Any:
     """``spec`` under ``profile`` (module docstring), id ``<spec id>:<profile id>``. A spec without the GPU
-    kernel model (a CPU, a plain roofline, a file without ``gpu.sms``; a Jetson's GPU has it) is refused: the profile describes
-    GPU kernels under that model (:class:`OptionError`, exit 2)."""
+    kernel model (a CPU, a plain roofline, a file without ``gpu.sms``; a Jetson's GPU has it) is refused:
+    the profile describes GPU kernels under that model (:class:`OptionError`, exit 2); so is a GPU of
+    another maker than the runtime's (``vendors``: NVIDIA's MLPerf harness on an AMD GPU)."""
     eff = dict(getattr(spec, "efficiency", None) or {})
     if spec.kind not in ("gpu", "soc") or "gpu.sms" not in eff or "fusion.gpu" not in eff:
         raise OptionError(f"--hw {asked}: the {profile.id} runtime profile ({profile.name}) describes GPU kernels under "
                           f"the kernel model; {spec.id} is not such a GPU spec ({spec.kind}, no [efficiency] gpu.sms / "
                           f"fusion.gpu)")
+    if profile.vendors and not str(spec.name).startswith(profile.vendors):
+        raise OptionError(f"--hw {asked}: the {profile.id} runtime profile ({profile.name}) runs on "
+                          f"{' or '.join(profile.vendors)} GPUs only; {spec.id} is {spec.name}")
     src = dict(getattr(spec, "efficiency_sources", None) or {})
     if profile.memory_share is not None:
         e_m, why = profile.memory_efficiency(spec)
