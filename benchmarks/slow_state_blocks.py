@@ -34,9 +34,11 @@ import onnx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from onnxperf.products.validate.runner import probe_matmul_model  # noqa: E402
 from onnxperf.products.validate.weights import with_random_weights  # noqa: E402
+from slow_state import pearson  # noqa: E402  (benchmarks/slow_state.py: the same correlation)
 
 PROBES = ("ort_mm", "blas_mm")
 SLOW = 1.25
@@ -79,13 +81,6 @@ for _ in range(blocks):
     out.append({"latency_s": med(lambda: s.run(None, feed), 8), "ort_mm": ort_mm, "blas_mm": blas})
 print(json.dumps(out))
 '''
-
-
-def pearson(xs: list[float], ys: list[float]) -> float:
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    sx = math.sqrt(sum((x - mx) ** 2 for x in xs))
-    sy = math.sqrt(sum((y - my) ** 2 for y in ys))
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / (sx * sy) if sx and sy else float("nan")
 
 
 def main(argv=None) -> int:
