@@ -21,7 +21,8 @@ from onnxperf.products.calibration import run as calib_run
 from onnxperf.products.calibration.fit import Sample
 from onnxperf.products.calibration.suite import suite
 from onnxperf.products.validate.runner import Probe, run_session
-from onnxperf.products.validate.state import CORE, DISPATCH, DRAM, reference_of, scaled_spec, time_at, typical_state
+from onnxperf.products.validate.state import (CONTENDED, CORE, DISPATCH, DRAM, HANDOFF_KEY, calm_share, reference_of,
+                                              scaled_spec, time_at, typical_state)
 
 FAST = Probe(14e9, 98e9, 1.1e-6)
 SLOW = Probe(12.5e9, 50e9, 1.8e-6)
@@ -121,6 +122,12 @@ def test_a_calibration_in_changing_states_fits_what_a_steady_one_does(monkeypatc
     steady = _calibrate(monkeypatch, [FAST])
     flips = _calibrate(monkeypatch, [SLOW, SLOW, FAST])
     assert reference_of(steady.spec) == FAST
+    # a calibration whose probes had the hand-off figure stores it beside the others (the share validate
+    # tells a contended host by)
+    handed = _calibrate(monkeypatch, [dataclasses.replace(FAST, handoff_flops_per_s=86e9)])
+    assert handed.efficiency[HANDOFF_KEY] == 86e9
+    assert reference_of(handed.spec).handoff_share == pytest.approx(86 / 98)
+    assert calm_share(handed.spec) == pytest.approx(CONTENDED * 86 / 98) and calm_share(steady.spec) is None
     ref = reference_of(flips.spec)
     cases = [s for s in flips.samples]
     # 6 case runs: SLOW, SLOW, FAST, SLOW, SLOW, FAST (cycled): the median is SLOW's
@@ -141,7 +148,7 @@ def test_the_child_probes_the_state_around_the_runs_it_times(tmp_path):
     spec = load_spec("epyc-9654")
     s = calib_run.sample_case(case, spec, tmp_path, runs=2, warmup=1, threads=1, opt="all", probe_state=True)
     assert s.state is not None and s.measured_s > 0
-    for f in ("triad_bytes_per_s", "matmul_flops_per_s", "dispatch_s_per_node"):
+    for f in ("triad_bytes_per_s", "matmul_flops_per_s", "dispatch_s_per_node", "handoff_flops_per_s"):
         assert 0 < getattr(s.state, f) < float("inf")
     rr = run_session(tmp_path / "add_tiny.onnx", runs=2, warmup=0, threads=1, profile=False, probe_state=True)
     assert len(rr.state_probes) == 2 and rr.state == Probe.mean(*rr.state_probes)

@@ -13,10 +13,12 @@ import pytest
 
 from onnxperf import cli
 from onnxperf.hardware import load_spec
+from onnxperf.products.validate import runner
+from onnxperf.products.validate.compare import _dropped_kinds
 from onnxperf.products.validate.runner import Probe, Window, measure_state
 from onnxperf.hardware.spec import MemoryLevel
-from onnxperf.products.validate.state import (FAR_FROM_REFERENCE, STATE_KEYS, UNSTABLE, bootstrap_interval,
-                                               reference_of, reference_warning, scaled_spec,
+from onnxperf.products.validate.state import (CONTENDED, CONTENDED_WHY, FAR_FROM_REFERENCE, HANDOFF_KEY, STATE_KEYS,
+                                              UNSTABLE, bootstrap_interval, calm_share, reference_of, reference_warning, scaled_spec,
                                               state_figures)
 
 REF = Probe(10e9, 100e9, 1e-6)
@@ -68,6 +70,93 @@ def test_a_block_starved_of_cpu_or_stolen_is_dropped_and_counted():
     # a block too short for the counters (10 ms ticks) is not judged
     short = state_figures([_window(10.0), _window(30.0, cpu=0.01, wall=0.05)], _spec(), lambda s: 0.01, 0.01)
     assert short.dropped == 0
+
+
+#: the hand-off probe's usual share on this project's VM (0.88) and a share seen while the host was contended
+CALM = dataclasses.replace(REF, handoff_flops_per_s=88e9)
+BUSY = dataclasses.replace(REF, handoff_flops_per_s=66e9)
+
+
+def _handoff_spec():
+    spec = _spec()
+    return dataclasses.replace(spec, efficiency=dict(spec.efficiency) | {HANDOFF_KEY: CALM.handoff_flops_per_s})
+
+
+def test_a_block_on_a_contended_host_is_dropped_and_counted():
+    """A calibrated hand-off share of 0.88 puts the line at 0.85 · 0.88 = 0.748: a block whose probes read
+    0.66 ran on a contended host (the models that slow there ran at 0.6-0.7 of their speed, while the triad,
+    the matrix product and the dispatch probe kept theirs: nothing the spec scales with follows it)."""
+    spec = _handoff_spec()
+    assert calm_share(spec) == pytest.approx(CONTENDED * 0.88) and calm_share(_spec()) is None
+    assert CALM.handoff_share == pytest.approx(0.88) and REF.handoff_share is None
+    windows = [_window(10.0, CALM), _window(15.0, BUSY), _window(10.4, CALM), _window(14.0, BUSY, cpu=0.4)]
+    st = state_figures(windows, spec, lambda s: 0.010, 0.010)
+    assert [w.dropped is not None for w in st.windows] == [False, True, False, True]
+    assert st.windows[1].dropped.startswith(CONTENDED_WHY) and "0.66" in st.windows[1].dropped
+    assert st.dropped == 2 and st.contended == 2  # the starved one was on a contended host too: counted as that
+    assert st.measured_median_s == pytest.approx(0.0102)
+    d = st.to_dict()
+    assert d["windows_contended"] == 2 and d["reference"]["handoff_flops_per_s"] == 88e9
+    assert _dropped_kinds(st) == "2 on a contended host"
+    mixed = state_figures(windows + [_window(30.0, CALM, cpu=0.4)], spec, lambda s: 0.010, 0.010)
+    assert _dropped_kinds(mixed) == "2 on a contended host, 1 starved of CPU or stolen"
+    # one contended probe beside a block is enough: the state comes and goes within seconds
+    half = state_figures([_window(10.0), Window((0.012,) * 3, CALM, BUSY, 1.0, 1.0, 0.0)], spec, lambda s: 0.01, 0.01)
+    assert half.contended == 1 and half.windows[1].state.handoff_share == pytest.approx(0.77)  # the mean passes
+    # the whole run contended: no block kept, no normalized verdict (the raw one would be of the host)
+    every = state_figures([_window(15.0, BUSY), _window(14.0, BUSY)], spec, lambda s: 0.010, 0.010)
+    assert every.contended == 2 and not every.kept and every.normalized_error is None and every.raw_error is None
+
+
+def test_without_a_calibrated_hand_off_the_runs_usual_share_is_the_line():
+    """A spec calibrated before the hand-off probe: the run's own windows give the usual share, the median of
+    their upper half (a contended host only lowers it): shares 0.88, 0.90, 0.66, 0.89 -> 0.895, line 0.761."""
+    at = [dataclasses.replace(REF, handoff_flops_per_s=x * 1e9) for x in (88, 90, 66, 89)]
+    st = state_figures([_window(10.0, p) for p in at], _spec(), lambda s: 0.010, 0.010)
+    assert [w.dropped is not None for w in st.windows] == [False, False, True, False]
+    assert "below 0.76" in st.windows[2].dropped
+    # probes without the hand-off figure (a result from before it): nothing is judged by it
+    assert state_figures([_window(10.0), _window(15.0)], _spec(), lambda s: 0.01, 0.01).contended == 0
+
+
+def test_a_probe_without_the_hand_off_figure_reads_as_before():
+    old = {"triad_bytes_per_s": 1e10, "matmul_flops_per_s": 1e11, "dispatch_s_per_node": 1e-6}
+    assert runner._probe(old) == REF and REF.to_dict() == old
+    assert Probe.median(REF, CALM, BUSY).handoff_flops_per_s == pytest.approx(77e9)  # over those that have it
+    assert Probe.mean(CALM, BUSY).handoff_flops_per_s == pytest.approx(77e9)
+    assert Probe.mean(REF, REF).handoff_flops_per_s is None
+    assert runner._probe(CALM.to_dict()) == CALM
+
+
+def test_the_hand_off_chain_keeps_a_row_of_ones():
+    """Four MatMuls by W = 1/n, each followed by a Transpose: ones stay ones (no overflow, no subnormal), and
+    the probe's rate counts the products' 4 · 2 · 256³ FLOPs."""
+    import numpy as np
+    import onnxruntime as ort
+
+    m = runner.probe_handoff_model()
+    assert [n.op_type for n in m.graph.node] == ["MatMul", "Transpose"] * runner.PROBE_MATMULS
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    n = runner.PROBE_MATMUL_N
+    (y,) = sess.run(None, {"x0": np.ones((n, n), dtype=np.float32)})
+    assert y.shape == (n, n) and np.allclose(y, 1.0)
+
+
+@pytest.mark.slow
+def test_the_child_runs_more_blocks_while_the_host_is_contended(tmp_path):
+    """With a line no window can reach, the child pauses (1 s, then 2 s) and runs one more block each time, up
+    to twice the blocks planned; with a line every window passes, it runs the blocks planned."""
+    import numpy as np
+
+    path = runner.save_probes(tmp_path)
+    feed = {"t0": np.zeros(1, dtype=np.float32)}
+    rr = runner.run_session(path, feed, runs=2, warmup=0, profile=False, keep_optimized=False, blocks=2,
+                            calm_share=10.0)
+    assert len(rr.windows) == 4 and len(rr.latencies_s) == 4
+    assert all(w.state.handoff_share is not None and w.state.handoff_share < 10 for w in rr.windows)
+    rr = runner.run_session(path, feed, runs=2, warmup=0, profile=False, keep_optimized=False, blocks=2,
+                            calm_share=0.0)
+    assert len(rr.windows) == 2
 
 
 def test_the_error_is_normalized_to_each_blocks_state():

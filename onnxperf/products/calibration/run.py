@@ -15,7 +15,7 @@ from onnxperf.cost.analysis import cost_analysis as analyze
 from onnxperf.cost.subnormal import underflows
 from onnxperf.products.validate.inputs import make_inputs
 from onnxperf.products.validate.runner import Probe, measure_state, run_session
-from onnxperf.products.validate.state import CORE, DISPATCH, DRAM, STATE_KEYS, time_at, typical_state
+from onnxperf.products.validate.state import CORE, DISPATCH, DRAM, HANDOFF_KEY, STATE_KEYS, time_at, typical_state
 from onnxperf.products.calibration.fit import (MID, TINY, Sample, calibrated, fit_efficiency, raised_peaks,
                                                roof_ratio)
 from onnxperf.predict.broadcast import node_spans
@@ -212,6 +212,8 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
         if measured:
             eff[key] = kept(measured, probed=True)
     eff.update({key: getattr(state, field) for key, field in STATE_KEYS.items()})
+    if state.handoff_flops_per_s is not None:
+        eff[HANDOFF_KEY] = state.handoff_flops_per_s
     return CalibrationResult(base, calibrated(spec, eff), tuple(samples), eff, ratio)
 
 

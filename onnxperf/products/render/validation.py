@@ -49,7 +49,8 @@ def state_lines(v: Validation) -> list[str]:
           f", 95% interval {_pct(st.error_interval[0])} to {_pct(st.error_interval[1])}")
     verdict = {True: "outside the measured band: a miss of the model", False: "within the measured band",
                None: ""}[st.miss]
-    out = [f"State      {band}; {st.dropped} dropped of {len(st.windows)}",
+    out = [f"State      {band}; {st.dropped} dropped of {len(st.windows)}"
+           + (f" ({st.contended} on a contended host)" if st.contended else ""),
            f"           error {_pct(st.raw_error)} raw, {_pct(st.normalized_error)} normalized to each block's state{ci}"
            + (f" ({verdict})" if verdict else ""),
            f"           reference state: {st.reference_source}"

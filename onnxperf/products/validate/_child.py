@@ -91,7 +91,10 @@ def run(jobdir: Path) -> int:
         states = [probe()]
         done = job["warmup"]
         sizes = [job["runs"] // blocks + (1 if k < job["runs"] % blocks else 0) for k in range(blocks)]
-        for size in sizes:
+        calm = job.get("calm_share")
+        pause, k = 1.0, 0
+        while k < len(sizes):
+            size = sizes[k]
             sess.run(None, feeds)  # the probe's triad flushed the caches: one untimed run warms them again
             before = _usage()
             block = _timed(sess, feeds, 0, size, done, total)
@@ -103,6 +106,16 @@ def run(jobdir: Path) -> int:
                             "wall_s": after["wall_s"] - before["wall_s"], "cpu_s": after["cpu_s"] - before["cpu_s"],
                             "steal_s": None if after["steal_s"] is None or before["steal_s"] is None
                             else after["steal_s"] - before["steal_s"]})
+            k += 1
+            # a contended host (the hand-off probe's share below calm_share): while fewer than half the windows
+            # are calm, wait and run one more block, up to as many more as were planned
+            if (calm and k == len(sizes) and len(sizes) < 2 * blocks
+                    and 2 * sum(_share(w) >= calm for w in windows) < len(windows)):
+                time.sleep(pause)
+                pause = min(2 * pause, 8.0)
+                sizes.append(sizes[-1])
+                total += sizes[-1]
+                states[-1] = probe()  # the state after the pause, before the next block
     else:
         if probe is not None and not job["profile"]:
             around.append(probe())
@@ -135,6 +148,12 @@ def run(jobdir: Path) -> int:
     return 0
 
 
+def _share(w: dict) -> float:
+    """A window's hand-off share: the hand-off probe's rate over the matrix product's, the lower of the probes
+    before and after it (as the parent's ``state._handoff_share``)."""
+    return min(p["handoff_flops_per_s"] / p["matmul_flops_per_s"] for p in (w["probe_before"], w["probe_after"]))
+
+
 def _usage() -> dict:
     """Wall-clock, this process's CPU time (every thread) and the machine's steal time per CPU (the
     ``cpu`` line of /proc/stat sums every CPU's), in seconds."""
@@ -151,16 +170,21 @@ def _usage() -> dict:
 
 
 class _Probe:
-    """Short measurements of the machine's state (about 0.1 s together): a triad's bandwidth over arrays
-    larger than the last cache level, onnxruntime's matrix products' arithmetic rate (a chain of 4
-    MatMuls of 256³) and its cost per tiny node (a chain of 32 Adds on one element), both at the run's
-    thread count. Each is the median of a few repeats: the state the block had, not the best it could
+    """Short measurements of the machine's state (about 0.3 s together, a rest included): a triad's bandwidth
+    over arrays larger than the last cache level, onnxruntime's matrix products' arithmetic rate (a chain of 4
+    MatMuls of 256³), the same products each followed by a Transpose (the hand-off probe: the runner's
+    ``probe_handoff_model``) and its cost per tiny node (a chain of 32 Adds on one element), all at the run's
+    thread count. Each probe starts with a rest (:attr:`REST_S`): the model's thread pool spins for tens of ms
+    after its last run (20-50 ms here), and a product timed beside a spinning worker read a one-thread rate at
+    an explicit ``--threads 2`` (about 110 GFLOP/s against 220). Each is the median of a few repeats: the state the block had, not the best it could
     get nor the noise of one repeat. The matrix products run as the model's do, on every thread of the
     run: on a 2-core VM whose second core is shared with another guest now and then, a one-thread
     product read its full rate (~100 GFLOP/s) on the free core while the model's two threads waited on
     the shared one, and validate's normalized errors came out -30 to -50% in those blocks."""
 
     N_ADD = 32
+    #: seconds of rest before each probe: every thread pool's spinning ends (they spin 20-50 ms here)
+    REST_S = 0.2
     #: the matrix-product probe: MatMuls of this size in a chain (onnxperf.products.validate.runner)
     MM_N, MM_CHAIN = 256, 4
 
@@ -178,6 +202,7 @@ class _Probe:
         self.sess = ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
         self.feed = {"t0": np.zeros(1, dtype=np.float32)}
         self.mm_model = str(model.with_name("probe_matmul.onnx"))
+        self.handoff_model = str(model.with_name("probe_handoff.onnx"))
         self.mm_feed = {"x0": np.ones((self.MM_N, self.MM_N), dtype=np.float32)}
         self()  # warm: first touches of the arrays, the session's first run
 
@@ -189,20 +214,28 @@ class _Probe:
             times.append(time.perf_counter() - t0)
         return sorted(times)[len(times) // 2]
 
+    def _chain(self, path: str) -> float:
+        """The median time of a run of the chain at ``path``, in a session made for it and ended with it."""
+        sess = self.ort.InferenceSession(path, self.so, providers=["CPUExecutionProvider"])
+        sess.run(None, self.mm_feed)
+        t = self._median(lambda: sess.run(None, self.mm_feed), 9)
+        del sess
+        return t
+
     def __call__(self) -> dict:
         np = self.np
+        time.sleep(self.REST_S)
         triad = self._median(lambda: np.add(self.b, np.multiply(self.c, 1.5, out=self.a), out=self.a), 5)
         # the matrix products in a session of their own, made for this probe and ended with it: its thread pool
         # spins between runs as the model's does (without spinning, waking its threads made the rate noisy,
         # 56-136 GFLOP/s back to back), and a session left alive spun beside the model's next block and took
         # the cores from it (MobileNetV2's 9-10 ms became 17-20)
-        mm_sess = self.ort.InferenceSession(self.mm_model, self.so, providers=["CPUExecutionProvider"])
-        mm_sess.run(None, self.mm_feed)
-        mm = self._median(lambda: mm_sess.run(None, self.mm_feed), 9)
-        del mm_sess
+        mm = self._chain(self.mm_model)
+        handoff = self._chain(self.handoff_model)
         disp = self._median(lambda: self.sess.run(None, self.feed), 21)
         return {"triad_bytes_per_s": 5 * self.a.nbytes / triad,  # read c, write a; read b and a, write a
                 "matmul_flops_per_s": self.MM_CHAIN * 2 * self.MM_N ** 3 / mm,
+                "handoff_flops_per_s": self.MM_CHAIN * 2 * self.MM_N ** 3 / handoff,
                 "dispatch_s_per_node": disp / self.N_ADD}
 
 

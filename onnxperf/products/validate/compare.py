@@ -44,8 +44,16 @@ from onnxperf.products.validate.mapping import Mapping, map_groups
 from onnxperf.products.validate.profile import inserted_casts
 from onnxperf.insights.llm.recognize import NotRecognized, recognize
 from onnxperf.products.validate.runner import DEFAULT_PROVIDERS, RUNTIME_HEADROOM_BYTES, LatencyStats, RunResult, check_provider, latency_stats, run_session
-from onnxperf.products.validate.state import UNSTABLE, StateFigures, reference_warning, state_figures
+from onnxperf.products.validate.state import UNSTABLE, StateFigures, calm_share, reference_warning, state_figures
 from onnxperf.products.validate.weights import missing_weights, with_random_weights
+
+
+def _dropped_kinds(state: StateFigures) -> str:
+    """Why the dropped windows were dropped, counted: "3 on a contended host, 1 starved of CPU or stolen"."""
+    other = state.dropped - state.contended
+    kinds = ([f"{state.contended} on a contended host"] if state.contended else []) + (
+        [f"{other} starved of CPU or stolen"] if other else [])
+    return ", ".join(kinds)
 
 
 def _per_s(amount: float, measured_s: float | None) -> float | None:
@@ -375,7 +383,8 @@ def validate(request: Request, spec, *, runs: int = 10, warmup: int = 3, threads
                                     profile=True, timeout_s=timeout_s, seed=seed, progress=progress,
                                     providers=providers, memory_limit_bytes=child_memory_limit(max_memory_bytes,
                                                                                                providers),
-                                    blocks=blocks if providers[0] == DEFAULT_PROVIDERS[0] else 1)
+                                    blocks=blocks if providers[0] == DEFAULT_PROVIDERS[0] else 1,
+                                    calm_share=calm_share(spec))
         notes += list(rr.notes)
         mapping = map_groups(a.loaded, rr.optimized_model, rr.node_timings)
         batch = a.batch
@@ -402,9 +411,12 @@ def validate(request: Request, spec, *, runs: int = 10, warmup: int = 3, threads
         far = reference_warning(state.drift) if state is not None else None
         if far:
             warnings.append(far)
-        if state is not None and state.dropped:
-            notes.append(f"{state.dropped} of {len(state.windows)} blocks dropped (starved of CPU or stolen): "
+        if state is not None and state.dropped and state.kept:
+            notes.append(f"{state.dropped} of {len(state.windows)} blocks dropped ({_dropped_kinds(state)}): "
                          "the state figures use the others")
+        elif state is not None and state.dropped:
+            warnings.append(f"every block dropped ({_dropped_kinds(state)}): no state-normalized verdict; the raw "
+                            "figures are of a busy machine: run again later")
         groups = _group_results(a, mapping, rl_plain, rl_cal, profiler_cost_s(spec))
         points: tuple[BatchPoint, ...] = ()
         if batches:

@@ -88,28 +88,45 @@ class RunResult:
 class Probe:
     """The machine's state as the child measured it between blocks (:mod:`._child`, ``_Probe``): a triad's
     bandwidth beyond the last cache level, onnxruntime's rate on 256³ fp32 matrix products and its time per
-    tiny node, both at the run's thread count."""
+    tiny node, both at the run's thread count; and the hand-off probe's rate (the same products, each followed
+    by a Transpose: :func:`probe_handoff_model`), None where it was not measured (results from before it). The hand-off's share of the product's rate (:attr:`handoff_share`) tells a contended machine
+    (:mod:`.state`)."""
 
     triad_bytes_per_s: float
     matmul_flops_per_s: float
     dispatch_s_per_node: float
+    handoff_flops_per_s: float | None = None
+
+    @property
+    def handoff_share(self) -> float | None:
+        """The hand-off probe's rate over the matrix product's: about 0.88 on this project's VM when its two
+        vCPUs run as usual, 0.61-0.72 when the host is contended (``benchmarks/results/slow_state_blocks.md``)."""
+        if self.handoff_flops_per_s is None or self.matmul_flops_per_s <= 0:
+            return None
+        return self.handoff_flops_per_s / self.matmul_flops_per_s
 
     def to_dict(self) -> dict[str, float]:
-        return {"triad_bytes_per_s": self.triad_bytes_per_s, "matmul_flops_per_s": self.matmul_flops_per_s,
-                "dispatch_s_per_node": self.dispatch_s_per_node}
+        d = {"triad_bytes_per_s": self.triad_bytes_per_s, "matmul_flops_per_s": self.matmul_flops_per_s,
+             "dispatch_s_per_node": self.dispatch_s_per_node}
+        if self.handoff_flops_per_s is not None:
+            d["handoff_flops_per_s"] = self.handoff_flops_per_s
+        return d
 
     @staticmethod
     def median(*probes: "Probe") -> "Probe":
-        """Each figure's median over ``probes``."""
+        """Each figure's median over ``probes`` (the hand-off's over those that have it)."""
+        ho = [p.handoff_flops_per_s for p in probes if p.handoff_flops_per_s is not None]
         return Probe(*(float(np.median([getattr(p, f) for p in probes]))
-                       for f in ("triad_bytes_per_s", "matmul_flops_per_s", "dispatch_s_per_node")))
+                       for f in ("triad_bytes_per_s", "matmul_flops_per_s", "dispatch_s_per_node")),
+                     float(np.median(ho)) if ho else None)
 
     @staticmethod
     def mean(*probes: "Probe") -> "Probe":
         """Each figure's mean over ``probes`` (the state of the runs between them)."""
         n = len(probes)
+        ho = [p.handoff_flops_per_s for p in probes if p.handoff_flops_per_s is not None]
         return Probe(sum(p.triad_bytes_per_s for p in probes) / n, sum(p.matmul_flops_per_s for p in probes) / n,
-                     sum(p.dispatch_s_per_node for p in probes) / n)
+                     sum(p.dispatch_s_per_node for p in probes) / n, sum(ho) / len(ho) if ho else None)
 
 
 @dataclass(frozen=True)
@@ -317,7 +334,7 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
                 seed: int = 0, workdir: str | os.PathLike | None = None,
                 progress: bool | None = None, memory_limit_bytes: int | None = None,
                 keep_optimized: bool = True, blocks: int = 1, probe_bytes: int = 64 << 20,
-                probe_state: bool = False) -> RunResult:
+                probe_state: bool = False, calm_share: float | None = None) -> RunResult:
     """Run ``model_path`` ``warmup + runs`` times in a child onnxruntime process.
 
     ``keep_optimized``: have onnxruntime write the model it optimized (with its weights: as many bytes
@@ -340,6 +357,10 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
     probe of the machine's state before each and after the last (``windows``; the triad over
     ``probe_bytes``, more than the last cache level). ``probe_state``: one probe before and one after the
     timed runs whose times the caller reads (the profiled ones when profiling: ``state_probes``, ``state``).
+    ``calm_share`` (with ``blocks``): while fewer than half the windows have a hand-off share
+    (:attr:`Probe.handoff_share`) of at least this, the host is contended: the child waits (1, 2, 4 ...
+    seconds) and runs another block, up to ``blocks`` more, so that a state lasting seconds to a minute does
+    not decide the verdict (:mod:`.state`).
     """
     _check_args(runs, warmup, threads, opt, timeout_s)
     model = Path(model_path)
@@ -350,7 +371,8 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
     show = sys.stderr.isatty() if progress is None else progress
     job = {"runs": runs, "warmup": warmup, "threads": threads, "opt": opt, "profile": profile,
            "providers": list(providers or DEFAULT_PROVIDERS), "keep_optimized": bool(keep_optimized),
-           "blocks": int(blocks), "probe_bytes": int(probe_bytes), "probe_state": bool(probe_state)}
+           "blocks": int(blocks), "probe_bytes": int(probe_bytes), "probe_state": bool(probe_state),
+           "calm_share": None if calm_share is None else float(calm_share)}
     own_tmp = workdir is None
     jobdir = Path(tempfile.mkdtemp(prefix="onnxperf-run-")) if own_tmp else Path(workdir)
     try:
@@ -380,7 +402,9 @@ def run_session(model_path: str | os.PathLike, inputs: Mapping[str, np.ndarray] 
 
 
 def _probe(d: dict) -> Probe:
-    return Probe(float(d["triad_bytes_per_s"]), float(d["matmul_flops_per_s"]), float(d["dispatch_s_per_node"]))
+    ho = d.get("handoff_flops_per_s")
+    return Probe(float(d["triad_bytes_per_s"]), float(d["matmul_flops_per_s"]), float(d["dispatch_s_per_node"]),
+                 None if ho is None else float(ho))
 
 
 def _window(d: dict) -> Window:
@@ -410,9 +434,32 @@ def probe_matmul_model() -> onnx.ModelProto:
     return m
 
 
+def probe_handoff_model() -> onnx.ModelProto:
+    """The hand-off probe: :func:`probe_matmul_model`'s products, each followed by a Transpose of its output (a
+    short memory-bound step, 15-22 µs here, whose rows each thread reads are the ones the other thread wrote).
+    On this project's VM, while the host is contended, this chain's rate falls to 0.61-0.72 of the plain
+    chain's, against 0.82-0.95 otherwise, where the plain chain itself (products back to back, each thread
+    on its own rows) keeps its rate; the models that slow in that state (MobileNetV2, EfficientNet-B0,
+    Swin-T: to 0.6-0.7 of their speed) slow with it (``benchmarks/results/slow_state_blocks.md``)."""
+    TensorProto, helper = onnx.TensorProto, onnx.helper
+    n = PROBE_MATMUL_N
+    w = helper.make_tensor("w", TensorProto.FLOAT, [n, n], np.full(n * n, 1.0 / n, dtype=np.float32).tobytes(), raw=True)
+    nodes = []
+    for k in range(PROBE_MATMULS):
+        nodes.append(helper.make_node("MatMul", [f"x{k}", "w"], [f"m{k}"]))
+        nodes.append(helper.make_node("Transpose", [f"m{k}"], [f"x{k + 1}"], perm=[1, 0]))
+    g = helper.make_graph(nodes, "probe_handoff", [helper.make_tensor_value_info("x0", TensorProto.FLOAT, [n, n])],
+                          [helper.make_tensor_value_info(f"x{PROBE_MATMULS}", TensorProto.FLOAT, [n, n])], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
 def save_probes(folder: Path) -> Path:
-    """The probes' two models (:func:`probe_model`, :func:`probe_matmul_model`) in ``folder``; the first's path."""
+    """The probes' models (:func:`probe_model`, :func:`probe_matmul_model`, :func:`probe_handoff_model`) in
+    ``folder``; the first's path."""
     onnx.save(probe_matmul_model(), str(Path(folder) / "probe_matmul.onnx"))
+    onnx.save(probe_handoff_model(), str(Path(folder) / "probe_handoff.onnx"))
     path = Path(folder) / "probe.onnx"
     onnx.save(probe_model(), str(path))
     return path
@@ -441,5 +488,5 @@ def measure_state(workdir: Path, threads: int | None = None, blocks: int = 4) ->
     return Probe.median(*[w.before for w in rr.windows], rr.windows[-1].after)
 
 
-__all__ = ["DEFAULT_PROVIDERS", "LatencyStats", "Probe", "Window", "measure_state", "probe_model", "OPT_LEVELS", "RUNTIME_HEADROOM_BYTES", "RunResult", "RuntimeRunError",
+__all__ = ["DEFAULT_PROVIDERS", "LatencyStats", "Probe", "Window", "measure_state", "probe_handoff_model", "probe_model", "OPT_LEVELS", "RUNTIME_HEADROOM_BYTES", "RunResult", "RuntimeRunError",
            "SPREAD_CV_THRESHOLD", "check_provider", "latency_stats", "run_session"]

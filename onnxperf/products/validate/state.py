@@ -10,7 +10,14 @@ and the error is read per block:
   :data:`STARVED` of the best block's) or whose machine lost time to other guests (steal above
   :data:`STOLEN` of the block) measures the neighbours, not the model: dropped and counted, never
   kept as the "fastest" (blocks shorter than :data:`JUDGED_S` are not judged: the counters are too
-  coarse);
+  coarse). So is a block run while the host was **contended**: the hand-off share
+  (:attr:`~.runner.Probe.handoff_share`) of either probe beside it below :data:`CONTENDED` of the
+  reference's. In that state,
+  which no steal counter shows and which lasts seconds to a minute, the same process ran MobileNetV2,
+  EfficientNet-B0 and Swin-T at 0.6-0.7 of their speed and ResNet-18 at its usual one, while the triad,
+  the plain matrix product and the dispatch probe kept their rates: no scaling of the spec by them can
+  follow it, and no single factor fits every model. The child runs more blocks, after a pause, while
+  fewer than half are calm (:func:`calm_share`); when none is, no state-normalized verdict is given;
 * **state-normalized prediction**: the spec scaled to each window's probes against the reference
   state (the calibration's probes, stored in the spec as ``state.*``; else the median of this run's
   windows): main memory's bandwidth times triad / reference; peaks, the cache levels' bandwidths, the
@@ -49,6 +56,12 @@ UNSTABLE = 0.10
 #: a probe this far (either way) from the calibration's reference state makes the reference doubtful
 #: (:func:`reference_warning`)
 FAR_FROM_REFERENCE = 0.5
+#: a window whose hand-off share is below this fraction of the reference's ran on a contended host: on this
+#: project's VM the share is 0.82-0.95 (median 0.88) in the usual state and 0.61-0.72 in the contended one
+#: (benchmarks/results/slow_state_blocks.md), so the line sits at about 0.75
+CONTENDED = 0.85
+#: the start of a contended window's reason for being dropped
+CONTENDED_WHY = "contended host"
 #: blocks shorter than this are not judged by their CPU or steal share: the counters tick in 10 ms
 #: (steal in jiffies, CPU time at the scheduler's granularity), too coarse for a shorter block
 JUDGED_S = 0.25
@@ -63,12 +76,36 @@ STATE_KEYS = {"state.triad_bytes_per_s": "triad_bytes_per_s", "state.ort_matmul_
               "state.dispatch_s_per_node": "dispatch_s_per_node"}
 
 
+#: the calibrated spec's hand-off probe (optional: specs calibrated before it have none, and then a run's own
+#: windows are the reference of the hand-off share)
+HANDOFF_KEY = "state.ort_handoff_flops_per_s"
+
+
 def reference_of(spec: Any) -> Probe | None:
     """The state the spec was calibrated in (its ``state.*`` figures), None when it has none."""
     eff = getattr(spec, "efficiency", None) or {}
     if not set(STATE_KEYS) <= set(eff):
         return None
-    return Probe(*(float(eff[k]) for k in STATE_KEYS))
+    return Probe(*(float(eff[k]) for k in STATE_KEYS), float(eff[HANDOFF_KEY]) if HANDOFF_KEY in eff else None)
+
+
+def calm_share(spec: Any) -> float | None:
+    """The hand-off share below which a window ran on a contended host, from the spec's calibrated reference:
+    :data:`CONTENDED` of its share (None without one: the run's own windows are then the reference, and the
+    child does not extend the run)."""
+    ref = reference_of(spec)
+    share = ref.handoff_share if ref is not None else None
+    return None if share is None else CONTENDED * share
+
+
+def _run_share(windows: Sequence[Window]) -> float | None:
+    """Without a calibrated reference: the usual hand-off share of this run, the median of its upper half (a
+    contended state only lowers it)."""
+    shares = sorted(x for x in (_handoff_share(w) for w in windows) if x is not None)
+    if not shares:
+        return None
+    top = shares[len(shares) // 2:]
+    return float(np.median(top))
 
 
 #: efficiency constants that are times of the runtime's own work per node or per loop (scaled by the
@@ -172,6 +209,11 @@ class StateFigures:
         return len(self.windows) - len(self.kept)
 
     @property
+    def contended(self) -> int:
+        """The windows dropped because the host was contended (:data:`CONTENDED`)."""
+        return sum(1 for w in self.windows if w.dropped is not None and w.dropped.startswith(CONTENDED_WHY))
+
+    @property
     def miss(self) -> bool | None:
         """Whether the state-normalized prediction misses the measurement's own noise band: the median of
         the kept windows' predictions outside the measured P10-P90 (None without kept windows)."""
@@ -183,6 +225,7 @@ class StateFigures:
 
     def to_dict(self) -> dict[str, Any]:
         return {"windows": [w.to_dict() for w in self.windows], "windows_dropped": self.dropped,
+                "windows_contended": self.contended,
                 "reference": self.reference.to_dict(), "reference_source": self.reference_source,
                 "drift_since_calibration": self.drift, "raw_error": self.raw_error,
                 "normalized_error": self.normalized_error, "measured_median_s": self.measured_median_s,
@@ -191,7 +234,18 @@ class StateFigures:
                 "miss": self.miss, "control_drift": self.control_drift, "machine_unstable": self.unstable}
 
 
-def _why_dropped(w: Window, best_share: float) -> str | None:
+def _handoff_share(w: Window) -> float | None:
+    """A window's hand-off share: the lower of its two probes' (the contended state comes and goes within
+    seconds: a block with one contended probe beside it ran, at least in part, in that state)."""
+    shares = [x for x in (w.before.handoff_share, w.after.handoff_share) if x is not None]
+    return min(shares) if shares else None
+
+
+def _why_dropped(w: Window, best_share: float, calm: float | None) -> str | None:
+    handoff = _handoff_share(w)
+    if calm is not None and handoff is not None and handoff < calm:
+        return (f"{CONTENDED_WHY}: the hand-off probe at {handoff:.2f} of the matrix product's rate, below "
+                f"{calm:.2f} ({CONTENDED:.0%} of the reference's)")
     if w.wall_s < JUDGED_S:
         return None
     share = w.cpu_s / w.wall_s
@@ -222,9 +276,13 @@ def state_figures(windows: Sequence[Window], spec: Any, predict: Callable[[Any],
         return None
     shares = [w.cpu_s / w.wall_s if w.wall_s > 0 else 0.0 for w in windows]
     best = max((s for s, w in zip(shares, windows) if w.wall_s >= JUDGED_S), default=0.0)
-    why = [_why_dropped(w, best) for w in windows]
-    kept_states = [w.state for w, y in zip(windows, why) if y is None] or [w.state for w in windows]
     ref = reference_of(spec)
+    calm = calm_share(spec)
+    if calm is None:
+        usual = _run_share(windows)
+        calm = None if usual is None else CONTENDED * usual
+    why = [_why_dropped(w, best, calm) for w in windows]
+    kept_states = [w.state for w, y in zip(windows, why) if y is None] or [w.state for w in windows]
     source = "calibration"
     if ref is None:
         source = "this run"
@@ -255,8 +313,8 @@ def state_figures(windows: Sequence[Window], spec: Any, predict: Callable[[Any],
         bootstrap_interval(errors), control, control > UNSTABLE)
 
 
-__all__ = ["BOOTSTRAP", "CORE", "DISPATCH", "DRAM", "STARVED", "STATE_KEYS", "STOLEN", "UNSTABLE", "StateFigures",
-           "WindowResult", "bootstrap_interval", "reference_of", "scaled_spec", "state_figures", "time_at",
+__all__ = ["BOOTSTRAP", "CONTENDED", "CONTENDED_WHY", "CORE", "DISPATCH", "DRAM", "HANDOFF_KEY", "STARVED", "STATE_KEYS", "STOLEN", "UNSTABLE", "StateFigures",
+           "WindowResult", "bootstrap_interval", "calm_share", "reference_of", "scaled_spec", "state_figures", "time_at",
            "typical_state"]
 
 
