@@ -35,3 +35,16 @@ def test_compare_counts_the_models_within_five_points(tmp_path, capsys):
     assert "| +4.9 | +8.0 | yes |" in rows["m1"]   # 4.9 points apart: within, though the raw moved 8
     assert "| -6.0 | +15.0 | no |" in rows["m2"]
     assert "2 of 3 models within 5 points." in text
+
+
+def test_a_run_without_a_normalized_verdict_counts_as_not_within(tmp_path):
+    """Every block of one run on a contended host: no normalized error; the pair is listed, not skipped, and
+    counted as not within."""
+    mod = _load()
+    a = _run(tmp_path / "a.json", "A", [("m1", 0.10, 0.05), ("m2", 0.0, 0.01)])
+    b = _run(tmp_path / "b.json", "B", [("m1", None, None), ("m2", 0.01, 0.02)])
+    out = tmp_path / "repeat.md"
+    assert mod.main(["compare", str(a), str(b), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "| m1 | +10.0% | +5.0% | - | - | - | - | no verdict |" in text
+    assert "1 of 2 models within 5 points. 1 without a normalized verdict" in text
