@@ -217,6 +217,11 @@ def summary_line(rows) -> str:
         text += (f" State-normalized end-to-end |error| median {statistics.median(e for e, _ in norm):.1%}, worst "
                  f"{max(norm)[0]:.1%} ({_short(max(norm)[1])}); {sum(v.state.miss for _, v in rows if v.state)} "
                  f"of {len(norm)} outside their noise band.")
+    states = [v.state for _, v in rows if v.state is not None]
+    if states:  # the blocks run on a contended host (onnxperf.products.validate.state.CONTENDED): dropped
+        text += (f" Blocks dropped as run on a contended host: {sum(st.contended for st in states)} of "
+                 f"{sum(len(st.windows) for st in states)}, in {sum(1 for st in states if st.contended)} of "
+                 f"{len(states)} models.")
     return text
 
 

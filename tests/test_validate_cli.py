@@ -296,6 +296,9 @@ def test_accuracy_table_columns_come_from_the_validation(mlp):
     norm = v.state.normalized_error if v.state is not None else None
     assert cells["calibrated e2e error, state-normalized"] == acc.fmt(norm)
     assert cells["in its noise band"] == ("-" if norm is None else "no" if v.state.miss else "yes")
+    # the blocks dropped as run on a contended host, counted over the reported sessions
+    assert (f"Blocks dropped as run on a contended host: {v.state.contended} of {len(v.state.windows)}, in "
+            f"{1 if v.state.contended else 0} of 1 models." in lines[-1])
 
 
 def test_accuracy_validates_a_suite_model_through_a_request(mlp):
