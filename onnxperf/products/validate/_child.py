@@ -176,11 +176,12 @@ class _Probe:
     ``probe_handoff_model``) and its cost per tiny node (a chain of 32 Adds on one element), all at the run's
     thread count. Each probe starts with a rest (:attr:`REST_S`): the model's thread pool spins for tens of ms
     after its last run (20-50 ms here), and a product timed beside a spinning worker read a one-thread rate at
-    an explicit ``--threads 2`` (about 110 GFLOP/s against 220). Each is the median of a few repeats: the state the block had, not the best it could
-    get nor the noise of one repeat. The matrix products run as the model's do, on every thread of the
-    run: on a 2-core VM whose second core is shared with another guest now and then, a one-thread
-    product read its full rate (~100 GFLOP/s) on the free core while the model's two threads waited on
-    the shared one, and validate's normalized errors came out -30 to -50% in those blocks."""
+    an explicit ``--threads 2`` (about 110 GFLOP/s against 220). Each is the median of a few repeats: the
+    state the block had, not the best it could get nor the noise of one repeat. The matrix products run as
+    the model's do, on every thread of the run: on a 2-core VM whose second core is shared with another
+    guest now and then, a one-thread product read its full rate (~100 GFLOP/s) on the free core while the
+    model's two threads waited on the shared one, and validate's normalized errors came out -30 to -50% in
+    those blocks."""
 
     N_ADD = 32
     #: seconds of rest before each probe: every thread pool's spinning ends (they spin 20-50 ms here)

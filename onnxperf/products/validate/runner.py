@@ -89,8 +89,8 @@ class Probe:
     """The machine's state as the child measured it between blocks (:mod:`._child`, ``_Probe``): a triad's
     bandwidth beyond the last cache level, onnxruntime's rate on 256³ fp32 matrix products and its time per
     tiny node, both at the run's thread count; and the hand-off probe's rate (the same products, each followed
-    by a Transpose: :func:`probe_handoff_model`), None where it was not measured (results from before it). The hand-off's share of the product's rate (:attr:`handoff_share`) tells a contended machine
-    (:mod:`.state`)."""
+    by a Transpose: :func:`probe_handoff_model`), None where it was not measured (results from before it).
+    The hand-off's share of the product's rate (:attr:`handoff_share`) tells a contended host (:mod:`.state`)."""
 
     triad_bytes_per_s: float
     matmul_flops_per_s: float
@@ -99,8 +99,9 @@ class Probe:
 
     @property
     def handoff_share(self) -> float | None:
-        """The hand-off probe's rate over the matrix product's: about 0.88 on this project's VM when its two
-        vCPUs run as usual, 0.61-0.72 when the host is contended (``benchmarks/results/slow_state_blocks.md``)."""
+        """The hand-off probe's rate over the matrix product's: about 0.90 on this project's VM when its two
+        vCPUs run as usual, 0.66-0.74 when the host is contended
+        (``benchmarks/results/slow_state_blocks.md``)."""
         if self.handoff_flops_per_s is None or self.matmul_flops_per_s <= 0:
             return None
         return self.handoff_flops_per_s / self.matmul_flops_per_s
@@ -437,10 +438,11 @@ def probe_matmul_model() -> onnx.ModelProto:
 def probe_handoff_model() -> onnx.ModelProto:
     """The hand-off probe: :func:`probe_matmul_model`'s products, each followed by a Transpose of its output (a
     short memory-bound step, 15-22 µs here, whose rows each thread reads are the ones the other thread wrote).
-    On this project's VM, while the host is contended, this chain's rate falls to 0.61-0.72 of the plain
-    chain's, against 0.82-0.95 otherwise, where the plain chain itself (products back to back, each thread
-    on its own rows) keeps its rate; the models that slow in that state (MobileNetV2, EfficientNet-B0,
-    Swin-T: to 0.6-0.7 of their speed) slow with it (``benchmarks/results/slow_state_blocks.md``)."""
+    On this project's VM, while the host is contended, this chain's rate falls to 0.66-0.74 of the plain
+    chain's, against 0.87-0.97 otherwise, where the plain chain itself (products back to back, each thread
+    on its own rows) keeps its rate; the models that slow in that state (MobileNetV2 to 0.60-0.63 of its
+    speed in two runs, EfficientNet-B0 and Swin-T to 0.63-0.88) slow with it
+    (``benchmarks/results/slow_state_blocks.md``)."""
     TensorProto, helper = onnx.TensorProto, onnx.helper
     n = PROBE_MATMUL_N
     w = helper.make_tensor("w", TensorProto.FLOAT, [n, n], np.full(n * n, 1.0 / n, dtype=np.float32).tobytes(), raw=True)

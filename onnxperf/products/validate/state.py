@@ -12,11 +12,10 @@ and the error is read per block:
   kept as the "fastest" (blocks shorter than :data:`JUDGED_S` are not judged: the counters are too
   coarse). So is a block run while the host was **contended**: the hand-off share
   (:attr:`~.runner.Probe.handoff_share`) of either probe beside it below :data:`CONTENDED` of the
-  reference's. In that state,
-  which no steal counter shows and which lasts seconds to a minute, the same process ran MobileNetV2,
-  EfficientNet-B0 and Swin-T at 0.6-0.7 of their speed and ResNet-18 at its usual one, while the triad,
-  the plain matrix product and the dispatch probe kept their rates: no scaling of the spec by them can
-  follow it, and no single factor fits every model. The child runs more blocks, after a pause, while
+  reference's. In that state, which no steal counter shows and which lasts seconds to a minute, the
+  same process ran MobileNetV2, EfficientNet-B0 and Swin-T at 0.6-0.9 of their speed and ResNet-18 at
+  its usual one, while the triad, the plain matrix product and the dispatch probe kept their rates: no
+  scaling of the spec by them can follow it, and no single factor fits every model. The child runs more blocks, after a pause, while
   fewer than half are calm (:func:`calm_share`); when none is, no state-normalized verdict is given;
 * **state-normalized prediction**: the spec scaled to each window's probes against the reference
   state (the calibration's probes, stored in the spec as ``state.*``; else the median of this run's
@@ -57,8 +56,8 @@ UNSTABLE = 0.10
 #: (:func:`reference_warning`)
 FAR_FROM_REFERENCE = 0.5
 #: a window whose hand-off share is below this fraction of the reference's ran on a contended host: on this
-#: project's VM the share is 0.82-0.95 (median 0.88) in the usual state and 0.61-0.72 in the contended one
-#: (benchmarks/results/slow_state_blocks.md), so the line sits at about 0.75
+#: project's VM the share is 0.87-0.97 (5th to 95th percentile, median 0.90) in the usual state and 0.66-0.74
+#: in the contended one (benchmarks/results/slow_state_blocks.md), so the line sits at about 0.76
 CONTENDED = 0.85
 #: the start of a contended window's reason for being dropped
 CONTENDED_WHY = "contended host"
