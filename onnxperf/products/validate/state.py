@@ -15,8 +15,9 @@ and the error is read per block:
   reference's. In that state, which no steal counter shows and which lasts seconds to a minute, the
   same process ran MobileNetV2, EfficientNet-B0 and Swin-T at 0.6-0.9 of their speed and ResNet-18 at
   its usual one, while the triad, the plain matrix product and the dispatch probe kept their rates: no
-  scaling of the spec by them can follow it, and no single factor fits every model. The child runs more blocks, after a pause, while
-  fewer than half are calm (:func:`calm_share`); when none is, no state-normalized verdict is given;
+  scaling of the spec by them can follow it, and no single factor fits every model. The child runs more
+  blocks, after a pause, while fewer than half are calm (:func:`calm_share`); when none is, no
+  state-normalized verdict is given;
 * **state-normalized prediction**: the spec scaled to each window's probes against the reference
   state (the calibration's probes, stored in the spec as ``state.*``; else the median of this run's
   windows): main memory's bandwidth times triad / reference; peaks, the cache levels' bandwidths, the
@@ -312,8 +313,9 @@ def state_figures(windows: Sequence[Window], spec: Any, predict: Callable[[Any],
         bootstrap_interval(errors), control, control > UNSTABLE)
 
 
-__all__ = ["BOOTSTRAP", "CONTENDED", "CONTENDED_WHY", "CORE", "DISPATCH", "DRAM", "HANDOFF_KEY", "STARVED", "STATE_KEYS", "STOLEN", "UNSTABLE", "StateFigures",
-           "WindowResult", "bootstrap_interval", "calm_share", "reference_of", "scaled_spec", "state_figures", "time_at",
+__all__ = ["BOOTSTRAP", "CONTENDED", "CONTENDED_WHY", "CORE", "DISPATCH", "DRAM", "HANDOFF_KEY", "STARVED",
+           "STATE_KEYS", "STOLEN", "UNSTABLE", "StateFigures", "WindowResult", "bootstrap_interval", "calm_share",
+           "reference_of", "scaled_spec", "state_figures", "time_at",
            "typical_state"]
 
 
