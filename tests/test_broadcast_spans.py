@@ -179,6 +179,12 @@ def test_the_quantized_calibration_pair_measures_a_qlinearmul_span(monkeypatch, 
         (nd,) = onnxperf.analyze(tmp_path / "m.onnx").main_nodes
         moved[b] = nd.bytes_read + nd.bytes_written
     assert moved[False] - moved[True] == rows * n - n  # b: one uint8 row instead of x's shape
+    # on one thread both kernels take the pool's one thread
     times.update(none=2e-4, rows=2e-4 * moved[True] / moved[False] + rows * 31e-9)
-    assert calib_run.broadcast_span(tmp_path, runs=1, warmup=0, threads=None, opt="all",
+    assert calib_run.broadcast_span(tmp_path, runs=1, warmup=0, threads=1, opt="all",
+                                    quantized=True) == pytest.approx(31e-9)
+    # on two, the one-span case (rows x n = 1 Mi elements, over onnxruntime's 156,280) splits and the broadcast
+    # of 65,536 spans runs on one thread (BroadcastLooper): its traffic takes twice the one-span case's rate
+    times.update(none=2e-4, rows=2 * 2e-4 * moved[True] / moved[False] + rows * 31e-9)
+    assert calib_run.broadcast_span(tmp_path, runs=1, warmup=0, threads=2, opt="all",
                                     quantized=True) == pytest.approx(31e-9)

@@ -48,6 +48,7 @@ from onnxperf.predict.folding import folded
 from onnxperf.predict.float_kernels import at_float32, float_kernels
 from onnxperf.predict.gpu_kernels import NOT_ASSUMED, kernel_plan
 from onnxperf.predict.operands import transposed_operands
+from onnxperf.predict.ort_threads import THREADS_KEY, kernel_threads
 from onnxperf.predict.plan import (COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, Placement, dominant, limiter,
                                    placements)
 from onnxperf.predict.reuse import level_bytes_and_rw
@@ -132,7 +133,9 @@ class NodeRoofline:
     level its memory time mostly goes to (None on a spec without cache levels); ``written`` the part of
     ``bytes`` its kernel writes (the GPU kernel model; 0 elsewhere); ``assist_s`` the part of
     ``compute_s`` that is microcode assists on subnormal values (:func:`_with_assists`; 0 elsewhere);
-    ``span_s`` the part of ``dispatch_s`` that is its broadcast loop's spans (:func:`_with_spans`)."""
+    ``span_s`` the part of ``dispatch_s`` that is its broadcast loop's spans (:func:`_with_spans`); ``threads``
+    the threads its kernel runs on where the runtime chooses them by its own cost model and the spec says how
+    many the runtime has (:func:`_with_threads`; None elsewhere: all of them)."""
 
     key: str
     op_type: str
@@ -162,6 +165,7 @@ class NodeRoofline:
     runs_as: str | None = None
     assist_s: float = 0.0
     span_s: float = 0.0
+    threads: int | None = None
 
 
 @dataclass(frozen=True)
@@ -1363,6 +1367,8 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
         raw = [_at_levels(r, n, lb.get(n.key), bws, names, spec, ops.get(n.key)) for r, n in zip(raw, nodes)]
         by_level = tuple((nm, sum(v[k] for v in lb.values())) for k, nm in enumerate(names))
         at_levels = (rw, bws, names)
+    if float(eff.get(THREADS_KEY, 0)) > 1 and float(eff.get("fusion.gpu", 0)) < 1:
+        raw = _with_threads(raw, nodes, spec, int(eff[THREADS_KEY]), ops, _channels_last_attrs(a))
     gone = fu = plan = None
     assists_unknown = 0
     fk: dict = {}
@@ -1430,6 +1436,44 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
         band=band_of(spec), assists_unknown=assists_unknown, float_kernel_nodes=len(fk),
         inserted_casts=sum(len(f.casts) for f in fk.values()), inserted_cast_s=cast_s,
     )
+
+
+def _with_threads(raw: list[NodeRoofline], nodes, spec: Spec, pool: int, ops: dict,
+                  last: frozenset[str]) -> list[NodeRoofline]:
+    """Rows of the kernels that choose their threads by onnxruntime's own cost model
+    (:func:`onnxperf.predict.ort_threads.kernel_threads`), on a spec calibrated at ``pool`` threads
+    (``runtime.threads``): a kernel on k of them takes its arithmetic and traffic P/k times as long as the
+    calibrated efficiencies (fitted on kernels that used all P) say, and pays the thread pool's dispatch only
+    when it splits,
+
+        c' = c · P/k,   m' = m · P/k,   t' = max(c', m') + α·min(c', m') + o + [k > 1]·o_p
+
+    (o ``overhead_s``, o_p ``overhead_parallel_s``, in place of the rule by bytes of :func:`efficiencies`).
+    ``last``: the keys of nodes whose own ``channels_last`` attribute is set."""
+    eff = getattr(spec, "efficiency", None) or {}
+    nhwc = channels_last(nodes)
+    base, parallel = float(eff.get("overhead_s", 0.0)), float(eff.get("overhead_parallel_s", 0.0))
+    out = []
+    for r, n in zip(raw, nodes):
+        k = kernel_threads(n, pool, nhwc, n.key in last) if r.time_s is not None else None
+        if k is None:
+            out.append(r)
+            continue
+        c, m = r.compute_s * pool / k, r.memory_s * pool / k
+        o = base + (parallel if k > 1 else 0.0)
+        t = max(c, m) + overlap(spec, n.family, *_kind(n, ops.get(n.key))) * min(c, m) + o
+        out.append(replace(r, time_s=t, compute_s=c, memory_s=m, dispatch_s=o, threads=k))
+    return out
+
+
+def _channels_last_attrs(a: Costs) -> frozenset[str]:
+    """Keys of the main-graph nodes whose ``channels_last`` attribute is set (a QLinearGlobalAveragePool of a
+    channels-last export)."""
+    if a.loaded is None:
+        return frozenset()
+    g = a.loaded.graph
+    return frozenset(n.key for n in a.main_nodes if n.op_type == "QLinearGlobalAveragePool" and any(
+        at.name == "channels_last" and at.i for at in g.nodes[n.id].attribute))
 
 
 def _with_assists(raw: list[NodeRoofline], assists: dict[str, int], assist_s: float) -> list[NodeRoofline]:

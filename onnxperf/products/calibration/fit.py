@@ -61,6 +61,10 @@ class Sample:
     dram: bool = True
     #: the im2col runs one copy makes (:func:`onnxperf.predict.im2col.im2col_runs`)
     im2col: float = 0.0
+    #: the threads its kernel chose by onnxruntime's own cost model
+    #: (:func:`onnxperf.predict.ort_threads.kernel_threads`; None: all of the pool's): its compute and memory
+    #: terms are already scaled by P/k, and it pays the pool's dispatch only when k > 1
+    threads: int | None = None
 
     @property
     def plain_s(self) -> float:
@@ -113,7 +117,7 @@ def fit_efficiency(samples: Iterable[Sample]) -> dict[str, float]:
             out["overhead_parallel_s"] = parallel
             out["parallel_min_bytes"] = float(PARALLEL_MIN_BYTES)
             # refit with it taken off the cases that pay it too
-            big = {s.case for s in fit if s.nbytes >= PARALLEL_MIN_BYTES}
+            big = {s.case for s in fit if (s.threads > 1 if s.threads is not None else s.nbytes >= PARALLEL_MIN_BYTES)}
             out = _fit_families(fit, overhead, {c: parallel for c in big})
             out["overhead_parallel_s"] = parallel
             out["parallel_min_bytes"] = float(PARALLEL_MIN_BYTES)

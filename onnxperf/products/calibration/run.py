@@ -18,7 +18,9 @@ from onnxperf.products.validate.runner import Probe, measure_state, run_session
 from onnxperf.products.validate.state import CORE, DISPATCH, DRAM, HANDOFF_KEY, STATE_KEYS, time_at, typical_state
 from onnxperf.products.calibration.fit import (MID, TINY, Sample, calibrated, fit_efficiency, raised_peaks,
                                                roof_ratio)
-from onnxperf.predict.broadcast import node_spans
+from onnxperf.hardware.probe import detect_cpu
+from onnxperf.predict.broadcast import channels_last, node_spans
+from onnxperf.predict.ort_threads import THREADS_KEY, kernel_threads
 from onnxperf.predict.im2col import im2col_runs
 from onnxperf.products.calibration.suite import SUBNORMAL_MASK, Case, broadcast_case, subnormal_case, suite, tiny_case
 from onnxperf.predict.reuse import level_bytes
@@ -36,10 +38,25 @@ class CalibrationResult:
     roof_ratio: float = 1.0
 
 
+def pool_threads(threads: int | None) -> int:
+    """The degree of parallelism of onnxruntime's intra-op pool at ``threads`` (None: onnxruntime's default, one
+    thread per physical core this process may run on)."""
+    return threads if threads else detect_cpu().physical_cores
+
+
+def case_threads(a, pool: int) -> int | None:
+    """The threads the kernels of a suite model choose by onnxruntime's own cost model
+    (:func:`onnxperf.predict.ort_threads.kernel_threads`; every copy is the same op), None when they take the pool's."""
+    nhwc = channels_last(a.main_nodes)
+    ks = {kernel_threads(n, pool, nhwc) for n in a.main_nodes}
+    return ks.pop() if len(ks) == 1 else None
+
+
 def sample_case(case: Case, spec, workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str,
                 probe_state: bool = False) -> Sample:
     """Measure one suite model and set its kernel time beside its plain roofline terms (``probe_state``: with
-    the machine's state while it ran, :attr:`Sample.state`)."""
+    the machine's state while it ran, :attr:`Sample.state`). A kernel that runs on k of the pool's P threads
+    (:func:`case_threads`) has its compute and memory terms scaled by P/k, as the prediction scales them."""
     path = workdir / f"{case.name}.onnx"
     if not path.exists():  # written once, measured in every pass
         onnx.save(case.model, str(path))
@@ -67,8 +84,11 @@ def sample_case(case: Case, spec, workdir: Path, *, runs: int, warmup: int, thre
     gemm_s = sum(rnn_gemm_flops(n) for n in a.main_nodes) / peak
     measured = kernel_s(rr.node_timings, {n.op_type for n in case.model.graph.node})
     im2col = sum(im2col_runs(n) for n in a.main_nodes)
-    return Sample(case.name, case.family, compute_s / k, memory_s / k, measured / k, nbytes / k, gemm_s / k, rr.state,
-                  dram, im2col / k)
+    pool = pool_threads(threads)
+    used = case_threads(a, pool)
+    slow = pool / used if used else 1.0
+    return Sample(case.name, case.family, compute_s * slow / k, memory_s * slow / k, measured / k, nbytes / k,
+                  gemm_s / k, rr.state, dram, im2col / k, used)
 
 
 def kind_of(s: Sample) -> str:
@@ -194,6 +214,8 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
         # the difference to the predictions it sets beside profiled kernel times, never to latencies
         eff["overhead_profiled_s"] = eff["overhead_s"]
     eff["overhead_s"] = per_node
+    # the pool the suite ran on: a kernel that chooses fewer threads by its own cost model is predicted at P/k
+    eff[THREADS_KEY] = float(pool_threads(threads))
     if per_run > 0:
         eff["overhead_run_s"] = per_run
     if opt in ("extended", "all"):
@@ -287,18 +309,22 @@ def broadcast_span(workdir: Path, *, runs: int, warmup: int, threads: int | None
     The pair of :func:`~onnxperf.products.calibration.suite.broadcast_case` runs with the profiler on: t_1
     for ``x + b`` with b of x's shape (one span), t_S for b one row (S spans). The broadcast case moves Q_S
     bytes where the other moves Q_1, so its traffic takes t_1·Q_S/Q_1 and a span costs
-    (t_S - t_1·Q_S/Q_1) / S, at the runtime's own thread count. ``reference``: each time brought from the
+    (t_S - t_1·Q_S/Q_1) / S, at the runtime's own thread count. A kernel that runs on k of the pool's P threads
+    (:func:`case_threads`: onnxruntime's QLinearMul runs a broadcast of several spans on one) moves its bytes
+    P/k times as slowly, so each Q is counted as Q·P/k. ``reference``: each time brought from the
     state it was measured in to that one (:func:`time_at`, the runtime's dispatch, by which validate scales a
     span's cost)."""
     times, moved = {}, {}
     count = 0
+    pool = pool_threads(threads)
     for bcast in (False, True):
         case = broadcast_case(bcast, quantized=quantized)
         path = workdir / f"{case.name}.onnx"
         onnx.save(case.model, str(path))
         a = analyze(path)
         (node,) = a.main_nodes
-        moved[bcast] = node.bytes_read + node.bytes_written
+        used = case_threads(a, pool)
+        moved[bcast] = (node.bytes_read + node.bytes_written) * (pool / used if used else 1.0)
         if bcast:
             count = node_spans(node)
         rr = run_session(path, make_inputs(a, seed=0), runs=runs, warmup=warmup, threads=threads, opt=opt,
