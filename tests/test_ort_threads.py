@@ -179,3 +179,27 @@ def test_the_fit_charges_the_pools_dispatch_by_threads_where_known():
     assert eff["overhead_parallel_s"] == pytest.approx(o_p)
     for fam in ("op.X", "op.Y", "op.Z"):
         assert eff[f"{fam}.memory"] == pytest.approx(0.8)
+
+
+def test_the_plan_and_its_outputs_say_which_kernels_run_narrow(tmp_path, capsys):
+    """The result carries the pool and the narrow kernels' time (one place); the JSON has them per node and
+    in total; the text summary states their share, formatted from the result."""
+    from onnxperf.cli import main as cli_main
+    from onnxperf.hardware.files import to_toml
+    from onnxperf.ui.numbers import seconds
+
+    model = _qlinear("QLinearMul", (1, C, 2 * H, 2 * W), (1, C, 1, 1))  # a squeeze-excite scale: one thread
+    a = onnxperf.analyze(model)
+    rl = roofline(a, _spec(2))
+    (r,) = rl.nodes
+    assert rl.runtime_threads == 2 and rl.narrow_nodes == (r,) and rl.narrow_s == pytest.approx(r.time_s)
+    d = rl.to_dict()
+    assert d["runtime_threads"] == 2 and d["narrow_kernel_s"] == pytest.approx(r.time_s)
+    assert d["nodes"][0]["threads"] == 1
+    plain = roofline(a, _spec(None))
+    assert plain.runtime_threads is None and plain.narrow_s == 0 and plain.to_dict()["nodes"][0]["threads"] is None
+    (tmp_path / "spec.toml").write_text(to_toml(_spec(2)))
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    assert cli_main(["summary", str(tmp_path / "m.onnx"), "--hw", str(tmp_path / "spec.toml")]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if "Threads:" in ln)
+    assert seconds(rl.narrow_s) in line and "1 node)" in line and "2 threads" in line

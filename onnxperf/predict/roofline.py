@@ -285,6 +285,9 @@ class RooflineResult:
     float_kernel_nodes: int = 0
     inserted_casts: int = 0
     inserted_cast_s: float = 0.0
+    #: the threads of the runtime's intra-op pool the spec was calibrated at (``runtime.threads``), where the
+    #: plan models kernels that run on fewer (:func:`_with_threads`); None elsewhere
+    runtime_threads: int | None = None
 
     @property
     def latency_band(self) -> tuple[float, float] | None:
@@ -320,6 +323,17 @@ class RooflineResult:
         """The part of the node times that is microcode assists on subnormal values (:func:`_with_assists`)."""
         return sum(r.assist_s for r in self.nodes)
 
+    @property
+    def narrow_nodes(self) -> tuple[NodeRoofline, ...]:
+        """The rows whose kernel runs on fewer threads than the runtime's pool (:func:`_with_threads`)."""
+        pool = self.runtime_threads or 0
+        return tuple(r for r in self.nodes if r.threads is not None and r.threads < pool and r.time_s)
+
+    @property
+    def narrow_s(self) -> float:
+        """The part of the node times in kernels on fewer threads than the pool (:attr:`narrow_nodes`)."""
+        return sum(r.time_s for r in self.narrow_nodes)
+
     def time_by_bound(self) -> dict[str, float]:
         """Limiter -> the node time it holds (:data:`onnxperf.predict.plan.LIMITERS`, in order)."""
         return {COMPUTE: self.compute_bound_time_s, FILL: self.fill_bound_time_s, MEMORY: self.memory_bound_time_s,
@@ -344,6 +358,7 @@ class RooflineResult:
             "run_overhead_s": self.run_overhead_s, "subnormal_assist_s": self.assist_s,
             "subnormal_not_evaluated": self.assists_unknown,
             "broadcast_span_s": self.span_s,
+            "runtime_threads": self.runtime_threads, "narrow_kernel_s": self.narrow_s,
             "float16_on_float_kernels": self.float_kernel_nodes, "inserted_casts": self.inserted_casts,
             "inserted_cast_s": self.inserted_cast_s,
             "bytes_by_level": [{"level": k, "bytes": v} for k, v in self.bytes_by_level] or None,
@@ -362,7 +377,7 @@ class RooflineResult:
                        "attained_ops_per_s": n.attained_ops_per_s, "peak_share": n.peak_share,
                        "bound": n.bound, "time_s": n.time_s, "share": n.share,
                        "compute_s": n.compute_s, "memory_s": n.memory_s, "dispatch_s": n.dispatch_s, "fill": n.fill,
-                       "runs": n.runs, "kernel": n.kernel} for n in self.nodes],
+                       "runs": n.runs, "kernel": n.kernel, "threads": n.threads} for n in self.nodes],
         }
 
 
@@ -1435,6 +1450,7 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
                     if fu is not None else "calibrated" if eff else "plain roofline"),
         band=band_of(spec), assists_unknown=assists_unknown, float_kernel_nodes=len(fk),
         inserted_casts=sum(len(f.casts) for f in fk.values()), inserted_cast_s=cast_s,
+        runtime_threads=int(eff[THREADS_KEY]) if float(eff.get(THREADS_KEY, 0)) > 1 and plan is None else None,
     )
 
 
