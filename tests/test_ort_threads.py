@@ -203,3 +203,11 @@ def test_the_plan_and_its_outputs_say_which_kernels_run_narrow(tmp_path, capsys)
     assert cli_main(["summary", str(tmp_path / "m.onnx"), "--hw", str(tmp_path / "spec.toml")]) == 0
     line = next(ln for ln in capsys.readouterr().out.splitlines() if "Threads:" in ln)
     assert seconds(rl.narrow_s) in line and "1 node)" in line and "2 threads" in line
+
+
+def test_a_tiny_narrow_kernel_is_explained_by_its_dispatch():
+    """A QLinearSigmoid of 64 elements runs on one thread too, but its time is the dispatch: node_why says that."""
+    a = onnxperf.analyze(_qlinear("QLinearSigmoid", (1, 64)))
+    r = roofline(a, _spec(2)).nodes[0]
+    assert r.threads == 1 and r.bound == "dispatch"
+    assert node_why(r, _spec(2)).startswith("dispatch-bound")

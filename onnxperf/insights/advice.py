@@ -76,18 +76,18 @@ def node_why(r, spec, batch: int | None = None, precision: str | None = None) ->
         return (f"broadcast loop: {seconds(r.span_s)} of its {seconds(r.time_s)} is onnxruntime's per-span cost "
                 "(a broadcast input that changes every few elements, as an NHWC scale or normalization); "
                 "channels-first layout, or folding it into the neighbouring Conv, makes the spans few and long")
+    if r.bound == DISPATCH:
+        what = "launch" if getattr(spec, "kind", "") == "gpu" else "per-node dispatch"
+        return (f"dispatch-bound: {seconds(r.dispatch_s)} of its {seconds(r.time_s)} is the {what} overhead; "
+                "fusing it with its neighbours" + (" or CUDA graphs" if what == "launch" else "") + " removes it")
     pool = int(float((getattr(spec, "efficiency", None) or {}).get(THREADS_KEY, 0)))
     threads = getattr(r, "threads", None)
-    if threads is not None and threads < pool:
+    if threads is not None and threads < pool:  # its work, not its dispatch, is what the threads decide
         on = "one" if threads == 1 else str(threads)
         return (f"on {on} of {pool} threads: onnxruntime's own cost model leaves this kernel unsplit (a QLinear "
                 "elementwise op under 156,280 elements, a QLinearAdd or QLinearMul with a broadcast, a channels-last "
                 f"QLinearGlobalAveragePool at batch 1), so its work takes {pool / threads:g}x the time at all "
                 f"threads: {seconds(r.time_s)}")
-    if r.bound == DISPATCH:
-        what = "launch" if getattr(spec, "kind", "") == "gpu" else "per-node dispatch"
-        return (f"dispatch-bound: {seconds(r.dispatch_s)} of its {seconds(r.time_s)} is the {what} overhead; "
-                "fusing it with its neighbours" + (" or CUDA graphs" if what == "launch" else "") + " removes it")
     if r.bound == FILL:
         facts = fill_facts(r, spec, batch)
         if facts is None:
