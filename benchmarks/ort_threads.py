@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 import onnxperf  # noqa: E402
 from onnxperf.predict.ort_threads import kernel_threads  # noqa: E402
-from onnxperf.products.calibration.run import pool_threads  # noqa: E402
+from onnxperf.products.validate.machine import pool_threads  # noqa: E402
 from onnxperf.products.validate.inputs import make_inputs  # noqa: E402
 from onnxperf.products.validate.runner import run_session  # noqa: E402
 

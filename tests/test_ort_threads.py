@@ -211,3 +211,19 @@ def test_a_tiny_narrow_kernel_is_explained_by_its_dispatch():
     r = roofline(a, _spec(2)).nodes[0]
     assert r.threads == 1 and r.bound == "dispatch"
     assert node_why(r, _spec(2)).startswith("dispatch-bound")
+
+
+def test_validate_says_when_the_run_uses_another_pool_than_the_calibration(monkeypatch):
+    """A spec calibrated at P threads set beside a run at T != P: a warning names both; none when they agree,
+    and none for a spec that does not record its pool. The default pool is one thread per physical core."""
+    from onnxperf.products.validate import machine
+
+    monkeypatch.setattr(machine, "detect_cpu", lambda: SimpleNamespace(physical_cores=2))
+    assert machine.pool_threads(None) == 2 and machine.pool_threads(3) == 3
+    said = machine.threads_mismatch(_spec(2), 1)
+    assert said is not None and "calibrated at 2 onnxruntime threads" in said and "used 1" in said
+    assert "--threads 1" in said
+    assert machine.threads_mismatch(_spec(2), None) is None
+    assert machine.threads_mismatch(_spec(2), 2) is None
+    assert machine.threads_mismatch(_spec(None), 1) is None
+    assert machine.threads_mismatch(_spec(4), None) is not None

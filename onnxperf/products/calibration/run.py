@@ -14,11 +14,11 @@ import onnx
 from onnxperf.cost.analysis import cost_analysis as analyze
 from onnxperf.cost.subnormal import underflows
 from onnxperf.products.validate.inputs import make_inputs
+from onnxperf.products.validate.machine import pool_threads
 from onnxperf.products.validate.runner import Probe, measure_state, run_session
 from onnxperf.products.validate.state import CORE, DISPATCH, DRAM, HANDOFF_KEY, STATE_KEYS, time_at, typical_state
 from onnxperf.products.calibration.fit import (MID, TINY, Sample, calibrated, fit_efficiency, raised_peaks,
                                                roof_ratio)
-from onnxperf.hardware.probe import detect_cpu
 from onnxperf.predict.broadcast import channels_last, node_spans
 from onnxperf.predict.ort_threads import THREADS_KEY, kernel_threads
 from onnxperf.predict.im2col import im2col_runs
@@ -36,12 +36,6 @@ class CalibrationResult:
     efficiency: dict
     #: the peaks' raise (:func:`~onnxperf.products.calibration.fit.roof_ratio`); 1: as given
     roof_ratio: float = 1.0
-
-
-def pool_threads(threads: int | None) -> int:
-    """The degree of parallelism of onnxruntime's intra-op pool at ``threads`` (None: onnxruntime's default, one
-    thread per physical core this process may run on)."""
-    return threads if threads else detect_cpu().physical_cores
 
 
 def case_threads(a, pool: int) -> int | None:

@@ -39,7 +39,7 @@ from onnxperf.ui.numbers import binary_bytes, seconds
 from onnxperf.predict.roofline import RooflineResult, roofline
 from onnxperf.products.sweep import KNEE_GAIN, knee_index
 from onnxperf.products.validate.inputs import make_inputs
-from onnxperf.products.validate.machine import gpu_node_times, mismatch
+from onnxperf.products.validate.machine import gpu_node_times, mismatch, threads_mismatch
 from onnxperf.products.validate.mapping import Mapping, map_groups
 from onnxperf.products.validate.profile import inserted_casts
 from onnxperf.insights.llm.recognize import NotRecognized, recognize
@@ -390,6 +390,9 @@ def validate(request: Request, spec, *, runs: int = 10, warmup: int = 3, threads
         batch = a.batch
         stats = latency_stats(rr.latencies_s, batch=batch)
         warnings = mismatch(spec, tuple(rr.providers) or tuple(providers))
+        pool_said = threads_mismatch(spec, threads) if providers[0] == DEFAULT_PROVIDERS[0] else None
+        if pool_said:
+            warnings.append(pool_said)
         if stats.spread_warning:
             warnings.append(stats.spread_warning)
         node_times, host_bound, said = gpu_node_times(tuple(rr.providers) or tuple(providers),

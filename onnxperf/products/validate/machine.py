@@ -9,13 +9,15 @@ model's accuracy. Said, never silent:
 * a spec measured by ``hw probe`` / ``hw calibrate`` on another CPU (its notes begin with the CPU
   model and logical CPU count the probe saw) or on this CPU model with another CPU count;
 * a CPU or SoC preset whose name shares no word with this machine's CPU model (the ``epyc-9654``
-  preset on an Intel laptop).
+  preset on an Intel laptop);
+* a spec calibrated at another number of onnxruntime threads than the run uses (:func:`threads_mismatch`).
 """
 
 from __future__ import annotations
 
 import re
 from onnxperf.hardware.probe import detect_cpu
+from onnxperf.predict.ort_threads import THREADS_KEY
 
 #: onnxruntime providers that run on a GPU (or another accelerator); the others run on the CPU
 GPU_PROVIDERS = frozenset({"CUDAExecutionProvider", "TensorrtExecutionProvider", "ROCMExecutionProvider",
@@ -124,3 +126,24 @@ def gpu_node_times(providers: tuple[str, ...] | list[str], host_s: float, latenc
                    "more work per launch")
     return "host", bound, out
 
+
+
+def pool_threads(threads: int | None) -> int:
+    """The degree of parallelism of onnxruntime's intra-op pool at ``threads`` (None: onnxruntime's default, one
+    thread per physical core this process may run on)."""
+    return threads if threads else detect_cpu().physical_cores
+
+
+def threads_mismatch(spec, threads: int | None) -> str | None:
+    """Why a calibrated spec may not describe a run at ``threads`` (None: onnxruntime's default): it was
+    calibrated at another pool (``runtime.threads``), so its efficiencies, the pool's dispatch and the kernels
+    that run on fewer threads describe that pool; None when they agree or the spec does not say."""
+    calibrated = float((getattr(spec, "efficiency", None) or {}).get(THREADS_KEY, 0))
+    if not calibrated:
+        return None
+    pool = pool_threads(threads)
+    if pool == int(calibrated):
+        return None
+    return (f"the spec was calibrated at {int(calibrated)} onnxruntime thread{'s' if calibrated != 1 else ''} and this "
+            f"run used {pool}: its efficiencies and per-kernel threads describe {int(calibrated)}; calibrate with "
+            f"--threads {pool} for this setting")
