@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from onnxperf.cost.analysis import Costs
-from onnxperf.predict.ort_threads import THREADS_KEY
+from onnxperf.predict.ort_threads import spec_pool
 from onnxperf.predict.plan import COMPUTE, DISPATCH, FILL, MEMORY, NONE
 from onnxperf.predict.precision import get, what_if
 from onnxperf.predict.roofline import RooflineResult, half_rate_outputs, roofline
@@ -80,9 +80,9 @@ def node_why(r, spec, batch: int | None = None, precision: str | None = None) ->
         what = "launch" if getattr(spec, "kind", "") == "gpu" else "per-node dispatch"
         return (f"dispatch-bound: {seconds(r.dispatch_s)} of its {seconds(r.time_s)} is the {what} overhead; "
                 "fusing it with its neighbours" + (" or CUDA graphs" if what == "launch" else "") + " removes it")
-    pool = int(float((getattr(spec, "efficiency", None) or {}).get(THREADS_KEY, 0)))
+    pool = spec_pool(spec)
     threads = getattr(r, "threads", None)
-    if threads is not None and threads < pool:  # its work, not its dispatch, is what the threads decide
+    if threads is not None and pool is not None and threads < pool:  # its work, not its dispatch, is what the threads decide
         on = "one" if threads == 1 else str(threads)
         return (f"on {on} of {pool} threads: onnxruntime's own cost model leaves this kernel unsplit (a QLinear "
                 "elementwise op under 156,280 elements, a QLinearAdd or QLinearMul with a broadcast, a channels-last "

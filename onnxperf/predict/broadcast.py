@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from onnxperf.predict.tensors import static_shape
+
 #: default-domain ops whose CPU kernels loop over broadcast spans (their inputs: all)
 BROADCAST_OPS = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "Equal", "Less", "Greater",
                            "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "PRelu", "Where"})
@@ -59,12 +61,6 @@ def spans(out_shape: Sequence[int], in_shapes: Sequence[Sequence[int]]) -> int:
             return numel // run if run else 0
         run *= o
     return 1
-
-
-def _static(t) -> tuple[int, ...] | None:
-    if t is None or t.shape is None or not all(isinstance(d, int) for d in t.shape):
-        return None
-    return tuple(t.shape)
 
 
 #: ops whose presence makes onnxruntime's CPU provider run a graph's quantized ops channels-last
@@ -99,8 +95,8 @@ def node_spans(n, nhwc: bool = False) -> int:
         ins = [n.inputs[0], n.inputs[3]]
     else:
         return 0
-    out = _static(n.outputs[0]) if n.outputs else None
-    shapes = [_static(t) for t in ins]
+    out = static_shape(n.outputs[0]) if n.outputs else None
+    shapes = [static_shape(t) for t in ins]
     if out is None or len(shapes) < 2 or any(s is None or len(s) > len(out) for s in shapes):
         return 0
     if nhwc and is_qlinear_binary(n) and len(out) == 4:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 
 from onnxperf.predict.broadcast import is_qlinear_binary, node_spans
+from onnxperf.predict.tensors import static_shape
 
 #: Eigen's cost model (``TensorCostModel``): cycles per byte loaded or stored (an L2 hit per 64-byte line)
 LOAD_CYCLES = STORE_CYCLES = 11 / 64
@@ -60,10 +61,12 @@ def cost_threads(units: int, loaded: float, stored: float, cycles: float, pool: 
     return max(1, min(pool, math.floor((total - STARTUP_CYCLES) / PER_THREAD_CYCLES + 0.9)))
 
 
-def _shape(t) -> tuple[int, ...] | None:
-    if t is None or t.shape is None or not all(isinstance(d, int) for d in t.shape):
-        return None
-    return tuple(t.shape)
+def spec_pool(spec) -> int | None:
+    """The pool a CPU spec was calibrated at (``runtime.threads``) when it has more than one thread, else None
+    (a spec without it, or a GPU kernel model's: nothing here applies)."""
+    eff = getattr(spec, "efficiency", None) or {}
+    pool = float(eff.get(THREADS_KEY, 0))
+    return int(pool) if pool > 1 and float(eff.get("fusion.gpu", 0)) < 1 else None
 
 
 def kernel_threads(n, pool: int, nhwc: bool = False, channels_last: bool = False) -> int | None:
@@ -74,7 +77,7 @@ def kernel_threads(n, pool: int, nhwc: bool = False, channels_last: bool = False
     node's own attribute of that name is set (its input is already [N, H, W, C])."""
     if n.domain != MS or not n.outputs:
         return None
-    out = _shape(n.outputs[0])
+    out = static_shape(n.outputs[0])
     if out is None:
         return None
     numel = math.prod(out)
@@ -86,7 +89,7 @@ def kernel_threads(n, pool: int, nhwc: bool = False, channels_last: bool = False
             return None
         return 1 if spans > 1 else cost_threads(numel, 1, 1, 1, pool)
     if n.op_type == "QLinearGlobalAveragePool" and n.inputs:
-        x = _shape(n.inputs[0])
+        x = static_shape(n.inputs[0])
         if x is None or len(x) < 3:
             return None
         if channels_last or nhwc:
@@ -97,4 +100,4 @@ def kernel_threads(n, pool: int, nhwc: bool = False, channels_last: bool = False
     return None
 
 
-__all__ = ["LOOKUP_OPS", "THREADS_KEY", "cost_threads", "kernel_threads"]
+__all__ = ["LOOKUP_OPS", "THREADS_KEY", "cost_threads", "kernel_threads", "spec_pool"]

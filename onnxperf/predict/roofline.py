@@ -48,7 +48,7 @@ from onnxperf.predict.folding import folded
 from onnxperf.predict.float_kernels import at_float32, float_kernels
 from onnxperf.predict.gpu_kernels import NOT_ASSUMED, kernel_plan
 from onnxperf.predict.operands import transposed_operands
-from onnxperf.predict.ort_threads import THREADS_KEY, kernel_threads
+from onnxperf.predict.ort_threads import kernel_threads, spec_pool
 from onnxperf.predict.plan import (COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, Placement, dominant, limiter,
                                    placements)
 from onnxperf.predict.reuse import level_bytes_and_rw
@@ -1382,8 +1382,9 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
         raw = [_at_levels(r, n, lb.get(n.key), bws, names, spec, ops.get(n.key)) for r, n in zip(raw, nodes)]
         by_level = tuple((nm, sum(v[k] for v in lb.values())) for k, nm in enumerate(names))
         at_levels = (rw, bws, names)
-    if float(eff.get(THREADS_KEY, 0)) > 1 and float(eff.get("fusion.gpu", 0)) < 1:
-        raw = _with_threads(raw, nodes, spec, int(eff[THREADS_KEY]), ops, _channels_last_attrs(a))
+    pool = spec_pool(spec)
+    if pool is not None:
+        raw = _with_threads(raw, nodes, spec, pool, ops, _channels_last_attrs(a))
     gone = fu = plan = None
     assists_unknown = 0
     fk: dict = {}
@@ -1450,7 +1451,7 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
                     if fu is not None else "calibrated" if eff else "plain roofline"),
         band=band_of(spec), assists_unknown=assists_unknown, float_kernel_nodes=len(fk),
         inserted_casts=sum(len(f.casts) for f in fk.values()), inserted_cast_s=cast_s,
-        runtime_threads=int(eff[THREADS_KEY]) if float(eff.get(THREADS_KEY, 0)) > 1 and plan is None else None,
+        runtime_threads=pool,
     )
 
 

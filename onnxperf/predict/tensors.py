@@ -31,6 +31,13 @@ def tensor_bytes(t) -> int:
     return dtypes.nbytes(dtypes.elem_type(t.dtype), numel)
 
 
+def static_shape(t) -> tuple[int, ...] | None:
+    """A tensor's shape when every dim is known, else None."""
+    if t is None or t.shape is None or not all(isinstance(d, int) for d in t.shape):
+        return None
+    return tuple(t.shape)
+
+
 def _numel(t) -> int | None:
     if t is None or t.shape is None or not all(isinstance(d, int) for d in t.shape):
         return None
@@ -40,4 +47,4 @@ def _numel(t) -> int | None:
     return k
 
 
-__all__ = ["links", "tensor_bytes"]
+__all__ = ["links", "static_shape", "tensor_bytes"]
