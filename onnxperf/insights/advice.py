@@ -76,6 +76,11 @@ def node_why(r, spec, batch: int | None = None, precision: str | None = None) ->
         return (f"broadcast loop: {seconds(r.span_s)} of its {seconds(r.time_s)} is onnxruntime's per-span cost "
                 "(a broadcast input that changes every few elements, as an NHWC scale or normalization); "
                 "channels-first layout, or folding it into the neighbouring Conv, makes the spans few and long")
+    copies = getattr(r, "copies", 1)
+    if copies > 1:
+        return (f"runs {copies} times: onnxruntime gives each reader of a DequantizeLinear its own copy "
+                "(EnsureUniqueDQForNodeUnit), and each dequantizes the whole tensor: "
+                f"{seconds(r.time_s / copies)} each, {seconds(r.time_s)} in all")
     if r.bound == DISPATCH:
         what = "launch" if getattr(spec, "kind", "") == "gpu" else "per-node dispatch"
         return (f"dispatch-bound: {seconds(r.dispatch_s)} of its {seconds(r.time_s)} is the {what} overhead; "

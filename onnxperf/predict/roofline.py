@@ -53,6 +53,7 @@ from onnxperf.predict.plan import (COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NO
                                    placements)
 from onnxperf.predict.reuse import level_bytes_and_rw
 from onnxperf.predict.tensors import links, tensor_bytes
+from onnxperf.predict.unique_dq import dq_copies
 
 
 
@@ -135,7 +136,9 @@ class NodeRoofline:
     ``compute_s`` that is microcode assists on subnormal values (:func:`_with_assists`; 0 elsewhere);
     ``span_s`` the part of ``dispatch_s`` that is its broadcast loop's spans (:func:`_with_spans`); ``threads``
     the threads its kernel runs on where the runtime chooses them by its own cost model and the spec says how
-    many the runtime has (:func:`_with_threads`; None elsewhere: all of them)."""
+    many the runtime has (:func:`_with_threads`; None elsewhere: all of them); ``copies`` the kernels the runtime
+    runs for the node (:func:`_with_copies`: a DequantizeLinear with several readers; 1 elsewhere), which its
+    ``ops``, ``bytes`` and times include."""
 
     key: str
     op_type: str
@@ -166,6 +169,7 @@ class NodeRoofline:
     assist_s: float = 0.0
     span_s: float = 0.0
     threads: int | None = None
+    copies: int = 1
 
 
 @dataclass(frozen=True)
@@ -377,7 +381,8 @@ class RooflineResult:
                        "attained_ops_per_s": n.attained_ops_per_s, "peak_share": n.peak_share,
                        "bound": n.bound, "time_s": n.time_s, "share": n.share,
                        "compute_s": n.compute_s, "memory_s": n.memory_s, "dispatch_s": n.dispatch_s, "fill": n.fill,
-                       "runs": n.runs, "kernel": n.kernel, "threads": n.threads} for n in self.nodes],
+                       "runs": n.runs, "kernel": n.kernel, "threads": n.threads, "copies": n.copies}
+                      for n in self.nodes],
         }
 
 
@@ -608,12 +613,15 @@ class Fusions:
     no time at all. ``runs_as``: node key -> (the fused op whose kernel runs it, the kernel's bytes,
     its operations, the integer type of its arithmetic or None): a LayerNormalization whose residual
     Adds onnxruntime folds into SkipLayerNormalization carries that kernel's time, a QDQ Conv the
-    QLinearConv's; the Adds, the DequantizeLinear and QuantizeLinear are ``inside`` it and take none."""
+    QLinearConv's; the Adds, the DequantizeLinear and QuantizeLinear are ``inside`` it and take none.
+    ``copies``: node key -> the kernels onnxruntime runs for it where that is more than one (a
+    DequantizeLinear with several readers, :mod:`onnxperf.predict.unique_dq`)."""
 
     epilogue: dict[str, frozenset[str]]
     absorbed: frozenset[str]
     runs_as: dict[str, tuple[str, int, int, str | None]] = field(default_factory=dict)
     inside: frozenset[str] = frozenset()
+    copies: dict[str, int] = field(default_factory=dict)
 
 
 def epilogues(a: Costs) -> dict[str, frozenset[str]]:
@@ -705,7 +713,9 @@ def fusions(a: Costs) -> Fusions:
         nbytes = sum(tensor_bytes(t) for t in read.values()) + ln.bytes_written
         runs_as[ln.key] = ("SkipLayerNormalization", nbytes, sum(x.flops + x.int_ops for x in (ln, *adds)), None)
         inside |= {x.key for x in adds}
-    return Fusions(epi, frozenset(absorbed), runs_as, frozenset(inside))
+    copies = {k: c for k, c in dq_copies(nodes, graph_outputs).items()
+              if k not in epi and k not in absorbed and k not in inside and k not in runs_as}
+    return Fusions(epi, frozenset(absorbed), runs_as, frozenset(inside), copies)
 
 
 _Q8 = frozenset({"int8", "uint8"})
@@ -1399,6 +1409,7 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
                 _as_fused_kernel(r, n, *fu.runs_as[n.key], spec) if n.key in fu.runs_as and r.time_s is not None
                 else r)
                for r, n in zip(raw, nodes)]
+        raw = _with_copies(raw, fu.copies)
     if float(eff.get("fusion.gpu", 0)) >= 1:
         plan = kernel_plan(a)
         raw = _as_kernels(raw, nodes, plan, spec, at_levels)
@@ -1480,6 +1491,26 @@ def _with_threads(raw: list[NodeRoofline], nodes, spec: Spec, pool: int, ops: di
         o = base + (parallel if k > 1 else 0.0)
         t = max(c, m) + overlap(spec, n.family, *_kind(n, ops.get(n.key))) * min(c, m) + o
         out.append(replace(r, time_s=t, compute_s=c, memory_s=m, dispatch_s=o, threads=k))
+    return out
+
+
+def _with_copies(raw: list[NodeRoofline], copies: dict[str, int]) -> list[NodeRoofline]:
+    """Rows of the nodes onnxruntime runs k > 1 kernels for (``copies``, :mod:`onnxperf.predict.unique_dq`):
+    each kernel does the node's whole work, so its operations, bytes and every part of its time are k times
+    the node's,
+
+        W' = k·W,   Q' = k·Q,   c' = k·c,   m' = k·m,   o' = k·o,   t' = k·t
+
+    (its intensity, roof and share of peak unchanged)."""
+    out = []
+    for r in raw:
+        k = copies.get(r.key, 1)
+        if k == 1 or r.time_s is None:
+            out.append(r)
+            continue
+        out.append(replace(r, ops=r.ops * k, bytes=r.bytes * k, written=r.written * k, time_s=r.time_s * k,
+                           compute_s=r.compute_s * k, memory_s=r.memory_s * k, dispatch_s=r.dispatch_s * k,
+                           assist_s=r.assist_s * k, span_s=r.span_s * k, copies=k))
     return out
 
 

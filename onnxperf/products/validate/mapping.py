@@ -17,7 +17,9 @@ The mapping works on tensor names:
    materializes. Reorder and Memcpy nodes pass aliases through in both directions. The layout
    transformer (NHWC QLinearConv, NhwcMaxPool) names a node it rewrites ``<original node>_token_N``
    and renames its outputs (and those of the QLinearAdd between, which keeps its name): such a
-   node's outputs are the outputs of the original node of that name.
+   node's outputs are the outputs of the original node of that name. So are those of a copy of a
+   DequantizeLinear that onnxruntime gives one of its readers (``<original node>/duplicated``,
+   ``..._token_N``): its time joins the original's group, which the prediction charges for every copy.
 2. **Walks.** Each optimized node's group is the original nodes reached by walking backwards from
    the producers of its aliased outputs, stopping at graph inputs, initializers, constant-folded
    tensors and tensors that some other optimized node materializes.
@@ -56,6 +58,9 @@ NCHWC_DOMAIN = "com.microsoft.nchwc"
 NCHWC_SUFFIX = "_nchwc"
 #: a node the layout transformer rewrote: "<original node name>_token_<N>"
 _TOKEN = re.compile(r"(.+)_token_\d+")
+#: a copy of a DequantizeLinear that onnxruntime gives one of its readers (EnsureUniqueDQForNodeUnit,
+#: :mod:`onnxperf.predict.unique_dq`): "<original node name>/duplicated", then "..._token_<N>"
+_DUPLICATED = re.compile(r"(.+)/duplicated(?:_token_\d+)?")
 #: ops that only change layout or device: their time maps to no original node
 LAYOUT_OPS = frozenset({(NCHWC_DOMAIN, "ReorderInput"), (NCHWC_DOMAIN, "ReorderOutput"),
                         ("", "MemcpyToHost"), ("", "MemcpyFromHost"),
@@ -189,7 +194,7 @@ def _aliases(orig: _Original, opt: Sequence[onnx.NodeProto]) -> tuple[dict[str, 
         if n.name:
             by_name.setdefault(n.name, []).append(i)
     for n in opt:
-        m = _TOKEN.fullmatch(n.name)
+        m = _DUPLICATED.fullmatch(n.name) or _TOKEN.fullmatch(n.name)
         name = m.group(1) if m else n.name
         if not name or len(by_name.get(name, ())) != 1:
             continue
@@ -265,7 +270,9 @@ def _match_timings(timings: Iterable[NodeTiming], opt_nodes: Sequence[onnx.NodeP
     while the saved optimized graph leaves it unnamed, and names may repeat: such timings are
     matched by session index when the graph is the original file (``file_index`` given: the
     session index is the file index), else in order of first execution against the candidates'
-    order in the (topologically sorted) optimized file.
+    order in the (topologically sorted) optimized file. Against the original file, a copy of a
+    DequantizeLinear that onnxruntime made (``<name>/duplicated...``, at every optimization level) is the
+    original node's.
     """
     by_name: dict[str, list[int]] = {}
     for i, n in enumerate(opt_nodes):
@@ -282,6 +289,11 @@ def _match_timings(timings: Iterable[NodeTiming], opt_nodes: Sequence[onnx.NodeP
             j = at_file[index]
             if op is None or opt_nodes[j].op_type == op:
                 hits = [j]
+        if not hits and file_index is not None and t.parent is None:
+            # a copy of a DequantizeLinear onnxruntime gave one of its readers (not in the file): the original's
+            m = _DUPLICATED.fullmatch(target)
+            if m:
+                hits = [i for i in by_name.get(m.group(1), []) if opt_nodes[i].op_type == t.op_type][:1]
         if not hits and t.parent is None and target == f"{t.op_type}_{t.node_index}":
             hits = [i for i in by_name.get("", []) if opt_nodes[i].op_type == t.op_type]
         if len(hits) > 1:  # same name (or unnamed, same op): the first not yet used, in file order
