@@ -3,17 +3,13 @@ kernel of its own (nothing folds: the activation's dims are symbolic), and its r
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import onnx
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from .util import benchmark
 
-import dispatch_floors as df  # noqa: E402
+df = benchmark("dispatch_floors.py", "onnxperf_bench_dispatch_floors")
 
 SHAPE_OPS = {"Shape", "Gather", "Unsqueeze", "Squeeze", "Div", "Mod", "Sub", "Add", "Mul", "Concat", "Reshape",
              "Slice", "ConstantOfShape", "Range", "Equal", "Where", "Expand", "Cast", "Pow", "Transpose"}
