@@ -36,20 +36,28 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime
+import importlib.util
 import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from onnxperf.products.validate.weights import with_random_weights  # noqa: E402
+
+# the accuracy page's definition of a dispatch-only group (its DISPATCH_ONLY bytes and operations)
+_spec = importlib.util.spec_from_file_location("onnxperf_bench_accuracy", ROOT / "benchmarks" / "accuracy.py")
+accuracy = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(accuracy)
 
 MODEL = ROOT / "models" / "corpus" / "swin_t_torch.onnx"
 SPEC = ROOT / "benchmarks" / "results" / "calibrated-spec.toml"
@@ -64,8 +72,6 @@ I64, F32 = TensorProto.INT64, TensorProto.FLOAT
 
 def profile(path: str, feeds: dict, runs: int = RUNS) -> list[dict]:
     """One session: the profiler's kernel events of ``runs`` timed runs (after ``WARMUP``), in order."""
-    import onnxruntime as ort
-
     so = ort.SessionOptions()
     so.enable_profiling = True
     so.log_severity_level = 3
@@ -142,8 +148,6 @@ def dims(a: dict) -> int:
 def model_study(path: Path) -> dict:
     runnable = Path(tempfile.mkdtemp()) / path.name
     with_random_weights(path, runnable)
-    import onnxruntime as ort
-
     s = ort.InferenceSession(str(runnable), providers=["CPUExecutionProvider"])
     feeds = {i.name: np.random.default_rng(0).random([d if isinstance(d, int) else 1 for d in i.shape], np.float32)
              for i in s.get_inputs()}
@@ -277,11 +281,8 @@ def concat_study(copies: int = 40) -> list[tuple[int, float]]:
 def transfer_study(op_median_us: dict[str, float]) -> list[dict]:
     """(5) Each of ``OTHERS`` validated once; its group ρ as predicted and with ``op_median_us`` as the
     time of every dispatch-only group whose op type it has."""
-    import subprocess
 
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from accuracy import DISPATCH_ONLY  # noqa: E402
-
+    limit = accuracy.DISPATCH_ONLY
     out = []
     for name, dims in OTHERS.items():
         with tempfile.TemporaryDirectory() as tmp:
@@ -297,7 +298,7 @@ def transfer_study(op_median_us: dict[str, float]) -> list[dict]:
         floor, hits = list(pred), 0
         for i, g in enumerate(live):
             op = g["original_op_types"][0]
-            if len(g["original_node_ids"]) == 1 and g["bytes"] <= DISPATCH_ONLY and g["flops"] <= DISPATCH_ONLY \
+            if len(g["original_node_ids"]) == 1 and g["bytes"] <= limit and g["flops"] <= limit \
                     and op in op_median_us:
                 floor[i], hits = op_median_us[op] * 1e-6, hits + 1
         out.append({"model": name, "groups": len(live), "replaced": hits, "rho": spearman(pred, y),
@@ -344,8 +345,6 @@ def page(res: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import onnxruntime as ort
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", type=Path, default=MODEL)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "dispatch_floors.md")
