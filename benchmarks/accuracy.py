@@ -427,7 +427,8 @@ def main(argv=None) -> int:
                   "itself repeats), and the calibrated prediction's ρ if every dispatch-only group were predicted "
                   "as the median time its op type took in the other session (the best a per-op-type dispatch cost "
                   "could do). Where the oracle stays below 0.9, the missing order lies inside an op type: the same "
-                  "Reshape takes 4 µs in one place and 8 µs in another, in every session.", "", *limits]
+                  "Reshape takes 4 µs in one place and 8 µs in another, in every session; what in the graph could "
+                  "order them (nothing found does well) is on benchmarks/results/dispatch_floors.md.", "", *limits]
     lines += ["", "## Calibration", "", "```", calibration_table(cal).rstrip(), "```"]
     text = "\n".join(lines) + "\n"
     out = Path(args.out)
