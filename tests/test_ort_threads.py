@@ -18,7 +18,7 @@ import onnxperf
 from onnxperf.hardware import load_spec
 from onnxperf.insights.advice import node_why
 from onnxperf.predict.ort_threads import (LOAD_CYCLES, PER_THREAD_CYCLES, STARTUP_CYCLES, STORE_CYCLES, THREADS_KEY,
-                                          cost_threads, kernel_threads)
+                                          cost_threads, gather_axes, gather_threads, kernel_threads)
 from onnxperf.predict.roofline import roofline
 from onnxperf.products.calibration import fit
 from onnxperf.products.calibration.run import case_threads
@@ -227,3 +227,57 @@ def test_validate_says_when_the_run_uses_another_pool_than_the_calibration(monke
     assert machine.threads_mismatch(_spec(2), 2) is None
     assert machine.threads_mismatch(_spec(None), 1) is None
     assert machine.threads_mismatch(_spec(4), None) is not None
+
+
+def _gather(data_shape, idx_shape, axis=None, dtype=TensorProto.FLOAT):
+    """Gather of data (an input) by constant indices, ``axis`` attribute set when given."""
+    idx = numpy_helper.from_array(np.zeros(idx_shape, np.int64), "i")
+    kw = {} if axis is None else {"axis": axis}
+    node = helper.make_node("Gather", ["x", "i"], ["y"], **kw)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", dtype, list(data_shape))],
+                          [helper.make_tensor_value_info("y", dtype, None)], [idx])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return onnxperf.analyze(m)
+
+
+def _gather_k(a, pool=2):
+    (n,) = a.main_nodes
+    return kernel_threads(n, pool, axis=gather_axes(a).get(n.key))
+
+
+@pytest.mark.parametrize("data, idx, axis, units, block, want", [
+    ((3, 1, 12, 197, 64), (), 0, 1, 1 * 12 * 197 * 64 * 4, 1),  # ViT-B/16's q/k/v split: one unit
+    ((4, 1024, 1024), (), None, 1, 1024 * 1024 * 4, 1),  # the default axis 0
+    ((1024, 4, 256), (), 1, 1024, 256 * 4, 2),  # 1,024 units of 1 KiB: 1,048,576 cycles
+    ((64, 4, 16), (), 1, 64, 16 * 4, 1),  # 64 units of 64 B: 4,096 cycles, under the start-up
+    ((30522, 768), (1, 128), 0, 128, 768 * 4, 2),  # an embedding lookup: 393,216 cycles
+])
+def test_a_gather_splits_its_indices_times_outer_dims_by_block_bytes(data, idx, axis, units, block, want):
+    """M·N units (dims before the axis times the indices) of cost (0, 0, B), B the bytes after the axis."""
+    assert _gather_k(_gather(data, idx, axis)) == want == cost_threads(units, 0, 0, block, 2)
+    assert _gather_k(_gather(data, idx, axis), pool=1) == 1
+
+
+def test_a_gather_of_unknown_shape_or_axis_is_not_modelled():
+    a = _gather((3, 64, 64), (), 0)
+    n = a.main_nodes[0]
+    assert gather_axes(a) == {n.key: 0}
+    assert gather_threads(n, None, 2) is None  # no axis known
+    assert gather_threads(n, 3, 2) is None  # out of range
+    assert gather_threads(n, -3, 2) == 1  # negative axes count from the end
+    dyn = SimpleNamespace(op_type="Gather", domain="", inputs=(SimpleNamespace(shape=("n", 64), dtype="float32"),
+                                                                SimpleNamespace(shape=(), dtype="int64")), outputs=())
+    assert gather_threads(dyn, 0, 2) is None
+    assert kernel_threads(dyn, 2, axis=0) is None
+
+
+def test_the_roofline_runs_a_one_unit_gather_at_p_times_its_traffic():
+    """m' = m·P/k with k = 1 for the q/k/v split; the suite's gather_rows (512 rows of 3 KiB) splits, so the
+    calibrated gather efficiency stays the pool's."""
+    a = _gather((3, 1, 12, 197, 64), (), 0)
+    before, after = roofline(a, _spec(None)).nodes[0], roofline(a, _spec(2)).nodes[0]
+    assert after.threads == 1 and after.memory_s == pytest.approx(2 * before.memory_s)
+    assert "one of 2 threads" in node_why(after, _spec(2)) and "Gather of one index" in node_why(after, _spec(2))
+    (rows,) = [c for c in suite() if c.name == "gather_rows"]
+    assert case_threads(onnxperf.analyze(rows.model), 2) == 2

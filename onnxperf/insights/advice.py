@@ -91,8 +91,8 @@ def node_why(r, spec, batch: int | None = None, precision: str | None = None) ->
         on = "one" if threads == 1 else str(threads)
         return (f"on {on} of {pool} threads: onnxruntime's own cost model leaves this kernel unsplit (a QLinear "
                 "elementwise op under 156,280 elements, a QLinearAdd or QLinearMul with a broadcast, a channels-last "
-                f"QLinearGlobalAveragePool at batch 1), so its work takes {pool / threads:g}x the time at all "
-                f"threads: {seconds(r.time_s)}")
+                "QLinearGlobalAveragePool at batch 1, a Gather of one index on its outermost axis), so its work "
+                f"takes {pool / threads:g}x the time at all threads: {seconds(r.time_s)}")
     if r.bound == FILL:
         facts = fill_facts(r, spec, batch)
         if facts is None:

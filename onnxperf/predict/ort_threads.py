@@ -19,14 +19,20 @@ one unit never splits. So a kernel of cost (1, 1, 1) per element goes parallel a
   ops have a parallel path for spans, these do not): a squeeze-excite scale;
 * QLinearGlobalAveragePool: channels-first, per channel of an image of H·W (H·W, 1, 8·H·W) over N·C units;
   channels-last (as onnxruntime runs it in a graph with a QLinearConv, its NHWC transformer), per image
-  (H·W·C, C, 8·H·W·C) over N units: one thread at batch 1.
+  (H·W·C, C, 8·H·W·C) over N units: one thread at batch 1;
+* Gather (``GatherCopyData``): one memcpy of a block of B bytes (the dims after the axis) per unit, over
+  M·N units (M the dims before the axis, N the indices), at a declared cost of (0, 0, B): a Gather of one
+  index on the outermost axis (a fused q/k/v tensor split into q, k and v) is one unit and runs on **one
+  thread** whatever its size; an embedding lookup of 128 rows of 3 KiB splits.
 
 Measured on the 2-core VM (onnxruntime 1.32, profiled kernel time, default threads against one thread): a
 QLinearSigmoid of 150,016 elements took 41 µs at default threads and 39 at one, of 163,840 elements 29.5
 and 43; QLinearMul and QLinearAdd split at the same size; a broadcast QLinearMul of 1 Mi elements took 199
 µs at default threads and 196 at one (benchmarks/results/ort_threads.md, ``python
 benchmarks/ort_threads.py``). In EfficientNet-B0's QOperator export the 23 QLinearSigmoids and 30
-QLinearMuls between 33 Ki and 150 Ki elements ran on one thread, each about twice its two-thread time.
+QLinearMuls between 33 Ki and 150 Ki elements ran on one thread, each about twice its two-thread time. A
+float Gather of one index from [3, 1, 12, 197, 64] on axis 0 (ViT-B/16's q/k/v split) took 19 µs at default
+threads and 17 at one; of [1024, 4, 256] on axis 1 (1,024 units of 1 KiB) 20 and 36.
 
 QLinearConv and the float kernels are not modelled here: their kernels split their work whenever the pool
 has threads (a depthwise QLinearConv of 28,224 multiply-adds per image ran 1.9x faster at two threads than
@@ -37,6 +43,7 @@ from __future__ import annotations
 
 import math
 
+from onnxperf.base import dtypes
 from onnxperf.predict.broadcast import is_qlinear_binary, node_spans
 from onnxperf.predict.tensors import static_shape
 
@@ -69,12 +76,16 @@ def spec_pool(spec) -> int | None:
     return int(pool) if pool > 1 and float(eff.get("fusion.gpu", 0)) < 1 else None
 
 
-def kernel_threads(n, pool: int, nhwc: bool = False, channels_last: bool = False) -> int | None:
+def kernel_threads(n, pool: int, nhwc: bool = False, channels_last: bool = False,
+                   axis: int | None = None) -> int | None:
     """The threads the onnxruntime CPU kernel of node ``n`` runs on in a pool of ``pool`` threads, for the
     kernels that choose it by their own cost model (module docstring); None for any other node, or one
     whose shapes are not all known (it takes the pool's threads, as calibrated). ``nhwc``: the graph runs
     its quantized ops channels-last (:func:`onnxperf.predict.broadcast.channels_last`); ``channels_last``: the
-    node's own attribute of that name is set (its input is already [N, H, W, C])."""
+    node's own attribute of that name is set (its input is already [N, H, W, C]); ``axis``: a Gather's
+    (:func:`gather_axes`; None: not known, and the Gather is not modelled)."""
+    if n.op_type == "Gather" and not n.domain:
+        return gather_threads(n, axis, pool)
     if n.domain != MS or not n.outputs:
         return None
     out = static_shape(n.outputs[0])
@@ -100,4 +111,32 @@ def kernel_threads(n, pool: int, nhwc: bool = False, channels_last: bool = False
     return None
 
 
-__all__ = ["LOOKUP_OPS", "THREADS_KEY", "cost_threads", "kernel_threads", "spec_pool"]
+def gather_threads(n, axis: int | None, pool: int) -> int | None:
+    """The threads of onnxruntime's Gather on data [d_0 .. d_r-1] at ``axis`` a with indices of N elements:
+    M·N units (M = d_0 ·..· d_a-1), each a memcpy of a block of B = d_a+1 ·..· d_r-1 · element-size bytes,
+    declared at (0, 0, B): ``cost_threads(M·N, 0, 0, B, pool)``; None when a shape or the axis is not known."""
+    if axis is None or len(n.inputs) < 2 or n.inputs[0] is None or n.inputs[1] is None:
+        return None
+    data, idx = static_shape(n.inputs[0]), static_shape(n.inputs[1])
+    if data is None or idx is None:
+        return None
+    a = axis + len(data) if axis < 0 else axis
+    if not 0 <= a < len(data):
+        return None
+    block = dtypes.nbytes(dtypes.elem_type(n.inputs[0].dtype), math.prod(data[a + 1:]))
+    return cost_threads(math.prod(data[:a]) * math.prod(idx), 0, 0, block, pool)
+
+
+def gather_axes(a) -> dict[str, int]:
+    """Node key -> the ``axis`` attribute of each main-graph Gather of an analysis (0 where it has none), from the
+    loaded file; empty without one (every Gather then takes the pool's threads)."""
+    loaded = getattr(a, "loaded", None)
+    if loaded is None:
+        return {}
+    g = loaded.graph
+    return {n.key: next((at.i for at in g.nodes[n.id].attribute if at.name == "axis"), 0)
+            for n in a.main_nodes if n.op_type == "Gather" and not n.domain}
+
+
+__all__ = ["LOOKUP_OPS", "THREADS_KEY", "cost_threads", "gather_axes", "gather_threads", "kernel_threads",
+           "spec_pool"]

@@ -48,7 +48,7 @@ from onnxperf.predict.folding import folded
 from onnxperf.predict.float_kernels import at_float32, float_kernels
 from onnxperf.predict.gpu_kernels import NOT_ASSUMED, kernel_plan
 from onnxperf.predict.operands import transposed_operands
-from onnxperf.predict.ort_threads import kernel_threads, spec_pool
+from onnxperf.predict.ort_threads import gather_axes, kernel_threads, spec_pool
 from onnxperf.predict.plan import (COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, Placement, dominant, limiter,
                                    placements)
 from onnxperf.predict.reuse import level_bytes_and_rw
@@ -1394,7 +1394,7 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
         at_levels = (rw, bws, names)
     pool = spec_pool(spec)
     if pool is not None:
-        raw = _with_threads(raw, nodes, spec, pool, ops, _channels_last_attrs(a))
+        raw = _with_threads(raw, nodes, spec, pool, ops, _channels_last_attrs(a), gather_axes(a))
     gone = fu = plan = None
     assists_unknown = 0
     fk: dict = {}
@@ -1467,7 +1467,7 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
 
 
 def _with_threads(raw: list[NodeRoofline], nodes, spec: Spec, pool: int, ops: dict,
-                  last: frozenset[str]) -> list[NodeRoofline]:
+                  last: frozenset[str], axes: dict[str, int]) -> list[NodeRoofline]:
     """Rows of the kernels that choose their threads by onnxruntime's own cost model
     (:func:`onnxperf.predict.ort_threads.kernel_threads`), on a spec calibrated at ``pool`` threads
     (``runtime.threads``): a kernel on k of them takes its arithmetic and traffic P/k times as long as the
@@ -1477,13 +1477,13 @@ def _with_threads(raw: list[NodeRoofline], nodes, spec: Spec, pool: int, ops: di
         c' = c · P/k,   m' = m · P/k,   t' = max(c', m') + α·min(c', m') + o + [k > 1]·o_p
 
     (o ``overhead_s``, o_p ``overhead_parallel_s``, in place of the rule by bytes of :func:`efficiencies`).
-    ``last``: the keys of nodes whose own ``channels_last`` attribute is set."""
+    ``last``: the keys of nodes whose own ``channels_last`` attribute is set; ``axes``: each Gather's axis."""
     eff = getattr(spec, "efficiency", None) or {}
     nhwc = channels_last(nodes)
     base, parallel = float(eff.get("overhead_s", 0.0)), float(eff.get("overhead_parallel_s", 0.0))
     out = []
     for r, n in zip(raw, nodes):
-        k = kernel_threads(n, pool, nhwc, n.key in last) if r.time_s is not None else None
+        k = kernel_threads(n, pool, nhwc, n.key in last, axes.get(n.key)) if r.time_s is not None else None
         if k is None:
             out.append(r)
             continue
