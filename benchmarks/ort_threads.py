@@ -1,11 +1,12 @@
-"""Does onnxruntime split the QLinear kernels where ``onnxperf.predict.ort_threads`` says it does?
+"""Does onnxruntime split the QLinear kernels and Gather where ``onnxperf.predict.ort_threads`` says it does?
 
     python benchmarks/ort_threads.py [--out benchmarks/results/ort_threads.md]
                                      [--json benchmarks/measured/ort_threads.json]
 
 For each kernel whose threads the prediction takes from onnxruntime's own cost model (QLinearSigmoid,
 QLinearMul and QLinearAdd of one span, a squeeze-excite QLinearMul [1, C, H, W] · [1, C, 1, 1], a
-QLinearGlobalAveragePool channels-first and channels-last) at element counts on both sides of the 156,280 where Eigen's cost model splits a
+QLinearGlobalAveragePool channels-first and channels-last; a float Gather of one of 3 rows, one unit, and one on
+axis 1 of [n / 256, 4, 256], n / 256 units of 1 KiB) at element counts on both sides of the 156,280 where Eigen's cost model splits a
 loop of cost (1, 1, 1) per element, a model of 4 independent copies runs through ``run_session`` (validate's
 child process, profiler on) at onnxruntime's default threads and at one thread, each in several sessions of which
 the fastest is kept (5; on the 2-core VM a contended host makes a split kernel run as slowly as an unsplit one
@@ -36,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import onnxperf  # noqa: E402
-from onnxperf.predict.ort_threads import kernel_threads  # noqa: E402
+from onnxperf.predict.ort_threads import gather_axes, kernel_threads  # noqa: E402
 from onnxperf.products.validate.machine import pool_threads  # noqa: E402
 from onnxperf.products.validate.inputs import make_inputs  # noqa: E402
 from onnxperf.products.validate.runner import run_session  # noqa: E402
@@ -47,7 +48,7 @@ COPIES = 4
 C = 64
 SIZES = (65_536, 131_072, 150_016, 163_840, 196_608, 1_048_576)
 KINDS = ("QLinearSigmoid", "QLinearMul", "QLinearMul (SE scale)", "QLinearAdd", "QLinearGlobalAveragePool",
-         "QLinearGlobalAveragePool (channels last)")
+         "QLinearGlobalAveragePool (channels last)", "Gather (one of 3 rows)", "Gather (axis 1, rows of 1 KiB)")
 #: a ratio (one thread over the pool's) at least this says the kernel split
 SPLIT = 1.25
 #: below this at one thread a split cannot pay for the pool's dispatch: the ratio cannot tell
@@ -65,6 +66,14 @@ def build(kind: str, n: int) -> onnx.ModelProto:
         inits += [numpy_helper.from_array(np.array(0.02, np.float32), "sc" + s),
                   numpy_helper.from_array(np.array(128, np.uint8), "zp" + s)]
         q = ["sc" + s, "zp" + s]
+        if op == "Gather":  # float data, a constant scalar index: n elements gathered
+            one = "one of 3" in kind
+            x = [3, n] if one else [n // 256, 4, 256]
+            inits.append(numpy_helper.from_array(np.array(1, np.int64), "i" + s))
+            nodes.append(helper.make_node("Gather", ["a" + s, "i" + s], ["y" + s], axis=0 if one else 1))
+            ins.append(helper.make_tensor_value_info("a" + s, TensorProto.FLOAT, x))
+            outs.append(helper.make_tensor_value_info("y" + s, TensorProto.FLOAT, [n] if one else [n // 256, 256]))
+            continue
         if op in ("QLinearMul", "QLinearAdd"):
             b = [1, C, 1] if "SE" in kind else shape
             nodes.append(helper.make_node(op, ["a" + s, *q, "b" + s, *q, *q], ["y" + s], domain=MS))
@@ -110,8 +119,9 @@ def main(argv: list[str] | None = None) -> int:
             for n in SIZES:
                 path = Path(tmp) / "m.onnx"
                 onnx.save(build(kind, n), str(path))
-                node = onnxperf.analyze(path).main_nodes[0]
-                k = kernel_threads(node, pool, channels_last="channels last" in kind)
+                a = onnxperf.analyze(path)
+                node = a.main_nodes[0]
+                k = kernel_threads(node, pool, channels_last="channels last" in kind, axis=gather_axes(a).get(node.key))
                 at_pool, at_one = per_copy_s(path, None), per_copy_s(path, 1)
                 ratio = at_one / at_pool
                 rows.append({"kernel": kind, "elements": n, "predicted_threads": k, "pool": pool,
@@ -124,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     judged = [r for r in rows if r["agrees"] is not None]
     agree = sum(r["agrees"] for r in judged)
     lines = [
-        "# Threads onnxruntime's QLinear kernels choose (onnxperf.predict.ort_threads)", "",
+        "# Threads onnxruntime's QLinear kernels and Gather choose (onnxperf.predict.ort_threads)", "",
         f"Measured {when} on this machine (pool of {pool} threads, onnxruntime's default), onnxruntime "
         f"{__import__('onnxruntime').__version__}: {COPIES} copies per model, median profiled time per copy over 40 "
         f"runs, the fastest of {SESSIONS} sessions, at the default threads and at one. Re-run: "
