@@ -245,8 +245,9 @@ def _roofline_text(sm: Analysis) -> list[str]:
     if r.narrow_s and r.narrow_s >= 0.01 * tot:
         took = len(r.narrow_nodes)
         out.append(f"  Threads: {seconds(r.narrow_s)} ({pct(r.narrow_s / tot)} of node time, {took} node{'s' if took != 1 else ''}) runs on "
-                   f"fewer than onnxruntime's {r.runtime_threads} threads: its QLinear kernels split by their own cost model "
-                   "(one thread under 156,280 elements, a QLinearMul or QLinearAdd with a broadcast at any size)")
+                   f"fewer than onnxruntime's {r.runtime_threads} threads: its QLinear kernels and Gathers split by their own "
+                   "cost model (one thread under 156,280 elements, a QLinearMul or QLinearAdd with a broadcast at any size, "
+                   "a Gather of one index on its outermost axis)")
     out.append("  By op type           count   pred. time   share  bound      intensity   implied rate")
     for o in r.by_op_type[:TOP_K]:
         i = "-" if o.intensity is None else f"{o.intensity:.3g}"
