@@ -52,6 +52,7 @@ from onnx import TensorProto, helper, numpy_helper
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from onnxperf.products.accuracy import spearman  # noqa: E402
 from onnxperf.products.validate.weights import with_random_weights  # noqa: E402
 
 # the accuracy page's definition of a dispatch-only group (its DISPATCH_ONLY bytes and operations)
@@ -108,27 +109,6 @@ def tiny(a: dict) -> bool:
     """Inputs and outputs within ``TINY_BYTES`` by the profiler's sizes, or a view or shape query (whose
     input the profiler counts whole though the kernel reads none of it)."""
     return a.get("op_name") in VIEWS or int(a.get("activation_size", 0)) + int(a.get("output_size", 0)) <= TINY_BYTES
-
-
-def ranks(x) -> np.ndarray:
-    """Ranks with ties averaged."""
-    x = np.asarray(x, float)
-    order = np.argsort(x, kind="mergesort")
-    r = np.empty(len(x))
-    i = 0
-    while i < len(x):
-        j = i
-        while j + 1 < len(x) and x[order[j + 1]] == x[order[i]]:
-            j += 1
-        r[order[i:j + 1]] = (i + j) / 2
-        i = j + 1
-    return r
-
-
-def spearman(x, y) -> float | None:
-    if len(x) < 3 or len(set(x)) < 2 or len(set(y)) < 2:
-        return None
-    return float(np.corrcoef(ranks(x), ranks(y))[0, 1])
 
 
 def trimmed(v) -> float:
