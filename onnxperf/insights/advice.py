@@ -93,6 +93,12 @@ def node_why(r, spec, batch: int | None = None, precision: str | None = None) ->
                 "elementwise op under 156,280 elements, a QLinearAdd or QLinearMul with a broadcast, a channels-last "
                 "QLinearGlobalAveragePool at batch 1, a Gather of one index on its outermost axis), so its work "
                 f"takes {pool / threads:g}x the time at all threads: {seconds(r.time_s)}")
+    steps = getattr(r, "steps", 0)
+    if steps:
+        part = r.compute_s + r.dispatch_s
+        return (f"{steps:,} steps one after another: onnxruntime's {r.op_type} runs each step's product with its "
+                f"recurrent weights R and its cells before the next, re-reading R every step, about "
+                f"{seconds(part / steps)} a step; a larger batch runs more rows per step for the same reads")
     if r.bound == FILL:
         facts = fill_facts(r, spec, batch)
         if facts is None:

@@ -51,6 +51,7 @@ from onnxperf.predict.operands import transposed_operands
 from onnxperf.predict.ort_threads import gather_axes, kernel_threads, spec_pool
 from onnxperf.predict.plan import (COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, Placement, dominant, limiter,
                                    placements)
+from onnxperf.predict.recurrence import calibrated as steps_calibrated, layouts, lstm_steps, step_s
 from onnxperf.predict.reuse import level_bytes_and_rw
 from onnxperf.predict.tensors import links, tensor_bytes
 from onnxperf.predict.unique_dq import dq_copies
@@ -138,7 +139,8 @@ class NodeRoofline:
     the threads its kernel runs on where the runtime chooses them by its own cost model and the spec says how
     many the runtime has (:func:`_with_threads`; None elsewhere: all of them); ``copies`` the kernels the runtime
     runs for the node (:func:`_with_copies`: a DequantizeLinear with several readers; 1 elsewhere), which its
-    ``ops``, ``bytes`` and times include."""
+    ``ops``, ``bytes`` and times include; ``steps`` the steps of an LSTM or GRU timed step by step (:func:`_with_steps`;
+    0 elsewhere)."""
 
     key: str
     op_type: str
@@ -170,6 +172,8 @@ class NodeRoofline:
     span_s: float = 0.0
     threads: int | None = None
     copies: int = 1
+    #: the steps a recurrence runs one after another where the plan times it step by step (:func:`_with_steps`)
+    steps: int = 0
 
 
 @dataclass(frozen=True)
@@ -1395,6 +1399,8 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
     pool = spec_pool(spec)
     if pool is not None:
         raw = _with_threads(raw, nodes, spec, pool, ops, _channels_last_attrs(a), gather_axes(a))
+        if steps_calibrated(spec) is not None:
+            raw = _with_steps(raw, nodes, spec, pool, layouts(a))
     gone = fu = plan = None
     assists_unknown = 0
     fk: dict = {}
@@ -1491,6 +1497,32 @@ def _with_threads(raw: list[NodeRoofline], nodes, spec: Spec, pool: int, ops: di
         o = base + (parallel if k > 1 else 0.0)
         t = max(c, m) + overlap(spec, n.family, *_kind(n, ops.get(n.key))) * min(c, m) + o
         out.append(replace(r, time_s=t, compute_s=c, memory_s=m, dispatch_s=o, threads=k))
+    return out
+
+
+def _with_steps(raw: list[NodeRoofline], nodes, spec: Spec, pool: int, layout: dict[str, int]) -> list[NodeRoofline]:
+    """Rows of the LSTMs and GRUs as onnxruntime's CPU kernels run them step by step
+    (:mod:`onnxperf.predict.recurrence`), on a spec calibrated with the steps' constants (β, c, s): the input
+    projection at the matrix products' rate, then every step on the thread that sets it,
+
+        c' = W_g / (e_matmul·π) + S · (max(B / β, F / φ) + U·c),   φ = e_matmul·π / P
+        o' = o + S_pool · s,   t = max(c', m) + α·min(c', m) + o'
+
+    (S the steps, S_pool the hand-offs of their GEMMs through the pool, m the node's traffic as before)."""
+    beta, cell, hand = steps_calibrated(spec)
+    e_mm = efficiencies(spec, "matmul")[0]
+    out = []
+    for r, n in zip(raw, nodes):
+        st = lstm_steps(n, pool, layout.get(n.key, 0)) if r.time_s is not None and r.peak_ops_per_s else None
+        if st is None:
+            out.append(r)
+            continue
+        rate = e_mm * r.peak_ops_per_s
+        c = min(rnn_gemm_flops(n), n.flops or 0) / rate + st.steps * step_s(st, rate / pool, beta, cell)
+        o = r.dispatch_s + st.pool_steps * hand
+        m = r.memory_s
+        t = max(c, m) + overlap(spec, n.family, *_kind(n)) * min(c, m) + o
+        out.append(replace(r, time_s=t, compute_s=c, dispatch_s=o, steps=st.steps))
     return out
 
 

@@ -41,6 +41,7 @@ import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from onnxperf.predict.recurrence import CELL_KEY, STEP_KEY, STREAM_KEY, Steps
 from onnxperf.predict.roofline import FITTED_ON_ARITHMETIC, TRANSCENDENTAL
 from onnxperf.products.validate.runner import Probe
 
@@ -278,6 +279,76 @@ def predict(s: Sample, eff: dict[str, float], alpha: float, overhead: float) -> 
         return max(c, m) + overhead
     # the lesser term at its family's efficiency when fitted, else at the roof (as in _ratios)
     return max(c, m) + alpha * min(c, m) + overhead
+
+
+@dataclass(frozen=True)
+class StepSample:
+    """One timed LSTM of the step cases: its recurrence (:class:`~onnxperf.predict.recurrence.Steps`), its
+    measured kernel time, and the part of it that is not its steps (the input projection at the matrix
+    products' fitted rate, and the profiled kernel's floor)."""
+
+    case: str
+    steps: Steps
+    measured_s: float
+    fixed_s: float
+
+
+#: the stream rates β tried by :func:`fit_steps`: 1 GB/s to 1 TB/s, 40 per decade
+STREAM_RATES = tuple(10 ** (9 + i / 40) for i in range(121))
+
+
+def fit_steps(samples: Iterable[StepSample], core_flops_per_s: float) -> dict[str, float]:
+    """The LSTM step constants (:mod:`onnxperf.predict.recurrence`) from timed LSTMs: each sample's time per step
+
+        y = (t − fixed) / S ≈ max(B / β, F / φ) + U·c + [pool]·s      (φ = ``core_flops_per_s``; c, s ≥ 0)
+
+    For each β of :data:`STREAM_RATES`, c and s by least relative squares (a negative one set to 0 and the
+    other refitted); the β whose fit has the least sum of squared log errors wins. Empty when fewer than three
+    samples have a positive time per step, or no fit predicts every sample a positive time."""
+    rows = []
+    for smp in samples:
+        st = smp.steps
+        y = (smp.measured_s - smp.fixed_s) / st.steps if st.steps else 0.0
+        if y > 0:
+            rows.append((st, y))
+    if len(rows) < 3:
+        return {}
+    best: tuple[float, float, float, float] | None = None
+    for beta in STREAM_RATES:
+        base = [max(st.stream_bytes / beta, st.step_flops / core_flops_per_s) for st, _ in rows]
+        # (y − base) / y ≈ c·U/y + s·pool/y: least squares of the relative residual
+        a = [(st.cell_units / y, (1.0 if st.pool_steps else 0.0) / y, (y - b) / y) for (st, y), b in zip(rows, base)]
+        c, s = _two_nonneg(a)
+        pred = [b + st.cell_units * c + (s if st.pool_steps else 0.0) for (st, _), b in zip(rows, base)]
+        if min(pred) <= 0:
+            continue
+        err = sum(math.log(p / y) ** 2 for p, (_, y) in zip(pred, rows))
+        if best is None or err < best[0] - 1e-12:
+            best = (err, beta, c, s)
+    if best is None:
+        return {}
+    _, beta, c, s = best
+    return {STREAM_KEY: beta, CELL_KEY: c, STEP_KEY: s}
+
+
+def _two_nonneg(rows: list[tuple[float, float, float]]) -> tuple[float, float]:
+    """(x1, x2) ≥ 0 minimising Σ (x1·a1 + x2·a2 − b)² over ``rows`` (a1, a2, b): the unconstrained solution
+    when both are ≥ 0, else the better of the two one-variable fits (each clipped at 0)."""
+    s11 = sum(r[0] * r[0] for r in rows)
+    s12 = sum(r[0] * r[1] for r in rows)
+    s22 = sum(r[1] * r[1] for r in rows)
+    b1 = sum(r[0] * r[2] for r in rows)
+    b2 = sum(r[1] * r[2] for r in rows)
+    det = s11 * s22 - s12 * s12
+    if det > 0:
+        x1, x2 = (s22 * b1 - s12 * b2) / det, (s11 * b2 - s12 * b1) / det
+        if x1 >= 0 and x2 >= 0:
+            return x1, x2
+    one = [(max(b1 / s11, 0.0) if s11 else 0.0, 0.0), (0.0, max(b2 / s22, 0.0) if s22 else 0.0)]
+
+    def sse(x):
+        return sum((x[0] * a1 + x[1] * a2 - b) ** 2 for a1, a2, b in rows)
+    return min(one, key=sse)
 
 
 def calibrated(spec, efficiency: dict[str, float]):

@@ -17,12 +17,14 @@ from onnxperf.products.validate.inputs import make_inputs
 from onnxperf.products.validate.machine import pool_threads
 from onnxperf.products.validate.runner import Probe, measure_state, run_session
 from onnxperf.products.validate.state import CORE, DISPATCH, DRAM, HANDOFF_KEY, STATE_KEYS, time_at, typical_state
-from onnxperf.products.calibration.fit import (MID, TINY, Sample, calibrated, fit_efficiency, raised_peaks,
-                                               roof_ratio)
+from onnxperf.products.calibration.fit import (MID, TINY, Sample, StepSample, calibrated, fit_efficiency, fit_steps,
+                                               raised_peaks, roof_ratio)
 from onnxperf.predict.broadcast import channels_last, node_spans
 from onnxperf.predict.ort_threads import THREADS_KEY, gather_axes, kernel_threads
 from onnxperf.predict.im2col import im2col_runs
-from onnxperf.products.calibration.suite import SUBNORMAL_MASK, Case, broadcast_case, subnormal_case, suite, tiny_case
+from onnxperf.products.calibration.suite import (SUBNORMAL_MASK, Case, broadcast_case, lstm_step_cases, subnormal_case,
+                                                 suite, tiny_case)
+from onnxperf.predict.recurrence import layouts, lstm_steps
 from onnxperf.predict.reuse import level_bytes
 from onnxperf.predict.roofline import int_dtype, rnn_gemm_flops
 from onnxperf.products.calibration.fit import compute_fitted
@@ -160,6 +162,7 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
     assists: list[float | None] = []
     span_times: list[float | None] = []
     qspan_times: list[float | None] = []
+    step_times: list[list[float]] = []
     repeats = max(1, repeats)
     started = time.perf_counter()
     total = repeats * len(cases)
@@ -194,6 +197,10 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
             assists.append(subnormal_assist(Path(tmp), **kw))
             span_times.append(broadcast_span(Path(tmp), **kw))
             qspan_times.append(broadcast_span(Path(tmp), quantized=True, **kw))
+            if only is None or any(c.name in only for c in lstm_step_cases()):
+                if progress:
+                    progress("calibrating an LSTM's steps")
+                step_times.append(lstm_step_times(Path(tmp), **kw))
     samples = [at_reference(list(col), state) for col in zip(*passes)]
     ratio = roof_ratio(samples)
     base = spec
@@ -228,6 +235,10 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
         measured = [x for x in times if x is not None]
         if measured:
             eff[key] = kept(measured, probed=True)
+    if step_times:  # each case's passes, as for every case (kept)
+        fitted = fit_lstm_steps(spec, eff, [kept(list(col), probed=True) for col in zip(*step_times)],
+                                pool_threads(threads))
+        eff.update({k: v for k, v in fitted.items() if v > 0})  # a spec holds no zero constant
     eff.update({key: getattr(state, field) for key, field in STATE_KEYS.items()})
     if state.handoff_flops_per_s is not None:
         eff[HANDOFF_KEY] = state.handoff_flops_per_s
@@ -237,6 +248,39 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
 def _at(t: float, kind: str, rr, reference: Probe | None) -> float:
     """``t``, measured by the run ``rr``, in the ``reference`` state (:func:`time_at`); as measured without one."""
     return t if reference is None else time_at(t, kind, rr.state, reference)
+
+
+def lstm_step_times(workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str,
+                    reference: Probe | None = None) -> list[float]:
+    """The profiled kernel time of each LSTM of :func:`~onnxperf.products.calibration.suite.lstm_step_cases`, in
+    their order; ``reference``: each brought from the state it was measured in to that one (:func:`time_at`, the
+    core's)."""
+    out = []
+    for case in lstm_step_cases():
+        path = workdir / f"{case.name}.onnx"
+        if not path.exists():
+            onnx.save(case.model, str(path))
+        rr = run_session(path, make_inputs(analyze(path), seed=0), runs=runs, warmup=warmup, threads=threads, opt=opt,
+                         profile=True, keep_optimized=False, probe_state=reference is not None)
+        out.append(_at(kernel_s(rr.node_timings), CORE, rr, reference))
+    return out
+
+
+def fit_lstm_steps(spec, eff: dict[str, float], times: list[float], pool: int) -> dict[str, float]:
+    """The LSTM step constants (:func:`~onnxperf.products.calibration.fit.fit_steps`) from the measured ``times`` of
+    the step cases: each case's input projection is taken off at the fitted matrix products' rate (e_matmul·π),
+    with the profiled kernel's floor (``overhead_profiled_s``, else ``overhead_s``), and a step's product runs at
+    one core's share of it, e_matmul·π / P."""
+    rate = eff.get("matmul.compute", eff.get("default.compute", 1.0)) * spec.peak_for("float32")
+    floor = eff.get("overhead_profiled_s", eff.get("overhead_s", 0.0))
+    samples = []
+    for case, t in zip(lstm_step_cases(), times):
+        a = analyze(case.model)
+        (n,) = a.main_nodes
+        st = lstm_steps(n, pool, layouts(a).get(n.key, 0))
+        if st is not None:
+            samples.append(StepSample(case.name, st, t, rnn_gemm_flops(n) / rate + floor))
+    return fit_steps(samples, rate / max(pool, 1))
 
 
 #: node counts of the two dispatch models (tiny independent Relus)
@@ -353,5 +397,6 @@ def calibration_table(result: CalibrationResult) -> str:
     lines += ["", "Fitted efficiencies (share of the roof attained), runtime overhead per executed node and per run:"]
     wk = max([24] + [len(k) + 2 for k in result.efficiency])
     for k, v in sorted(result.efficiency.items()):
-        lines.append(f"  {k:<{wk}}{v:.4g}" + (" s" if k.startswith("overhead") or k.endswith("_s") else ""))
+        unit = " s" if (k.startswith("overhead") or k.endswith("_s")) and not k.endswith("_per_s") else ""
+        lines.append(f"  {k:<{wk}}{v:.4g}" + unit)
     return "\n".join(lines) + "\n"

@@ -196,7 +196,7 @@ def _qlinear_matmul_dynamic(name, batch, m, k, n) -> Case:
     return _case(name, "op.MatMul.int8.dynamic", build, out_elem=u8)
 
 
-def _lstm(name, seq, inp, hidden, direction="bidirectional") -> Case:
+def _lstm(name, seq, inp, hidden, direction="bidirectional", batch: int = 1, copies: int = COPIES) -> Case:
     """A (bidirectional) LSTM layer over a sequence, as a recurrent classifier exports it: family
     ``rnn`` (a step's small matrix products run one after another: far from the conv/matmul rate)."""
     dirs = 2 if direction == "bidirectional" else 1
@@ -206,8 +206,22 @@ def _lstm(name, seq, inp, hidden, direction="bidirectional") -> Case:
               _w("B" + sfx, [dirs, 8 * hidden], seed + 3)]
         node = helper.make_node("LSTM", ["x" + sfx, "W" + sfx, "R" + sfx, "B" + sfx], ["y" + sfx],
                                 hidden_size=hidden, direction=direction)
-        return node, [_vi("x" + sfx, [seq, 1, inp])], ws
-    return _case(name, "rnn", build)
+        return node, [_vi("x" + sfx, [seq, batch, inp])], ws
+    return _case(name, "rnn", build, copies=copies)
+
+
+#: (H, N) of the LSTMs whose steps ``hw calibrate`` times (:func:`lstm_step_cases`): a step's product split over
+#: the pool (N = 1) at a small, a mid and a large H (the pool's hand-off, then R's stream), and the rows split
+#: across the threads (batch-parallel) at the three (the cells, then the stream and the arithmetic)
+STEP_SHAPES = ((64, 1), (256, 1), (512, 1), (64, 16), (256, 8), (512, 16))
+#: their sequence length and input size (bidirectional: 2·32 steps)
+STEP_SEQ, STEP_INPUT = 32, 128
+
+
+def lstm_step_cases(shapes=STEP_SHAPES, seq: int = STEP_SEQ, inp: int = STEP_INPUT) -> list[Case]:
+    """One bidirectional LSTM per (H, N) of ``shapes``: what :mod:`onnxperf.predict.recurrence`'s step constants
+    are fitted on (:func:`onnxperf.products.calibration.fit.fit_steps`)."""
+    return [_lstm(f"lstm_steps_h{h}_n{n}", seq, inp, h, batch=n, copies=1) for h, n in shapes]
 
 
 def tiny_case(copies: int) -> Case:

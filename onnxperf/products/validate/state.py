@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from onnxperf.predict.im2col import RUN_KEY
+from onnxperf.predict.recurrence import CELL_KEY, STEP_KEY, STREAM_KEY
 from onnxperf.products.validate.runner import Probe, Window
 
 #: a window whose CPU share (CPU time / wall-clock) is below this fraction of the best window's is starved
@@ -109,14 +110,16 @@ def _run_share(windows: Sequence[Window]) -> float | None:
 
 
 #: efficiency constants that are times of the runtime's own work per node or per loop (scaled by the
-#: dispatch probe) and of the core's (scaled by the matrix product's rate)
-DISPATCH_TIMES = ("broadcast.span_s", "broadcast.qlinear.span_s")
-CORE_TIMES = ("subnormal.assist_s", RUN_KEY)
+#: dispatch probe: an LSTM step's hand-off through the pool too) and of the core's (scaled by the matrix
+#: product's rate), and rates of the core's (an LSTM step's stream of its weights from the caches)
+DISPATCH_TIMES = ("broadcast.span_s", "broadcast.qlinear.span_s", STEP_KEY)
+CORE_TIMES = ("subnormal.assist_s", RUN_KEY, CELL_KEY)
+CORE_RATES = (STREAM_KEY,)
 
 
 def scaled_spec(spec: Any, state: Probe, reference: Probe) -> Any:
     """``spec`` as the machine was in ``state`` (module docstring): main memory's bandwidth scaled by the
-    triad's ratio to the reference; peaks, cache levels and the core's times by the matrix product's;
+    triad's ratio to the reference; peaks, cache levels and the core's times and rates by the matrix product's;
     overheads by the dispatch probe's."""
     bw = state.triad_bytes_per_s / reference.triad_bytes_per_s
     flops = state.matmul_flops_per_s / reference.matmul_flops_per_s
@@ -127,6 +130,8 @@ def scaled_spec(spec: Any, state: Probe, reference: Probe) -> Any:
             eff[k] = eff[k] * disp
         elif k in CORE_TIMES:
             eff[k] = eff[k] / flops
+        elif k in CORE_RATES:
+            eff[k] = eff[k] * flops
     levels = tuple(dataclasses.replace(lv, bandwidth_bytes_per_s=lv.bandwidth_bytes_per_s * flops)
                    for lv in getattr(spec, "memory_levels", ()) or ())
     return dataclasses.replace(spec, memory_bandwidth_bytes_per_s=spec.memory_bandwidth_bytes_per_s * bw,
