@@ -129,7 +129,7 @@ def predicted_page(spec_path: Path) -> list[str]:
                 m = lstm(GRID_SEQ, GRID_INPUT, hidden, batch, op)
                 block.append((batch, m, kernel_us(m, None) * 1e-6))
             state = Probe.median(before, measure_state(Path(tmp)))
-            scaled = (scaled_spec(spec, state, ref), scaled_spec(plain, state, ref)) if ref is not None else (spec, plain)
+            scaled = (spec, plain) if ref is None else (scaled_spec(spec, state, ref), scaled_spec(plain, state, ref))
             if ref is not None:
                 drifts.append(f"{op} H {hidden}: bandwidth {state.triad_bytes_per_s / ref.triad_bytes_per_s - 1:+.0%}, "
                               f"arithmetic {state.matmul_flops_per_s / ref.matmul_flops_per_s - 1:+.0%}, dispatch "
@@ -140,26 +140,27 @@ def predicted_page(spec_path: Path) -> list[str]:
                 for kind, v in zip(kinds, (p_new / t, r_new, p_old / t, r_old)):
                     ratios[op, kind].append(v)
                 rows.append(f"| {op} | {hidden} | {batch} | {'yes' if (op, hidden, batch) in fitted else ''} | "
-                            f"{t * 1e6:.0f} | "
-                            f"{t / (2 * GRID_SEQ) * 1e6:.2f} | {p_new * 1e6:.0f} | {p_new / t:.2f} | {r_new:.2f} | "
-                            f"{p_old * 1e6:.0f} | {p_old / t:.2f} | {r_old:.2f} |")
+                            f"{t * 1e6:.0f} | {t / (2 * GRID_SEQ) * 1e6:.2f} | {p_new * 1e6:.0f} | {p_new / t:.2f} | "
+                            f"{r_new:.2f} | {p_old * 1e6:.0f} | {p_old / t:.2f} | {r_old:.2f} |")
                 print(rows[-1], flush=True)
     eff = spec.efficiency
-    return [f"# An LSTM's kernel time, predicted and measured ({datetime.date.today().isoformat()})", "",
-            f"`python benchmarks/lstm_steps.py --spec {spec_path.name}`, onnxruntime {ort.__version__}, spec "
-            f"`{spec.id}` (runtime.threads {eff.get('runtime.threads', 0):g}; β {eff[KEYS[0]] / 1e9:.1f} GB/s, "
-            f"c {eff.get(KEYS[1], 0) * 1e9:.2f} ns, s {eff.get(KEYS[2], 0) * 1e6:.2f} µs). One bidirectional LSTM or GRU, "
-            f"seq {GRID_SEQ}, input {GRID_INPUT}, the profiler's kernel time at default threads (median of {RUNS} runs) "
-            "against the plan's (GRUs: held out, the step constants are fitted on LSTMs): step by step (onnxperf.predict.recurrence) and as the rnn family's arithmetic (the "
-            "same spec without the step constants). Normalized: the spec scaled to the machine's state around each "
-            "hidden size's block (the median of a state probe before and after it), as validate scales its windows; "
-            "raw: the spec as written. \"fitted\": the calibration times an LSTM of that H and N (at seq 32).", "",
+    drift = "; ".join(drifts) if drifts else "no reference in the spec"
+    return [f"# An LSTM's and a GRU's kernel time, predicted and measured ({datetime.date.today().isoformat()})", "",
+            f"`python benchmarks/lstm_steps.py --spec {spec_path}`, onnxruntime {ort.__version__}, spec `{spec.id}` "
+            f"(runtime.threads {eff.get('runtime.threads', 0):g}; β {eff[KEYS[0]] / 1e9:.1f} GB/s, "
+            f"c {eff.get(KEYS[1], 0) * 1e9:.2f} ns, s {eff.get(KEYS[2], 0) * 1e6:.2f} µs). One bidirectional LSTM or "
+            f"GRU, seq {GRID_SEQ}, input {GRID_INPUT}, the profiler's kernel time at default threads (median of "
+            f"{RUNS} runs) against the plan's (GRUs: held out, the step constants are fitted on LSTMs): step by step "
+            "(onnxperf.predict.recurrence) and as the rnn family's arithmetic (the same spec without the step "
+            "constants). Normalized: the spec scaled to the machine's state around each hidden size's block (the "
+            "median of a state probe before and after it), as validate scales its windows; raw: the spec as "
+            "written. \"fitted\": the calibration times an LSTM of that H and N (at seq 32).", "",
             f"| prediction | within {WITHIN}x | median error | worst ratio | range |", "|---|---:|---:|---:|---:|",
             *(ratio_line(f"{op}: {k}", v) for (op, k), v in ratios.items()), "",
-            "State against the calibration's reference: " + ("; ".join(drifts) if drifts else "no reference in the spec")
-            + ".", "",
-            "| op | H | N | fitted | measured µs | per step µs | step by step µs | ratio | raw ratio | rnn arithmetic "
-            "µs | ratio | raw ratio |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|", *rows, ""]
+            f"State against the calibration's reference: {drift}.", "",
+            "| op | H | N | fitted | measured µs | per step µs | step by step µs | ratio | raw ratio | "
+            "rnn arithmetic µs | ratio | raw ratio |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+            *rows, ""]
 
 
 def main(argv: list[str] | None = None) -> int:

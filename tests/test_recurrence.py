@@ -16,7 +16,7 @@ from onnxperf.hardware import load_spec
 from onnxperf.insights.advice import node_why
 from onnxperf.predict.ort_threads import THREADS_KEY
 from onnxperf.predict.recurrence import (ACTIVATIONS, CELL_KEY, GATES, STEP_KEY, STREAM_KEY, Steps, batch_parallel,
-                                         calibrated, lstm_steps, step_s)
+                                         calibrated, recurrence_steps, step_s)
 from onnxperf.predict.roofline import rnn_gemm_flops, roofline
 from onnxperf.products.calibration.fit import STREAM_RATES, StepSample, fit_steps
 from onnxperf.products.calibration.suite import STEP_SHAPES, lstm_step_cases
@@ -54,7 +54,7 @@ def test_a_batch_of_one_splits_each_steps_product_over_the_pool():
     """N = 1: S = seq·dirs steps, each through the pool; a thread reads R / P = 4·4H·H / P bytes and does
     2·N·4H·H / P FLOPs of the product, the calling thread the cells' 5·N·H activations."""
     h, n, pool = 256, 1, 2
-    st = lstm_steps(_node(_lstm(h, n)), pool)
+    st = recurrence_steps(_node(_lstm(h, n)), pool)
     assert (GATES["LSTM"], ACTIVATIONS["LSTM"]) == (LSTM_G, LSTM_ACTS)
     assert not st.batch_parallel
     assert st == Steps(SEQ * DIRS, False, n, F32 * LSTM_G * h * h // pool, 2 * n * LSTM_G * h * h // pool,
@@ -66,9 +66,9 @@ def test_a_larger_batch_splits_its_rows_across_the_threads():
     the whole of R (4·4H·H bytes) each step, with no hand-off through the pool."""
     h, n, pool = 64, 16, 2
     r = math.ceil(n / pool)
-    st = lstm_steps(_node(_lstm(h, n)), pool)
+    st = recurrence_steps(_node(_lstm(h, n)), pool)
     assert st == Steps(SEQ * DIRS, True, r, F32 * LSTM_G * h * h, 2 * r * LSTM_G * h * h, LSTM_ACTS * r * h, 0)
-    st3 = lstm_steps(_node(_lstm(h, 5)), 4)  # 5 rows on 4 threads: chunks of 2, the slowest runs 2
+    st3 = recurrence_steps(_node(_lstm(h, 5)), 4)  # 5 rows on 4 threads: chunks of 2, the slowest runs 2
     assert st3.rows == 2 and st3.cell_units == LSTM_ACTS * 2 * h
 
 
@@ -78,7 +78,7 @@ def test_a_gru_runs_two_split_gemms_a_step_at_any_batch():
     thread evaluates the cells' 3·N·H activations (f(z), f(r), g(h)); 2 hand-offs a step."""
     g, acts, pool = 3, 3, 2
     for h, n in ((64, 16), (512, 1)):
-        st = lstm_steps(_node(_lstm(h, n, op="GRU")), pool)
+        st = recurrence_steps(_node(_lstm(h, n, op="GRU")), pool)
         assert st == Steps(SEQ * DIRS, False, n, F32 * g * h * h // pool, 2 * n * g * h * h // pool, acts * n * h,
                            2 * SEQ * DIRS)
 
@@ -93,8 +93,8 @@ def test_onnxruntimes_batch_parallel_rule(n, h, split):
 def test_layout_one_reads_the_batch_first_and_a_plain_rnn_is_not_planned():
     a = onnxperf.analyze(_lstm(64, 3, layout=1))
     (n,) = a.main_nodes
-    assert lstm_steps(n, 2, layout=1) == lstm_steps(_node(_lstm(64, 3)), 2)
-    assert lstm_steps(_node(_lstm(64, 3, op="RNN")), 2) is None
+    assert recurrence_steps(n, 2, layout=1) == recurrence_steps(_node(_lstm(64, 3)), 2)
+    assert recurrence_steps(_node(_lstm(64, 3, op="RNN")), 2) is None
 
 
 BETA, CELL, HAND, E_MM, OVERHEAD = 40e9, 1.5e-8, 1e-6, 0.5, 2e-6
@@ -116,7 +116,7 @@ def test_the_roofline_times_a_recurrence_step_by_step(op, h, n):
     a = onnxperf.analyze(m)
     (node,) = a.main_nodes
     pool = 2
-    st = lstm_steps(node, pool)
+    st = recurrence_steps(node, pool)
     pi = _spec().peak_for("float32")
     rate = E_MM * pi
     want_c = rnn_gemm_flops(node) / rate + st.steps * (max(st.stream_bytes / BETA, st.step_flops / (rate / pool))
@@ -154,7 +154,7 @@ def test_the_fit_recovers_the_constants_of_the_step_cases():
     samples = []
     for case in lstm_step_cases():
         (n,) = onnxperf.analyze(case.model).main_nodes
-        st = lstm_steps(n, pool)
+        st = recurrence_steps(n, pool)
         fixed = 3e-5
         t = fixed + st.steps * step_s(st, core, BETA, CELL) + st.pool_steps * HAND
         samples.append(StepSample(case.name, st, t, fixed))
@@ -173,7 +173,7 @@ def test_the_fit_needs_three_timed_cases():
 
 def test_the_step_cases_cover_both_ways_of_running_a_step():
     """The calibration's LSTMs include steps through the pool and rows split across threads, at small and large H."""
-    plans = [lstm_steps(onnxperf.analyze(c.model).main_nodes[0], 2) for c in lstm_step_cases()]
+    plans = [recurrence_steps(onnxperf.analyze(c.model).main_nodes[0], 2) for c in lstm_step_cases()]
     assert len(plans) == len(STEP_SHAPES)
     assert {p.batch_parallel for p in plans} == {True, False}
     assert len({h for h, _ in STEP_SHAPES}) >= 3

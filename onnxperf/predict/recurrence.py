@@ -83,7 +83,7 @@ def batch_parallel(batch: int, hidden: int) -> bool:
     return batch > 4 or (batch >= 2 and hidden <= 256)
 
 
-def lstm_steps(n, pool: int, layout: int = 0) -> Steps | None:
+def recurrence_steps(n, pool: int, layout: int = 0) -> Steps | None:
     """The recurrence of LSTM or GRU node ``n`` (module docstring) on a pool of ``pool`` threads; ``layout``: the
     node's attribute (1: X is [N, seq, I]). None for another op, or where a shape is not known."""
     if n.op_type not in GATES or n.domain or len(n.inputs) < 3 or any(t is None for t in n.inputs[:3]):
@@ -136,5 +136,5 @@ def layouts(a) -> dict[str, int]:
             for n in a.main_nodes if n.op_type in GATES and not n.domain}
 
 
-__all__ = ["ACTIVATIONS", "CELL_KEY", "GATES", "KEYS", "STEP_KEY", "STREAM_KEY", "Steps", "batch_parallel", "calibrated",
-           "layouts", "lstm_steps", "step_s"]
+__all__ = ["ACTIVATIONS", "CELL_KEY", "GATES", "KEYS", "STEP_KEY", "STREAM_KEY", "Steps", "batch_parallel",
+           "calibrated", "layouts", "recurrence_steps", "step_s"]

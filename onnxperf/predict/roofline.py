@@ -51,7 +51,7 @@ from onnxperf.predict.operands import transposed_operands
 from onnxperf.predict.ort_threads import gather_axes, kernel_threads, spec_pool
 from onnxperf.predict.plan import (COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, Placement, dominant, limiter,
                                    placements)
-from onnxperf.predict.recurrence import calibrated as steps_calibrated, layouts, lstm_steps, step_s
+from onnxperf.predict.recurrence import calibrated as steps_calibrated, layouts, recurrence_steps, step_s
 from onnxperf.predict.reuse import level_bytes_and_rw
 from onnxperf.predict.tensors import links, tensor_bytes
 from onnxperf.predict.unique_dq import dq_copies
@@ -1513,7 +1513,7 @@ def _with_steps(raw: list[NodeRoofline], nodes, spec: Spec, pool: int, layout: d
     e_mm = efficiencies(spec, "matmul")[0]
     out = []
     for r, n in zip(raw, nodes):
-        st = lstm_steps(n, pool, layout.get(n.key, 0)) if r.time_s is not None and r.peak_ops_per_s else None
+        st = recurrence_steps(n, pool, layout.get(n.key, 0)) if r.time_s is not None and r.peak_ops_per_s else None
         if st is None:
             out.append(r)
             continue

@@ -24,7 +24,7 @@ from onnxperf.predict.ort_threads import THREADS_KEY, gather_axes, kernel_thread
 from onnxperf.predict.im2col import im2col_runs
 from onnxperf.products.calibration.suite import (SUBNORMAL_MASK, Case, broadcast_case, lstm_step_cases, subnormal_case,
                                                  suite, tiny_case)
-from onnxperf.predict.recurrence import layouts, lstm_steps
+from onnxperf.predict.recurrence import layouts, recurrence_steps
 from onnxperf.predict.reuse import level_bytes
 from onnxperf.predict.roofline import int_dtype, rnn_gemm_flops
 from onnxperf.products.calibration.fit import compute_fitted
@@ -277,7 +277,7 @@ def fit_lstm_steps(spec, eff: dict[str, float], times: list[float], pool: int) -
     for case, t in zip(lstm_step_cases(), times):
         a = analyze(case.model)
         (n,) = a.main_nodes
-        st = lstm_steps(n, pool, layouts(a).get(n.key, 0))
+        st = recurrence_steps(n, pool, layouts(a).get(n.key, 0))
         if st is not None:
             samples.append(StepSample(case.name, st, t, rnn_gemm_flops(n) / rate + floor))
     return fit_steps(samples, rate / max(pool, 1))
