@@ -12,7 +12,7 @@ kernel time per step (2·seq steps, the input projection included), R's bytes pe
 on the rate at which the steps stream R), and the speed-up of the pool. Run it alone; under a minute.
 
 With ``--spec`` (a spec ``hw calibrate`` wrote on this machine), a grid of LSTMs and GRUs (N 1-64, H 64-512;
-seq 48, so no point is one of the calibration's step cases, which are LSTMs at seq 32) is timed at default
+seq 48, so no point is one of the calibration's step cases, which run seq 32) is timed at default
 threads and set beside two predictions of the kernel time from that spec: step by step
 (:mod:`onnxperf.predict.recurrence`, the spec as written) and as the ``rnn`` family's arithmetic (the same spec
 without the step constants, the prediction before them). The page counts the points within 1.25x of the
@@ -38,7 +38,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxperf.api import analyze
 from onnxperf.hardware import load_spec
 from onnxperf.predict.recurrence import KEYS
-from onnxperf.products.calibration.suite import STEP_SHAPES
+from onnxperf.products.calibration.suite import GRU_CELL_SHAPE, STEP_SHAPES
 from onnxperf.products.validate.runner import Probe, measure_state
 from onnxperf.products.validate.state import reference_of, scaled_spec
 
@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CASES = ((64, 128, 256), (128, 128, 256), (256, 128, 256), (128, 128, 64), (128, 128, 128), (128, 512, 256),
          (128, 128, 512))
 RUNS, WARMUP = 30, 5
-#: the grid of --spec: each op at (H, N), seq 48, input 128 (the GRUs are held out: the constants are fitted on LSTMs)
+#: the grid of --spec: each op at (H, N), seq 48, input 128 (a GRU takes the LSTMs' β and s, its c from one GRU)
 OPS, GRID_H, GRID_N, GRID_SEQ, GRID_INPUT = ("LSTM", "GRU"), (64, 128, 256, 512), (1, 2, 4, 8, 16, 64), 48, 128
 #: a prediction within this ratio of the measurement counts as a hit
 WITHIN = 1.25
@@ -116,7 +116,7 @@ def predicted_page(spec_path: Path) -> list[str]:
         raise SystemExit(f"{spec_path}: no {KEYS[0]} (calibrate with this version: onnxperf hw calibrate)")
     plain = dataclasses.replace(spec, efficiency={k: v for k, v in spec.efficiency.items() if k not in KEYS})
     ref = reference_of(spec)
-    fitted = {("LSTM", h, n) for h, n in STEP_SHAPES}
+    fitted = {("LSTM", h, n) for h, n in STEP_SHAPES} | {("GRU", *GRU_CELL_SHAPE)}
     kinds = ("step by step, normalized", "step by step, raw", "rnn arithmetic (before), normalized",
              "rnn arithmetic (before), raw")
     rows, ratios = [], {(op, k): [] for op in OPS for k in kinds}
@@ -148,13 +148,15 @@ def predicted_page(spec_path: Path) -> list[str]:
     return [f"# An LSTM's and a GRU's kernel time, predicted and measured ({datetime.date.today().isoformat()})", "",
             f"`python benchmarks/lstm_steps.py --spec {spec_path}`, onnxruntime {ort.__version__}, spec `{spec.id}` "
             f"(runtime.threads {eff.get('runtime.threads', 0):g}; β {eff[KEYS[0]] / 1e9:.1f} GB/s, "
-            f"c {eff.get(KEYS[1], 0) * 1e9:.2f} ns, s {eff.get(KEYS[2], 0) * 1e6:.2f} µs). One bidirectional LSTM or "
+            f"c {eff.get(KEYS[1], 0) * 1e9:.2f} ns, s {eff.get(KEYS[2], 0) * 1e6:.2f} µs, a GRU's c "
+            f"{eff.get(KEYS[3], 0) * 1e9:.2f} ns). One bidirectional LSTM or "
             f"GRU, seq {GRID_SEQ}, input {GRID_INPUT}, the profiler's kernel time at default threads (median of "
-            f"{RUNS} runs) against the plan's (GRUs: held out, the step constants are fitted on LSTMs): step by step "
+            f"{RUNS} runs) against the plan's (the GRUs take the LSTMs' β and s, and their own c from one GRU): "
+            "step by step "
             "(onnxperf.predict.recurrence) and as the rnn family's arithmetic (the same spec without the step "
             "constants). Normalized: the spec scaled to the machine's state around each hidden size's block (the "
             "median of a state probe before and after it), as validate scales its windows; raw: the spec as "
-            "written. \"fitted\": the calibration times an LSTM of that H and N (at seq 32).", "",
+            "written. \"fitted\": the calibration times an LSTM or GRU of that H and N (at seq 32).", "",
             f"| prediction | within {WITHIN}x | median error | worst ratio | range |", "|---|---:|---:|---:|---:|",
             *(ratio_line(f"{op}: {k}", v) for (op, k), v in ratios.items()), "",
             f"State against the calibration's reference: {drift}.", "",

@@ -15,11 +15,11 @@ import onnxperf
 from onnxperf.hardware import load_spec
 from onnxperf.insights.advice import node_why
 from onnxperf.predict.ort_threads import THREADS_KEY
-from onnxperf.predict.recurrence import (ACTIVATIONS, CELL_KEY, GATES, STEP_KEY, STREAM_KEY, Steps, batch_parallel,
-                                         calibrated, recurrence_steps, step_s)
+from onnxperf.predict.recurrence import (ACTIVATIONS, CELL_KEY, GATES, GRU_CELL_KEY, STEP_KEY, STREAM_KEY, Steps,
+                                         batch_parallel, calibrated, recurrence_steps, step_s)
 from onnxperf.predict.roofline import rnn_gemm_flops, roofline
-from onnxperf.products.calibration.fit import STREAM_RATES, StepSample, fit_steps
-from onnxperf.products.calibration.suite import STEP_SHAPES, lstm_step_cases
+from onnxperf.products.calibration.fit import STREAM_RATES, StepSample, fit_gru_cell, fit_steps
+from onnxperf.products.calibration.suite import GRU_CELL_SHAPE, STEP_SHAPES, lstm_step_cases
 from onnxperf.products.validate.runner import Probe
 from onnxperf.products.validate.state import scaled_spec
 
@@ -97,14 +97,16 @@ def test_layout_one_reads_the_batch_first_and_a_plain_rnn_is_not_planned():
     assert recurrence_steps(_node(_lstm(64, 3, op="RNN")), 2) is None
 
 
-BETA, CELL, HAND, E_MM, OVERHEAD = 40e9, 1.5e-8, 1e-6, 0.5, 2e-6
+BETA, CELL, HAND, E_MM, OVERHEAD, GRU_CELL = 40e9, 1.5e-8, 1e-6, 0.5, 2e-6, 3.5e-8
 
 
-def _spec(steps: bool = True, threads: int = 2):
+def _spec(steps: bool = True, threads: int = 2, gru: bool = True):
     eff = {"default.compute": 0.5, "default.memory": 0.5, "matmul.compute": E_MM, "rnn.compute": 0.3,
            "overhead_s": OVERHEAD, THREADS_KEY: float(threads)}
     if steps:
         eff.update({STREAM_KEY: BETA, CELL_KEY: CELL, STEP_KEY: HAND})
+    if steps and gru:
+        eff[GRU_CELL_KEY] = GRU_CELL
     return dataclasses.replace(load_spec("xeon-silver-4210x2"), efficiency=eff, efficiency_sources={})
 
 
@@ -119,8 +121,9 @@ def test_the_roofline_times_a_recurrence_step_by_step(op, h, n):
     st = recurrence_steps(node, pool)
     pi = _spec().peak_for("float32")
     rate = E_MM * pi
+    cell = GRU_CELL if op == "GRU" else CELL  # a GRU's own c where the spec has it
     want_c = rnn_gemm_flops(node) / rate + st.steps * (max(st.stream_bytes / BETA, st.step_flops / (rate / pool))
-                                                        + st.cell_units * CELL)
+                                                        + st.cell_units * cell)
     want_o = OVERHEAD + st.pool_steps * HAND
     before = roofline(a, _spec(steps=False)).nodes[0]
     row = roofline(a, _spec()).nodes[0]
@@ -130,6 +133,9 @@ def test_the_roofline_times_a_recurrence_step_by_step(op, h, n):
     assert row.time_s == pytest.approx(max(want_c, before.memory_s) + want_o)
     assert row.steps == SEQ * DIRS and before.steps == 0
     assert f"{SEQ * DIRS:,} steps one after another" in node_why(row, _spec())
+    if op == "GRU":  # without its own c, a GRU takes the LSTMs'
+        plain_gru = roofline(a, _spec(gru=False)).nodes[0]
+        assert plain_gru.compute_s == pytest.approx(want_c - st.steps * st.cell_units * (GRU_CELL - CELL))
 
 
 def test_a_spec_without_the_step_constants_keeps_the_rnn_arithmetic():
@@ -152,7 +158,7 @@ def test_the_fit_recovers_the_constants_of_the_step_cases():
     β within the grid's step (10^(1/40), 6%), c and s within 2%."""
     pool, core = 2, E_MM * 200e9 / 2
     samples = []
-    for case in lstm_step_cases():
+    for case in lstm_step_cases()[:-1]:  # the LSTMs
         (n,) = onnxperf.analyze(case.model).main_nodes
         st = recurrence_steps(n, pool)
         fixed = 3e-5
@@ -165,6 +171,19 @@ def test_the_fit_recovers_the_constants_of_the_step_cases():
     assert min(STREAM_RATES) <= BETA <= max(STREAM_RATES)
 
 
+def test_a_grus_cell_constant_is_what_its_time_leaves_with_beta_and_s_held():
+    """c_gru = (y − max(B / β, F / φ) − (hand-offs / S)·s) / U for the calibration's GRU; 0 when nothing is
+    left."""
+    (n,) = onnxperf.analyze(lstm_step_cases()[-1].model).main_nodes
+    assert n.op_type == "GRU"
+    st = recurrence_steps(n, 2)
+    core, fixed = E_MM * 200e9 / 2, 3e-5
+    t = fixed + st.steps * step_s(st, core, BETA, GRU_CELL) + st.pool_steps * HAND
+    assert fit_gru_cell(StepSample("gru", st, t, fixed), core, BETA, HAND) == pytest.approx(GRU_CELL)
+    assert fit_gru_cell(StepSample("gru", st, fixed, fixed), core, BETA, HAND) == 0.0
+    assert (st.rows, st.cell_units) == (GRU_CELL_SHAPE[1], 3 * GRU_CELL_SHAPE[1] * GRU_CELL_SHAPE[0])
+
+
 def test_the_fit_needs_three_timed_cases():
     st = Steps(64, False, 1, 1 << 19, 1 << 20, 256, 64)
     assert fit_steps([StepSample("a", st, 1e-3, 0.0), StepSample("b", st, 1e-3, 0.0)], 1e11) == {}
@@ -173,7 +192,7 @@ def test_the_fit_needs_three_timed_cases():
 
 def test_the_step_cases_cover_both_ways_of_running_a_step():
     """The calibration's LSTMs include steps through the pool and rows split across threads, at small and large H."""
-    plans = [recurrence_steps(onnxperf.analyze(c.model).main_nodes[0], 2) for c in lstm_step_cases()]
+    plans = [recurrence_steps(onnxperf.analyze(c.model).main_nodes[0], 2) for c in lstm_step_cases()[:-1]]
     assert len(plans) == len(STEP_SHAPES)
     assert {p.batch_parallel for p in plans} == {True, False}
     assert len({h for h, _ in STEP_SHAPES}) >= 3
@@ -185,4 +204,5 @@ def test_the_state_normalization_scales_the_hand_off_by_dispatch_and_the_rest_by
     eff = scaled_spec(_spec(), slow, ref).efficiency
     assert eff[STEP_KEY] == pytest.approx(HAND * 1.5)
     assert eff[CELL_KEY] == pytest.approx(CELL / 0.8)
+    assert eff[GRU_CELL_KEY] == pytest.approx(GRU_CELL / 0.8)
     assert eff[STREAM_KEY] == pytest.approx(BETA * 0.8)

@@ -32,8 +32,9 @@ three sigmoids and two tanh, a GRU's two and one), [pool] the hand-offs of a ste
 (an LSTM's one where it splits, a GRU's two), and three constants ``hw calibrate`` fits on LSTMs of several
 batches and sizes (:data:`STREAM_KEY` β, the rate a thread streams R at; :data:`CELL_KEY` c, one activation
 of one hidden unit with its share of the gates' arithmetic; :data:`STEP_KEY` s, a hand-off through the
-pool). A GRU takes the LSTMs' constants (checked on a grid of GRUs in benchmarks/results/lstm_predicted.md).
-A spec without them keeps the recurrence as arithmetic at the ``rnn`` family's efficiency.
+pool). A GRU takes the LSTMs' β and s, and its own c (:data:`GRU_CELL_KEY`, from one GRU whose time is mostly
+its cells: on the 2-core VM its activations cost 1.3x an LSTM's); without it, the LSTMs'. A spec without β keeps the
+recurrence as arithmetic at the ``rnn`` family's efficiency.
 """
 
 from __future__ import annotations
@@ -51,7 +52,9 @@ STREAM_KEY = "rnn.stream_bytes_per_s"
 CELL_KEY = "rnn.cell_s"
 #: a calibrated spec's time (s) of a step's hand-off through the thread pool, where its GEMM is split
 STEP_KEY = "rnn.step_s"
-KEYS = (STREAM_KEY, CELL_KEY, STEP_KEY)
+#: a calibrated spec's time (s) of one activation of one hidden unit in a GRU's cell, on one thread
+GRU_CELL_KEY = "rnn.gru.cell_s"
+KEYS = (STREAM_KEY, CELL_KEY, STEP_KEY, GRU_CELL_KEY)
 #: LSTM gates (i, o, f, c): R is [dirs, 4·H, H]; a GRU's (z, r, h): [dirs, 3·H, H]
 GATES = {"LSTM": 4, "GRU": 3}
 #: activations a cell evaluates per hidden unit per step: an LSTM's f(i), f(f), f(o), g(c), h(C); a GRU's f(z),
@@ -125,6 +128,13 @@ def calibrated(spec) -> tuple[float, float, float] | None:
     return float(eff[STREAM_KEY]), float(eff.get(CELL_KEY, 0.0)), float(eff.get(STEP_KEY, 0.0))
 
 
+def cell_s(spec, op: str, lstm_cell_s: float) -> float:
+    """c of ``op``'s cells on a calibrated spec: a GRU's own (:data:`GRU_CELL_KEY`) where the spec has it, else
+    the LSTMs' ``lstm_cell_s``."""
+    eff = getattr(spec, "efficiency", None) or {}
+    return float(eff[GRU_CELL_KEY]) if op == "GRU" and float(eff.get(GRU_CELL_KEY, 0)) > 0 else lstm_cell_s
+
+
 def layouts(a) -> dict[str, int]:
     """Node key -> the ``layout`` attribute of each main-graph LSTM and GRU of an analysis (0 where it has none),
     from the loaded file; without one, every one is taken as layout 0."""
@@ -136,5 +146,5 @@ def layouts(a) -> dict[str, int]:
             for n in a.main_nodes if n.op_type in GATES and not n.domain}
 
 
-__all__ = ["ACTIVATIONS", "CELL_KEY", "GATES", "KEYS", "STEP_KEY", "STREAM_KEY", "Steps", "batch_parallel",
-           "calibrated", "layouts", "recurrence_steps", "step_s"]
+__all__ = ["ACTIVATIONS", "CELL_KEY", "GATES", "GRU_CELL_KEY", "KEYS", "STEP_KEY", "STREAM_KEY", "Steps",
+           "batch_parallel", "calibrated", "cell_s", "layouts", "recurrence_steps", "step_s"]

@@ -51,7 +51,7 @@ from onnxperf.predict.operands import transposed_operands
 from onnxperf.predict.ort_threads import gather_axes, kernel_threads, spec_pool
 from onnxperf.predict.plan import (COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, Placement, dominant, limiter,
                                    placements)
-from onnxperf.predict.recurrence import calibrated as steps_calibrated, layouts, recurrence_steps, step_s
+from onnxperf.predict.recurrence import calibrated as steps_calibrated, cell_s, layouts, recurrence_steps, step_s
 from onnxperf.predict.reuse import level_bytes_and_rw
 from onnxperf.predict.tensors import links, tensor_bytes
 from onnxperf.predict.unique_dq import dq_copies
@@ -1518,7 +1518,8 @@ def _with_steps(raw: list[NodeRoofline], nodes, spec: Spec, pool: int, layout: d
             out.append(r)
             continue
         rate = e_mm * r.peak_ops_per_s
-        c = min(rnn_gemm_flops(n), n.flops or 0) / rate + st.steps * step_s(st, rate / pool, beta, cell)
+        c = min(rnn_gemm_flops(n), n.flops or 0) / rate + st.steps * step_s(st, rate / pool, beta,
+                                                                             cell_s(spec, n.op_type, cell))
         o = r.dispatch_s + st.pool_steps * hand
         m = r.memory_s
         t = max(c, m) + overlap(spec, n.family, *_kind(n)) * min(c, m) + o

@@ -331,6 +331,21 @@ def fit_steps(samples: Iterable[StepSample], core_flops_per_s: float) -> dict[st
     return {STREAM_KEY: beta, CELL_KEY: c, STEP_KEY: s}
 
 
+def fit_gru_cell(sample: StepSample, core_flops_per_s: float, stream_bytes_per_s: float, step_s: float) -> float:
+    """A GRU's cell constant from one timed GRU, β and s held at the LSTMs' (:func:`fit_steps`):
+
+        c_gru = (y − max(B / β, F / φ) − [pool]·s) / U,   y = (t − fixed) / S
+
+    (``step_s`` s for each of the step's hand-offs: a GRU's two). 0 where that leaves nothing."""
+    st = sample.steps
+    if not st.steps or not st.cell_units:
+        return 0.0
+    y = (sample.measured_s - sample.fixed_s) / st.steps
+    rest = y - max(st.stream_bytes / stream_bytes_per_s, st.step_flops / core_flops_per_s) \
+        - st.pool_steps / st.steps * step_s
+    return max(rest / st.cell_units, 0.0)
+
+
 def _two_nonneg(rows: list[tuple[float, float, float]]) -> tuple[float, float]:
     """(x1, x2) ≥ 0 minimising Σ (x1·a1 + x2·a2 − b)² over ``rows`` (a1, a2, b): the unconstrained solution
     when both are ≥ 0, else the better of the two one-variable fits (each clipped at 0)."""

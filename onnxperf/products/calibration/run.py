@@ -17,14 +17,14 @@ from onnxperf.products.validate.inputs import make_inputs
 from onnxperf.products.validate.machine import pool_threads
 from onnxperf.products.validate.runner import Probe, measure_state, run_session
 from onnxperf.products.validate.state import CORE, DISPATCH, DRAM, HANDOFF_KEY, STATE_KEYS, time_at, typical_state
-from onnxperf.products.calibration.fit import (MID, TINY, Sample, StepSample, calibrated, fit_efficiency, fit_steps,
-                                               raised_peaks, roof_ratio)
+from onnxperf.products.calibration.fit import (MID, TINY, Sample, StepSample, calibrated, fit_efficiency,
+                                               fit_gru_cell, fit_steps, raised_peaks, roof_ratio)
 from onnxperf.predict.broadcast import channels_last, node_spans
 from onnxperf.predict.ort_threads import THREADS_KEY, gather_axes, kernel_threads
 from onnxperf.predict.im2col import im2col_runs
 from onnxperf.products.calibration.suite import (SUBNORMAL_MASK, Case, broadcast_case, lstm_step_cases, subnormal_case,
                                                  suite, tiny_case)
-from onnxperf.predict.recurrence import layouts, recurrence_steps
+from onnxperf.predict.recurrence import GRU_CELL_KEY, STEP_KEY, STREAM_KEY, layouts, recurrence_steps
 from onnxperf.predict.reuse import level_bytes
 from onnxperf.predict.roofline import int_dtype, rnn_gemm_flops
 from onnxperf.products.calibration.fit import compute_fitted
@@ -270,7 +270,8 @@ def fit_lstm_steps(spec, eff: dict[str, float], times: list[float], pool: int) -
     """The LSTM step constants (:func:`~onnxperf.products.calibration.fit.fit_steps`) from the measured ``times`` of
     the step cases: each case's input projection is taken off at the fitted matrix products' rate (e_matmul·π),
     with the profiled kernel's floor (``overhead_profiled_s``, else ``overhead_s``), and a step's product runs at
-    one core's share of it, e_matmul·π / P."""
+    one core's share of it, e_matmul·π / P. The LSTMs fit β, c and s; then the GRU its own c, with them held
+    (:func:`~onnxperf.products.calibration.fit.fit_gru_cell`)."""
     rate = eff.get("matmul.compute", eff.get("default.compute", 1.0)) * spec.peak_for("float32")
     floor = eff.get("overhead_profiled_s", eff.get("overhead_s", 0.0))
     samples = []
@@ -279,8 +280,13 @@ def fit_lstm_steps(spec, eff: dict[str, float], times: list[float], pool: int) -
         (n,) = a.main_nodes
         st = recurrence_steps(n, pool, layouts(a).get(n.key, 0))
         if st is not None:
-            samples.append(StepSample(case.name, st, t, rnn_gemm_flops(n) / rate + floor))
-    return fit_steps(samples, rate / max(pool, 1))
+            samples.append((n.op_type, StepSample(case.name, st, t, rnn_gemm_flops(n) / rate + floor)))
+    core = rate / max(pool, 1)
+    fitted = fit_steps([smp for op, smp in samples if op == "LSTM"], core)
+    gru = [smp for op, smp in samples if op == "GRU"]
+    if fitted and gru:
+        fitted[GRU_CELL_KEY] = fit_gru_cell(gru[0], core, fitted[STREAM_KEY], fitted[STEP_KEY])
+    return fitted
 
 
 #: node counts of the two dispatch models (tiny independent Relus)

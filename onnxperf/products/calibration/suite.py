@@ -196,15 +196,18 @@ def _qlinear_matmul_dynamic(name, batch, m, k, n) -> Case:
     return _case(name, "op.MatMul.int8.dynamic", build, out_elem=u8)
 
 
-def _lstm(name, seq, inp, hidden, direction="bidirectional", batch: int = 1, copies: int = COPIES) -> Case:
+def _lstm(name, seq, inp, hidden, direction="bidirectional", batch: int = 1, copies: int = COPIES,
+          op: str = "LSTM") -> Case:
     """A (bidirectional) LSTM layer over a sequence, as a recurrent classifier exports it: family
-    ``rnn`` (a step's small matrix products run one after another: far from the conv/matmul rate)."""
+    ``rnn`` (a step's small matrix products run one after another: far from the conv/matmul rate); ``op``: GRU
+    for a GRU layer (3 gates)."""
     dirs = 2 if direction == "bidirectional" else 1
+    g = 4 if op == "LSTM" else 3
 
     def build(sfx, seed):
-        ws = [_w("W" + sfx, [dirs, 4 * hidden, inp], seed + 1), _w("R" + sfx, [dirs, 4 * hidden, hidden], seed + 2),
-              _w("B" + sfx, [dirs, 8 * hidden], seed + 3)]
-        node = helper.make_node("LSTM", ["x" + sfx, "W" + sfx, "R" + sfx, "B" + sfx], ["y" + sfx],
+        ws = [_w("W" + sfx, [dirs, g * hidden, inp], seed + 1), _w("R" + sfx, [dirs, g * hidden, hidden], seed + 2),
+              _w("B" + sfx, [dirs, 2 * g * hidden], seed + 3)]
+        node = helper.make_node(op, ["x" + sfx, "W" + sfx, "R" + sfx, "B" + sfx], ["y" + sfx],
                                 hidden_size=hidden, direction=direction)
         return node, [_vi("x" + sfx, [seq, batch, inp])], ws
     return _case(name, "rnn", build, copies=copies)
@@ -218,10 +221,18 @@ STEP_SHAPES = ((64, 1), (256, 1), (512, 1), (64, 16), (256, 8), (512, 16))
 STEP_SEQ, STEP_INPUT = 32, 128
 
 
+#: (H, N) of the GRU whose time is mostly its cells (one thread evaluates N·H·3 activations a step): what a GRU's
+#: own cell constant is taken from, the LSTMs' β and s held (:func:`onnxperf.products.calibration.fit.fit_gru_cell`)
+GRU_CELL_SHAPE = (128, 16)
+
+
 def lstm_step_cases(shapes=STEP_SHAPES, seq: int = STEP_SEQ, inp: int = STEP_INPUT) -> list[Case]:
     """One bidirectional LSTM per (H, N) of ``shapes``: what :mod:`onnxperf.predict.recurrence`'s step constants
-    are fitted on (:func:`onnxperf.products.calibration.fit.fit_steps`)."""
-    return [_lstm(f"lstm_steps_h{h}_n{n}", seq, inp, h, batch=n, copies=1) for h, n in shapes]
+    are fitted on (:func:`onnxperf.products.calibration.fit.fit_steps`), then the GRU of :data:`GRU_CELL_SHAPE`,
+    last."""
+    h, n = GRU_CELL_SHAPE
+    return [_lstm(f"lstm_steps_h{h}_n{n}", seq, inp, h, batch=n, copies=1) for h, n in shapes] + [
+        _lstm(f"gru_steps_h{h}_n{n}", seq, inp, h, batch=n, copies=1, op="GRU")]
 
 
 def tiny_case(copies: int) -> Case:

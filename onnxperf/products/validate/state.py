@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from onnxperf.predict.im2col import RUN_KEY
-from onnxperf.predict.recurrence import CELL_KEY, STEP_KEY, STREAM_KEY
+from onnxperf.predict.recurrence import CELL_KEY, GRU_CELL_KEY, STEP_KEY, STREAM_KEY
 from onnxperf.products.validate.runner import Probe, Window
 
 #: a window whose CPU share (CPU time / wall-clock) is below this fraction of the best window's is starved
@@ -113,7 +113,7 @@ def _run_share(windows: Sequence[Window]) -> float | None:
 #: dispatch probe: an LSTM step's hand-off through the pool too) and of the core's (scaled by the matrix
 #: product's rate), and rates of the core's (an LSTM step's stream of its weights from the caches)
 DISPATCH_TIMES = ("broadcast.span_s", "broadcast.qlinear.span_s", STEP_KEY)
-CORE_TIMES = ("subnormal.assist_s", RUN_KEY, CELL_KEY)
+CORE_TIMES = ("subnormal.assist_s", RUN_KEY, CELL_KEY, GRU_CELL_KEY)
 CORE_RATES = (STREAM_KEY,)
 
 
