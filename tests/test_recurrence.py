@@ -19,7 +19,7 @@ from onnxperf.predict.recurrence import (ACTIVATIONS, CELL_KEY, GATES, GRU_CELL_
                                          batch_parallel, calibrated, recurrence_steps, step_s)
 from onnxperf.predict.roofline import rnn_gemm_flops, roofline
 from onnxperf.products.calibration.fit import STREAM_RATES, StepSample, fit_gru_cell, fit_steps
-from onnxperf.products.calibration.suite import GRU_CELL_SHAPE, STEP_SHAPES, lstm_step_cases
+from onnxperf.products.calibration.suite import GRU_CELL_SHAPE, STEP_SHAPES, recurrence_step_cases
 from onnxperf.products.validate.runner import Probe
 from onnxperf.products.validate.state import scaled_spec
 
@@ -158,7 +158,7 @@ def test_the_fit_recovers_the_constants_of_the_step_cases():
     β within the grid's step (10^(1/40), 6%), c and s within 2%."""
     pool, core = 2, E_MM * 200e9 / 2
     samples = []
-    for case in lstm_step_cases()[:-1]:  # the LSTMs
+    for case in recurrence_step_cases()[:-1]:  # the LSTMs
         (n,) = onnxperf.analyze(case.model).main_nodes
         st = recurrence_steps(n, pool)
         fixed = 3e-5
@@ -174,7 +174,7 @@ def test_the_fit_recovers_the_constants_of_the_step_cases():
 def test_a_grus_cell_constant_is_what_its_time_leaves_with_beta_and_s_held():
     """c_gru = (y − max(B / β, F / φ) − (hand-offs / S)·s) / U for the calibration's GRU; 0 when nothing is
     left."""
-    (n,) = onnxperf.analyze(lstm_step_cases()[-1].model).main_nodes
+    (n,) = onnxperf.analyze(recurrence_step_cases()[-1].model).main_nodes
     assert n.op_type == "GRU"
     st = recurrence_steps(n, 2)
     core, fixed = E_MM * 200e9 / 2, 3e-5
@@ -192,7 +192,7 @@ def test_the_fit_needs_three_timed_cases():
 
 def test_the_step_cases_cover_both_ways_of_running_a_step():
     """The calibration's LSTMs include steps through the pool and rows split across threads, at small and large H."""
-    plans = [recurrence_steps(onnxperf.analyze(c.model).main_nodes[0], 2) for c in lstm_step_cases()[:-1]]
+    plans = [recurrence_steps(onnxperf.analyze(c.model).main_nodes[0], 2) for c in recurrence_step_cases()[:-1]]
     assert len(plans) == len(STEP_SHAPES)
     assert {p.batch_parallel for p in plans} == {True, False}
     assert len({h for h, _ in STEP_SHAPES}) >= 3

@@ -74,11 +74,6 @@ class Steps:
     cell_units: int  # U: the activations that thread's cells evaluate per step (rows·H·ACTIVATIONS)
     pool_steps: int  # hand-offs through the pool (each split GEMM's), 0 when batch-parallel
 
-    def to_dict(self) -> dict:
-        return {"steps": self.steps, "batch_parallel": self.batch_parallel, "rows": self.rows,
-                "stream_bytes": self.stream_bytes, "step_flops": self.step_flops, "cell_units": self.cell_units,
-                "pool_steps": self.pool_steps}
-
 
 def batch_parallel(batch: int, hidden: int) -> bool:
     """onnxruntime's choice (``UniDirectionalLstm::SetNumThreads``): split the batch rows across threads when

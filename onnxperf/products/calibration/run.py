@@ -22,11 +22,11 @@ from onnxperf.products.calibration.fit import (MID, TINY, Sample, StepSample, ca
 from onnxperf.predict.broadcast import channels_last, node_spans
 from onnxperf.predict.ort_threads import THREADS_KEY, gather_axes, kernel_threads
 from onnxperf.predict.im2col import im2col_runs
-from onnxperf.products.calibration.suite import (SUBNORMAL_MASK, Case, broadcast_case, lstm_step_cases, subnormal_case,
-                                                 suite, tiny_case)
+from onnxperf.products.calibration.suite import (SUBNORMAL_MASK, Case, broadcast_case, recurrence_step_cases,
+                                                 subnormal_case, suite, tiny_case)
 from onnxperf.predict.recurrence import GRU_CELL_KEY, STEP_KEY, STREAM_KEY, layouts, recurrence_steps
 from onnxperf.predict.reuse import level_bytes
-from onnxperf.predict.roofline import int_dtype, rnn_gemm_flops
+from onnxperf.predict.roofline import efficiencies, int_dtype, rnn_gemm_flops
 from onnxperf.products.calibration.fit import compute_fitted
 
 
@@ -163,6 +163,9 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
     span_times: list[float | None] = []
     qspan_times: list[float | None] = []
     step_times: list[list[float]] = []
+    step_cases = recurrence_step_cases()  # built once: timed in every pass, then fitted
+    if only is not None and not any(c.name in only for c in step_cases):
+        step_cases = []
     repeats = max(1, repeats)
     started = time.perf_counter()
     total = repeats * len(cases)
@@ -197,10 +200,10 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
             assists.append(subnormal_assist(Path(tmp), **kw))
             span_times.append(broadcast_span(Path(tmp), **kw))
             qspan_times.append(broadcast_span(Path(tmp), quantized=True, **kw))
-            if only is None or any(c.name in only for c in lstm_step_cases()):
+            if step_cases:
                 if progress:
-                    progress("calibrating an LSTM's steps")
-                step_times.append(lstm_step_times(Path(tmp), **kw))
+                    progress("calibrating an LSTM's and a GRU's steps")
+                step_times.append(recurrence_step_times(Path(tmp), step_cases, **kw))
     samples = [at_reference(list(col), state) for col in zip(*passes)]
     ratio = roof_ratio(samples)
     base = spec
@@ -236,8 +239,8 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
         if measured:
             eff[key] = kept(measured, probed=True)
     if step_times:  # each case's passes, as for every case (kept)
-        fitted = fit_lstm_steps(spec, eff, [kept(list(col), probed=True) for col in zip(*step_times)],
-                                pool_threads(threads))
+        fitted = fit_recurrence_steps(spec, eff, step_cases,
+                                      [kept(list(col), probed=True) for col in zip(*step_times)], pool_threads(threads))
         eff.update({k: v for k, v in fitted.items() if v > 0})  # a spec holds no zero constant
     eff.update({key: getattr(state, field) for key, field in STATE_KEYS.items()})
     if state.handoff_flops_per_s is not None:
@@ -250,13 +253,13 @@ def _at(t: float, kind: str, rr, reference: Probe | None) -> float:
     return t if reference is None else time_at(t, kind, rr.state, reference)
 
 
-def lstm_step_times(workdir: Path, *, runs: int, warmup: int, threads: int | None, opt: str,
-                    reference: Probe | None = None) -> list[float]:
-    """The profiled kernel time of each LSTM of :func:`~onnxperf.products.calibration.suite.lstm_step_cases`, in
-    their order; ``reference``: each brought from the state it was measured in to that one (:func:`time_at`, the
-    core's)."""
+def recurrence_step_times(workdir: Path, cases: list[Case], *, runs: int, warmup: int, threads: int | None,
+                          opt: str, reference: Probe | None = None) -> list[float]:
+    """The profiled kernel time of each of ``cases`` (the LSTMs, then the GRU, of
+    :func:`~onnxperf.products.calibration.suite.recurrence_step_cases`), in their order; ``reference``: each brought
+    from the state it was measured in to that one (:func:`time_at`, the core's)."""
     out = []
-    for case in lstm_step_cases():
+    for case in cases:
         path = workdir / f"{case.name}.onnx"
         if not path.exists():
             onnx.save(case.model, str(path))
@@ -266,16 +269,17 @@ def lstm_step_times(workdir: Path, *, runs: int, warmup: int, threads: int | Non
     return out
 
 
-def fit_lstm_steps(spec, eff: dict[str, float], times: list[float], pool: int) -> dict[str, float]:
+def fit_recurrence_steps(spec, eff: dict[str, float], cases: list[Case], times: list[float],
+                         pool: int) -> dict[str, float]:
     """The LSTM step constants (:func:`~onnxperf.products.calibration.fit.fit_steps`) from the measured ``times`` of
     the step cases: each case's input projection is taken off at the fitted matrix products' rate (e_matmul·π),
     with the profiled kernel's floor (``overhead_profiled_s``, else ``overhead_s``), and a step's product runs at
     one core's share of it, e_matmul·π / P. The LSTMs fit β, c and s; then the GRU its own c, with them held
     (:func:`~onnxperf.products.calibration.fit.fit_gru_cell`)."""
-    rate = eff.get("matmul.compute", eff.get("default.compute", 1.0)) * spec.peak_for("float32")
+    rate = efficiencies(calibrated(spec, eff), "matmul")[0] * spec.peak_for("float32")  # as the roofline reads it
     floor = eff.get("overhead_profiled_s", eff.get("overhead_s", 0.0))
     samples = []
-    for case, t in zip(lstm_step_cases(), times):
+    for case, t in zip(cases, times):
         a = analyze(case.model)
         (n,) = a.main_nodes
         st = recurrence_steps(n, pool, layouts(a).get(n.key, 0))

@@ -213,8 +213,8 @@ def _lstm(name, seq, inp, hidden, direction="bidirectional", batch: int = 1, cop
     return _case(name, "rnn", build, copies=copies)
 
 
-#: (H, N) of the LSTMs whose steps ``hw calibrate`` times (:func:`lstm_step_cases`): a step's product split over
-#: the pool (N = 1) at a small, a mid and a large H (the pool's hand-off, then R's stream), and the rows split
+#: (H, N) of the LSTMs whose steps ``hw calibrate`` times (:func:`recurrence_step_cases`): a step's product split
+#: over the pool (N = 1) at a small, a mid and a large H (the pool's hand-off, then R's stream), and the rows split
 #: across the threads (batch-parallel) at the three (the cells, then the stream and the arithmetic)
 STEP_SHAPES = ((64, 1), (256, 1), (512, 1), (64, 16), (256, 8), (512, 16))
 #: their sequence length and input size (bidirectional: 2·32 steps)
@@ -226,7 +226,7 @@ STEP_SEQ, STEP_INPUT = 32, 128
 GRU_CELL_SHAPE = (128, 16)
 
 
-def lstm_step_cases(shapes=STEP_SHAPES, seq: int = STEP_SEQ, inp: int = STEP_INPUT) -> list[Case]:
+def recurrence_step_cases(shapes=STEP_SHAPES, seq: int = STEP_SEQ, inp: int = STEP_INPUT) -> list[Case]:
     """One bidirectional LSTM per (H, N) of ``shapes``: what :mod:`onnxperf.predict.recurrence`'s step constants
     are fitted on (:func:`onnxperf.products.calibration.fit.fit_steps`), then the GRU of :data:`GRU_CELL_SHAPE`,
     last."""
