@@ -18,7 +18,7 @@ from onnxperf.predict.roofline import roofline
 from onnxperf.products.calibration import run as calibration_run
 from onnxperf.products.calibration.run import run_calibration
 from onnxperf.products.validate.compare import KNEE_GAIN, BatchPoint, batch_knees, knee, validate
-from onnxperf.products.validate.runner import DEFAULT_PROVIDERS, latency_stats
+from onnxperf.products.validate.runner import DEFAULT_PROVIDERS, latency_stats, run_session
 from onnxperf.cost.request import Request
 
 from .util import benchmark, const, model, vi
@@ -260,11 +260,23 @@ def test_calibrate_short_then_validate_is_calibrated(mlp, tmp_path, capsys, monk
     tests/test_docs_commands.py's fixture: its ~60 s twice made the suite run over its ten minutes)."""
     monkeypatch.setattr(calibration_run, "run_calibration", functools.partial(
         calibration_run.run_calibration, only={"gemm_256", "add_tiny", "relu_4m"}))
+    sessions = []
+
+    def recorded(*args, **kw):
+        sessions.append(kw)
+        return run_session(*args, **kw)
+
+    monkeypatch.setattr(calibration_run, "run_session", recorded)
     spec_file = tmp_path / "local.toml"
     assert cli.main(["hw", "calibrate", "--hw", SPEC, "--short", "-o", str(spec_file)]) == 0
     assert "Fitted efficiencies" in capsys.readouterr().out  # the table, while the spec goes to the file
+    # a smoke test: no state probe around a case or an extra, 10 runs after 5 warm-ups (the profiled ones); the
+    # reference state measured once, apart (runner.measure_state)
+    assert sessions and not any(kw.get("probe_state") for kw in sessions)
+    assert {(kw["runs"], kw["warmup"]) for kw in sessions if kw.get("profile")} == {(10, 5)}
     cal = load_spec(str(spec_file))
     assert cal.id == f"{SPEC}-calibrated" and cal.efficiency["overhead_s"] > 0
+    assert cal.efficiency["state.triad_bytes_per_s"] > 0 and cal.efficiency["state.dispatch_s_per_node"] > 0
     assert cli.main(["validate", str(mlp), "--dim", "batch=2", "--hw", str(spec_file), "--runs", "2",
                      "--warmup", "1", "--format", "json"]) == 0
     v = json.loads(capsys.readouterr().out)

@@ -29,7 +29,9 @@ def add_parser(actions: argparse._SubParsersAction) -> None:
     q.add_argument("--threads", type=int, default=None, metavar="N", help="onnxruntime intra-op threads")
     q.add_argument("--opt", choices=("disable", "basic", "extended", "all"), default="all",
                    help="onnxruntime graph optimization level (use the one you validate with)")
-    q.add_argument("--short", action="store_true", help="small suite sizes and few runs: a smoke test")
+    q.add_argument("--short", action="store_true",
+                   help="small suite sizes, one pass of 10 runs, no state probe around each case: a smoke test, "
+                        "not figures")
     add_progress(q, lines=True)
     add_output_with_toml(q)
     q.set_defaults(run=run)
@@ -60,9 +62,9 @@ def run(args: argparse.Namespace) -> int:
         from onnxperf.hardware.probe import run_probe  # here: numba (and numpy) load only when probing
 
         base = run_probe(short=short, progress=progress).spec
-    result = run_calibration(base, runs=2 if short else args.runs, warmup=1 if short else args.warmup,
+    result = run_calibration(base, runs=10 if short else args.runs, warmup=5 if short else args.warmup,
                              threads=args.threads, opt=args.opt, scale=1 / 16 if short else 1.0,
-                             repeats=1 if short else args.repeats, progress=progress)
+                             repeats=1 if short else args.repeats, probed=not short, progress=progress)
     table = calibration_table(result)
     if fmt == "json":
         text = render.to_json({"schema": "onnxperf.calibration/1", "spec": result.spec.to_dict(),

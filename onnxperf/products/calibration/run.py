@@ -137,7 +137,7 @@ def kernel_s(timings, case_ops: frozenset[str] | set[str] | None = None) -> floa
 
 
 def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | None = None, opt: str = "all",
-                    scale: float = 1.0, only: set[str] | None = None, repeats: int = 3,
+                    scale: float = 1.0, only: set[str] | None = None, repeats: int = 3, probed: bool = True,
                     progress: Callable[[str], None] | None = None) -> CalibrationResult:
     """Measure the suite on this machine and fit a calibrated copy of ``spec``.
 
@@ -155,7 +155,11 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
     dispatch overhead, a broadcast span and a subnormal assist likewise. On this VM the machine flips between two
     states every few seconds (a 256³ matrix product at 98 or 50 GFLOP/s, conv3x3_64 at 910 or 1,700
     µs): a calibration whose passes all caught the slow one, followed by a reference probe that caught
-    the fast one, had every CNN predicted 40-55% slow, state-normalized too."""
+    the fast one, had every CNN predicted 40-55% slow, state-normalized too.
+
+    ``probed=False`` (``hw calibrate --short``, a smoke test): no probe around each case or extra (three of
+    about 0.25 s each, a rest included, around runs of a few ms: most of a short calibration's time), each time
+    kept as measured, and the reference state measured once after the suite (:func:`measure_state`)."""
     cases = [c for c in suite(scale) if only is None or c.name in only]
     passes: list[list[Sample]] = []
     overheads: list[tuple[float, float]] = []
@@ -180,17 +184,17 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
                     progress(f"calibrating {i}/{len(cases)}: {case.name}"
                              + (f" (pass {rep + 1}/{repeats})" if repeats > 1 else "") + left)
                 row.append(sample_case(case, spec, Path(tmp), runs=runs, warmup=warmup, threads=threads, opt=opt,
-                                       probe_state=True))
+                                       probe_state=probed))
             passes.append(row)
         # the machine's state when it was calibrated: validate scales the spec by its own probes against it
         state = typical_state([s.state for row in passes for s in row])
-        if state is None:  # no case (``only`` matched none): the state measured apart
+        if state is None:  # unprobed, or no case (``only`` matched none): the state measured apart
             if progress:
                 progress("probing the machine's state (the reference validate normalizes against)")
             state = measure_state(Path(tmp), threads=threads)
         # every extra below is measured between probes and brought to ``state``: their passes' medians are kept
         for rep in range(repeats):
-            kw = dict(runs=runs, warmup=warmup, threads=threads, opt=opt, reference=state)
+            kw = dict(runs=runs, warmup=warmup, threads=threads, opt=opt, reference=state if probed else None)
             if progress:
                 progress("calibrating the runtime's overhead per node and per run"
                          + (f" (pass {rep + 1}/{repeats})" if repeats > 1 else ""))
