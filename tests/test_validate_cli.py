@@ -99,8 +99,10 @@ def test_validate_needs_bound_dims(tmp_path, capsys):
 
 
 def test_calibration_on_a_few_suite_ops():
+    """Unprobed (as ``--short``; the probed calibration: tests/test_calibrate_state.py)."""
     spec = load_spec("xeon-silver-4210x2")
-    r = run_calibration(spec, runs=2, warmup=1, scale=1 / 16, repeats=1, only={"gemm_256", "add_tiny", "relu_4m"})
+    r = run_calibration(spec, runs=2, warmup=1, scale=1 / 16, repeats=1, only={"gemm_256", "add_tiny", "relu_4m"},
+                        probed=False)
     assert {s.case for s in r.samples} == {"gemm_256", "add_tiny", "relu_4m"}
     assert all(s.measured_s > 0 for s in r.samples)
     assert r.efficiency["overhead_s"] > 0

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable
 
 import numpy as np
 import onnx
@@ -30,12 +32,18 @@ def _vi(name: str, shape, elem: int = F32) -> onnx.ValueInfoProto:
 
 @dataclass(frozen=True)
 class Case:
-    """One suite entry: ``model`` holds :data:`COPIES` independent copies of the op."""
+    """One suite entry: ``model`` holds :data:`COPIES` independent copies of the op, made by ``make`` when first
+    read (a suite lists its cases by name without building them: a calibration on a few cases, ``only``, builds
+    those few; the whole suite's random weights take seconds)."""
 
     name: str
     family: str
-    model: onnx.ModelProto
+    make: Callable[[], onnx.ModelProto] = field(repr=False, compare=False)
     copies: int = COPIES
+
+    @cached_property
+    def model(self) -> onnx.ModelProto:
+        return self.make()
 
 
 def _case(name: str, family: str, build, copies: int = COPIES, opset: int = 17, out_elem: int = F32,
@@ -44,7 +52,12 @@ def _case(name: str, family: str, build, copies: int = COPIES, opset: int = 17, 
 
     ``build(sfx, seed)`` returns (node, inputs, initializers) of one copy whose tensor names end
     in ``sfx`` (or a list of nodes, the op last, for an op that needs another before it); its output
-    is ``y`` + sfx."""
+    is ``y`` + sfx. The model is made when first read (:class:`Case`)."""
+    return Case(name, family, lambda: _model(name, build, copies, opset, out_elem, ms, out_shape), copies)
+
+
+def _model(name: str, build, copies: int, opset: int, out_elem: int, ms: bool, out_shape) -> onnx.ModelProto:
+    """The model of :func:`_case`."""
     nodes, inputs, outputs, inits = [], [], [], []
     for i in range(copies):
         node, ins, ws = build(f"_{i}", 10 * i)
@@ -60,7 +73,7 @@ def _case(name: str, family: str, build, copies: int = COPIES, opset: int = 17, 
     m.ir_version = 8
     # graph outputs get their inferred types, so every suite model passes onnx.checker (ONNX has no
     # schema for onnxruntime's com.microsoft ops: their outputs keep the declared element type)
-    return Case(name, family, onnx.shape_inference.infer_shapes(m, strict_mode=not ms), copies)
+    return onnx.shape_inference.infer_shapes(m, strict_mode=not ms)
 
 
 #: onnxruntime's contrib domain
@@ -261,7 +274,7 @@ def subnormal_case(mask: float, shape: tuple[int, int, int, int] = SUBNORMAL_SHA
                           [_vi("y", [b, h, s, d])], [numpy_helper.from_array(m, "mask")])
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnxperf-calibrate")
     model.ir_version = 8
-    return Case(f"subnormal_mask{mask:g}", "subnormal", model, copies=1)
+    return Case(f"subnormal_mask{mask:g}", "subnormal", lambda: model, copies=1)
 
 
 #: the broadcast pair that measures one span (:func:`broadcast_case`): rows, row length
@@ -293,7 +306,7 @@ def broadcast_case(broadcast: bool, shape: tuple[int, int] = BROADCAST_SHAPE, qu
     model = helper.make_model(g, opset_imports=opsets, producer_name="onnxperf-calibrate")
     model.ir_version = 8
     name = ("qbroadcast" if quantized else "broadcast") + ("_rows" if broadcast else "_none")
-    return Case(name, "op.QLinearMul" if quantized else "elementwise", model, copies=1)
+    return Case(name, "op.QLinearMul" if quantized else "elementwise", lambda: model, copies=1)
 
 
 def suite(scale: float = 1.0) -> list[Case]:
