@@ -33,7 +33,7 @@ constants only (and ``Shape`` of a tensor whose shape is known): such nodes take
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 from onnxperf.base import dtypes
@@ -174,6 +174,22 @@ class NodeRoofline:
     copies: int = 1
     #: the steps a recurrence runs one after another where the plan times it step by step (:func:`_with_steps`)
     steps: int = 0
+
+
+_ROW_FIELDS = frozenset(f.name for f in fields(NodeRoofline))
+
+
+def _row(r: NodeRoofline, **changes) -> NodeRoofline:
+    """``dataclasses.replace(r, **changes)`` without its per-call introspection (a row has no ``__post_init__``
+    and every field is an init field): several times faster, and a decoder's LLM figures replace rows tens of
+    thousands of times (the plan of each of its 17 sampled prefill steps), a fifth of ``summary --llm``'s time on
+    a GPU spec."""
+    if not changes.keys() <= _ROW_FIELDS:
+        raise TypeError(f"NodeRoofline has no field {sorted(changes.keys() - _ROW_FIELDS)}")
+    new = object.__new__(NodeRoofline)
+    new.__dict__.update(r.__dict__)
+    new.__dict__.update(changes)
+    return new
 
 
 @dataclass(frozen=True)
@@ -1095,7 +1111,7 @@ def _as_fused_kernel(r: NodeRoofline, n, op: str, nbytes: int, ops: int, int_dty
     mem_s = nbytes / (spec.memory_bandwidth_bytes_per_s * e_m) if nbytes else 0.0
     t = max(comp_s, mem_s) + overlap(spec, family, integer or int_dtype is not None, depthwise, op) * min(
         comp_s, mem_s) + overhead
-    return replace(r, dtype=dtype, ops=ops, bytes=nbytes, intensity=intensity(ops, nbytes), peak_ops_per_s=peak,
+    return _row(r, dtype=dtype, ops=ops, bytes=nbytes, intensity=intensity(ops, nbytes), peak_ops_per_s=peak,
                    time_s=t, compute_s=comp_s, memory_s=mem_s, dispatch_s=overhead)
 
 
@@ -1105,7 +1121,7 @@ def _as_epilogue(r: NodeRoofline, n, free: frozenset[str], spec: Spec) -> NodeRo
     e_m = efficiencies(spec, n.family, 0.0, *_kind(n))[1]
     other = sum(t_bytes for t_name, t_bytes in _input_bytes(n) if t_name not in free)
     mem_s = other / (spec.memory_bandwidth_bytes_per_s * e_m) if other else 0.0
-    return replace(r, bytes=other, intensity=intensity(r.ops, other), time_s=max(r.compute_s, mem_s),
+    return _row(r, bytes=other, intensity=intensity(r.ops, other), time_s=max(r.compute_s, mem_s),
                    memory_s=mem_s, dispatch_s=0.0)
 
 
@@ -1222,7 +1238,7 @@ class _Bodies:
             total = first.times(runs)
         if total.time_s == 0:
             return _as_folded(r), first.kernels * runs
-        return replace(r, time_s=total.time_s, compute_s=total.compute_s, memory_s=total.memory_s,
+        return _row(r, time_s=total.time_s, compute_s=total.compute_s, memory_s=total.memory_s,
                        dispatch_s=total.dispatch_s, bound=dominant(total.by_limiter),
                        bandwidth_bytes_per_s=max(r.bandwidth_bytes_per_s, total.bandwidth)), first.kernels * runs
 
@@ -1268,7 +1284,7 @@ class _Run:
 def _as_folded(r: NodeRoofline) -> NodeRoofline:
     """A node computed at load time, or run inside another node's kernel at no cost of its own:
     nothing left to run."""
-    return replace(r, time_s=0.0, compute_s=0.0, memory_s=0.0, dispatch_s=0.0)
+    return _row(r, time_s=0.0, compute_s=0.0, memory_s=0.0, dispatch_s=0.0)
 
 
 def _input_bytes(n) -> list[tuple[str, int]]:
@@ -1496,7 +1512,7 @@ def _with_threads(raw: list[NodeRoofline], nodes, spec: Spec, pool: int, ops: di
         c, m = r.compute_s * pool / k, r.memory_s * pool / k
         o = base + (parallel if k > 1 else 0.0)
         t = max(c, m) + overlap(spec, n.family, *_kind(n, ops.get(n.key))) * min(c, m) + o
-        out.append(replace(r, time_s=t, compute_s=c, memory_s=m, dispatch_s=o, threads=k))
+        out.append(_row(r, time_s=t, compute_s=c, memory_s=m, dispatch_s=o, threads=k))
     return out
 
 
@@ -1523,7 +1539,7 @@ def _with_steps(raw: list[NodeRoofline], nodes, spec: Spec, pool: int, layout: d
         o = r.dispatch_s + st.pool_steps * hand
         m = r.memory_s
         t = max(c, m) + overlap(spec, n.family, *_kind(n)) * min(c, m) + o
-        out.append(replace(r, time_s=t, compute_s=c, dispatch_s=o, steps=st.steps))
+        out.append(_row(r, time_s=t, compute_s=c, dispatch_s=o, steps=st.steps))
     return out
 
 
@@ -1541,7 +1557,7 @@ def _with_copies(raw: list[NodeRoofline], copies: dict[str, int]) -> list[NodeRo
         if k == 1 or r.time_s is None:
             out.append(r)
             continue
-        out.append(replace(r, ops=r.ops * k, bytes=r.bytes * k, written=r.written * k, time_s=r.time_s * k,
+        out.append(_row(r, ops=r.ops * k, bytes=r.bytes * k, written=r.written * k, time_s=r.time_s * k,
                            compute_s=r.compute_s * k, memory_s=r.memory_s * k, dispatch_s=r.dispatch_s * k,
                            assist_s=r.assist_s * k, span_s=r.span_s * k, copies=k))
     return out
@@ -1574,7 +1590,7 @@ def _with_assists(raw: list[NodeRoofline], assists: dict[str, int], assist_s: fl
         k = assists.get(r.key, 0)
         if k and r.time_s is not None and r.time_s > 0:
             extra = k * assist_s
-            r = replace(r, time_s=r.time_s + extra, compute_s=r.compute_s + extra, assist_s=extra)
+            r = _row(r, time_s=r.time_s + extra, compute_s=r.compute_s + extra, assist_s=extra)
         out.append(r)
     return out
 
@@ -1604,7 +1620,7 @@ def _on_float_kernels(raw: list[NodeRoofline], nodes, fk: dict, spec: Spec) -> t
         cast_m = cast_bytes / (bw * e_mv) if cast_bytes else 0.0
         cast_o = o * len(f.casts)
         nbytes = round(r.bytes * k) + cast_bytes
-        out.append(replace(r, bytes=nbytes, intensity=intensity(r.ops, nbytes), memory_s=m2 + cast_m,
+        out.append(_row(r, bytes=nbytes, intensity=intensity(r.ops, nbytes), memory_s=m2 + cast_m,
                            time_s=t + cast_m + cast_o, dispatch_s=r.dispatch_s + cast_o))
         casts_s += cast_m + cast_o
     return out, casts_s
@@ -1628,7 +1644,7 @@ def _with_spans(raw: list[NodeRoofline], nodes, fused: set[str], span_s: float,
         k = node_spans(n, nhwc) if r.key not in fused else 0
         if k > 1 and r.time_s is not None and r.time_s > 0:
             extra = k * (qspan_s if is_qlinear_binary(n) else span_s)
-            r = replace(r, time_s=r.time_s + extra, dispatch_s=r.dispatch_s + extra, span_s=extra)
+            r = _row(r, time_s=r.time_s + extra, dispatch_s=r.dispatch_s + extra, span_s=extra)
         out.append(r)
     return out
 
@@ -1646,7 +1662,7 @@ def _with_runs(raw: list[NodeRoofline], nodes, run_s: float, qlinear: set[str]) 
         k = im2col_runs(n, n.key in qlinear)
         if k and r.time_s is not None and r.time_s > 0:
             extra = k * run_s
-            r = replace(r, time_s=r.time_s + extra, compute_s=r.compute_s + extra)
+            r = _row(r, time_s=r.time_s + extra, compute_s=r.compute_s + extra)
         out.append(r)
     return out
 
@@ -1655,13 +1671,13 @@ def _finished(r: NodeRoofline, p: Placement, kernels: float, control: bool) -> N
     """A row with the facts every output reads: its placement, limiter (a control node's: its bodies',
     already set), roof, attained rate, share of peak and share of the node time."""
     if r.time_s is None:
-        return replace(r, runs=p.runs, kernel=p.kernel, how=p.how, runs_as=p.runs_as, bound=NONE)
+        return _row(r, runs=p.runs, kernel=p.kernel, how=p.how, runs_as=p.runs_as, bound=NONE)
     bound = r.bound if control else limiter(r.time_s, r.compute_s, r.memory_s, r.dispatch_s, r.fill)
     i = r.intensity
     roof = (min(r.peak_ops_per_s, i * r.bandwidth_bytes_per_s) if i is not None else
             r.peak_ops_per_s if r.ops else 0.0)
     attained = r.ops / r.time_s if r.time_s > 0 else None
-    return replace(r, runs=p.runs, kernel=p.kernel, how=p.how, runs_as=p.runs_as, bound=bound,
+    return _row(r, runs=p.runs, kernel=p.kernel, how=p.how, runs_as=p.runs_as, bound=bound,
                    attainable_ops_per_s=roof, attained_ops_per_s=attained,
                    peak_share=attained / r.peak_ops_per_s if attained is not None and r.peak_ops_per_s else None,
                    share=None if kernels == 0 else r.time_s / kernels)
@@ -1683,7 +1699,7 @@ def _at_levels(r: NodeRoofline, n, per_level, bandwidths: tuple[float, ...], nam
     parts = [(b / (bw * e_m), bw, name) for b, bw, name in zip(per_level, bandwidths, names) if b]
     mem_s = sum(p[0] for p in parts)
     t = max(r.compute_s, mem_s) + overlap(spec, n.family, *kind) * min(r.compute_s, mem_s) + r.dispatch_s
-    return replace(r, time_s=t, memory_s=mem_s, bandwidth_bytes_per_s=max((p[1] for p in parts),
+    return _row(r, time_s=t, memory_s=mem_s, bandwidth_bytes_per_s=max((p[1] for p in parts),
                                                                         default=r.bandwidth_bytes_per_s),
                    level=max(parts, key=lambda p: p[0])[2] if parts else None)
 
@@ -1821,7 +1837,7 @@ def _as_kernels(raw: list[NodeRoofline], nodes, plan, spec: Spec, levels=None) -
         c, m = k.compute_s, k.memory_s
         bw, level = (max(k.bandwidth.values()), max(k.by_level, key=k.by_level.get)) if k.by_level else \
             (spec.memory_bandwidth_bytes_per_s, r.level)
-        out[i] = replace(r, bytes=k.bytes, intensity=intensity(r.ops, k.bytes),
+        out[i] = _row(r, bytes=k.bytes, intensity=intensity(r.ops, k.bytes),
                          time_s=max(c, m) + k.alpha * min(c, m) + k.overhead, compute_s=c, memory_s=m,
                          dispatch_s=k.overhead, fill=k.fill, bandwidth_bytes_per_s=bw, level=level, written=k.written)
     return out
@@ -1877,7 +1893,7 @@ class _KernelParts:
 
 def _inside(r: NodeRoofline) -> NodeRoofline:
     """A member of a GPU kernel another member's row carries: no time, bytes or fill of its own."""
-    return replace(_as_folded(r), bytes=0, intensity=intensity(r.ops, 0), written=0, fill=1.0)
+    return _row(_as_folded(r), bytes=0, intensity=intensity(r.ops, 0), written=0, fill=1.0)
 
 
 def _by_op_type(nodes: tuple[NodeRoofline, ...], kernels: float) -> tuple[OpTypeRoofline, ...]:
