@@ -13,7 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnxperf
 from onnxperf.hardware import load_spec
-from onnxperf.insights.advice import node_why
+from onnxperf.insights.advice import STEP_PARTS, node_why
 from onnxperf.predict.ort_threads import THREADS_KEY
 from onnxperf.predict.recurrence import (ACTIVATIONS, CELL_KEY, GATES, GRU_CELL_KEY, STEP_KEY, STREAM_KEY, Steps,
                                          batch_parallel, calibrated, recurrence_steps, step_s)
@@ -22,6 +22,7 @@ from onnxperf.products.calibration.fit import STREAM_RATES, StepSample, fit_gru_
 from onnxperf.products.calibration.suite import GRU_CELL_SHAPE, STEP_SHAPES, recurrence_step_cases
 from onnxperf.products.validate.runner import Probe
 from onnxperf.products.validate.state import scaled_spec
+from onnxperf.ui.numbers import seconds
 
 F32 = 4  # bytes of a float32
 SEQ, INPUT, DIRS = 10, 32, 2
@@ -133,6 +134,15 @@ def test_the_roofline_times_a_recurrence_step_by_step(op, h, n):
     assert row.time_s == pytest.approx(max(want_c, before.memory_s) + want_o)
     assert row.steps == SEQ * DIRS and before.steps == 0
     assert f"{SEQ * DIRS:,} steps one after another" in node_why(row, _spec())
+    # a step's parts on the row: B/β, F/φ, U·c, the hand-offs per step; node_why names the largest of those that
+    # make up the step's time (the smaller of the stream and the product is hidden under the other)
+    parts = (st.stream_bytes / BETA, st.step_flops / (rate / pool), st.cell_units * cell,
+             st.pool_steps * HAND / st.steps)
+    assert row.step_parts == pytest.approx(parts) and before.step_parts is None
+    counted = {STEP_PARTS[0]: parts[0] if parts[0] >= parts[1] else 0, STEP_PARTS[1]: parts[1] if parts[1] > parts[0]
+               else 0, STEP_PARTS[2]: parts[2], STEP_PARTS[3]: parts[3]}
+    lead = max(counted, key=counted.get)
+    assert f"the largest part {lead} ({seconds(counted[lead])})" in node_why(row, _spec())
     if op == "GRU":  # without its own c, a GRU takes the LSTMs'
         plain_gru = roofline(a, _spec(gru=False)).nodes[0]
         assert plain_gru.compute_s == pytest.approx(want_c - st.steps * st.cell_units * (GRU_CELL - CELL))

@@ -66,6 +66,22 @@ def _rate(r) -> str:
     return f"{si(r.attained_ops_per_s, unit)}, {pct(r.peak_share)} of the {r.dtype} peak ({si(r.peak_ops_per_s, unit)})"
 
 
+#: what each part of a recurrence's step is, as node_why names the one that sets its pace
+STEP_PARTS = ("streaming R from the caches", "the step's product", "the cells' activations",
+              "the hand-offs through the thread pool")
+
+
+def _step_lead(parts: tuple[float, float, float, float] | None) -> str:
+    """``, most of it X (t)``: the largest part of a step of the plan (its R stream and its product overlap:
+    the smaller of the two is not part of the step's time)."""
+    if not parts:
+        return ""
+    stream, product, cells, hand = parts
+    shown = (stream if stream >= product else 0.0, product if product > stream else 0.0, cells, hand)
+    k = max(range(4), key=lambda i: shown[i])
+    return f", the largest part {STEP_PARTS[k]} ({seconds(shown[k])})" if shown[k] > 0 else ""
+
+
 def node_why(r, spec, batch: int | None = None, precision: str | None = None) -> str:
     """Why a row of the plan takes its time, in one line, with the number that says it."""
     if r.time_s is None:
@@ -98,7 +114,8 @@ def node_why(r, spec, batch: int | None = None, precision: str | None = None) ->
         part = r.compute_s + r.dispatch_s
         return (f"{steps:,} steps one after another: onnxruntime's {r.op_type} runs each step's product with its "
                 f"recurrent weights R and its cells before the next, re-reading R every step, about "
-                f"{seconds(part / steps)} a step; a larger batch runs more rows per step for the same reads")
+                f"{seconds(part / steps)} a step{_step_lead(r.step_parts)}; a larger batch runs more rows per step "
+                "for the same reads")
     if r.bound == FILL:
         facts = fill_facts(r, spec, batch)
         if facts is None:

@@ -174,6 +174,9 @@ class NodeRoofline:
     copies: int = 1
     #: the steps a recurrence runs one after another where the plan times it step by step (:func:`_with_steps`)
     steps: int = 0
+    #: of one such step on the thread that sets it: R's stream B/β, the product F/φ, the cells U·c and the
+    #: hand-offs through the pool (seconds; the step takes max of the first two plus the others), else None
+    step_parts: tuple[float, float, float, float] | None = None
 
 
 _ROW_FIELDS = frozenset(f.name for f in fields(NodeRoofline))
@@ -1534,12 +1537,14 @@ def _with_steps(raw: list[NodeRoofline], nodes, spec: Spec, pool: int, layout: d
             out.append(r)
             continue
         rate = e_mm * r.peak_ops_per_s
-        c = min(rnn_gemm_flops(n), n.flops or 0) / rate + st.steps * step_s(st, rate / pool, beta,
-                                                                             cell_s(spec, n.op_type, cell))
+        c_cell = cell_s(spec, n.op_type, cell)
+        c = min(rnn_gemm_flops(n), n.flops or 0) / rate + st.steps * step_s(st, rate / pool, beta, c_cell)
         o = r.dispatch_s + st.pool_steps * hand
         m = r.memory_s
         t = max(c, m) + overlap(spec, n.family, *_kind(n)) * min(c, m) + o
-        out.append(_row(r, time_s=t, compute_s=c, dispatch_s=o, steps=st.steps))
+        parts = (st.stream_bytes / beta, st.step_flops / (rate / pool), st.cell_units * c_cell,
+                 st.pool_steps * hand / st.steps if st.steps else 0.0)
+        out.append(_row(r, time_s=t, compute_s=c, dispatch_s=o, steps=st.steps, step_parts=parts))
     return out
 
 
