@@ -138,5 +138,16 @@ def gather_axes(a) -> dict[str, int]:
             for n in a.main_nodes if n.op_type == "Gather" and not n.domain}
 
 
-__all__ = ["LOOKUP_OPS", "THREADS_KEY", "cost_threads", "gather_axes", "gather_threads", "kernel_threads",
-           "spec_pool"]
+def channels_last_attrs(a) -> frozenset[str]:
+    """Keys of the main-graph nodes whose own ``channels_last`` attribute is set (a QLinearGlobalAveragePool of a
+    channels-last export: :func:`kernel_threads`' ``channels_last``), from the loaded file; empty without one."""
+    loaded = getattr(a, "loaded", None)
+    if loaded is None:
+        return frozenset()
+    g = loaded.graph
+    return frozenset(n.key for n in a.main_nodes if n.op_type == "QLinearGlobalAveragePool" and any(
+        at.name == "channels_last" and at.i for at in g.nodes[n.id].attribute))
+
+
+__all__ = ["LOOKUP_OPS", "THREADS_KEY", "channels_last_attrs", "cost_threads", "gather_axes", "gather_threads",
+           "kernel_threads", "spec_pool"]

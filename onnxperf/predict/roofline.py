@@ -48,7 +48,7 @@ from onnxperf.predict.folding import folded
 from onnxperf.predict.float_kernels import at_float32, float_kernels
 from onnxperf.predict.gpu_kernels import NOT_ASSUMED, kernel_plan
 from onnxperf.predict.operands import transposed_operands
-from onnxperf.predict.ort_threads import gather_axes, kernel_threads, spec_pool
+from onnxperf.predict.ort_threads import channels_last_attrs, gather_axes, kernel_threads, spec_pool
 from onnxperf.predict.plan import (COMPUTE, DISPATCH, FILL, LIMITERS, MEMORY, NONE, OWN, Placement, dominant, limiter,
                                    placements)
 from onnxperf.predict.recurrence import calibrated as steps_calibrated, cell_s, layouts, recurrence_steps, step_s
@@ -1417,7 +1417,7 @@ def roofline(a: Costs, spec: Spec, precision=None) -> RooflineResult:
         at_levels = (rw, bws, names)
     pool = spec_pool(spec)
     if pool is not None:
-        raw = _with_threads(raw, nodes, spec, pool, ops, _channels_last_attrs(a), gather_axes(a))
+        raw = _with_threads(raw, nodes, spec, pool, ops, channels_last_attrs(a), gather_axes(a))
         if steps_calibrated(spec) is not None:
             raw = _with_steps(raw, nodes, spec, pool, layouts(a))
     gone = fu = plan = None
@@ -1566,16 +1566,6 @@ def _with_copies(raw: list[NodeRoofline], copies: dict[str, int]) -> list[NodeRo
                            compute_s=r.compute_s * k, memory_s=r.memory_s * k, dispatch_s=r.dispatch_s * k,
                            assist_s=r.assist_s * k, span_s=r.span_s * k, copies=k))
     return out
-
-
-def _channels_last_attrs(a: Costs) -> frozenset[str]:
-    """Keys of the main-graph nodes whose ``channels_last`` attribute is set (a QLinearGlobalAveragePool of a
-    channels-last export)."""
-    if a.loaded is None:
-        return frozenset()
-    g = a.loaded.graph
-    return frozenset(n.key for n in a.main_nodes if n.op_type == "QLinearGlobalAveragePool" and any(
-        at.name == "channels_last" and at.i for at in g.nodes[n.id].attribute))
 
 
 def _with_assists(raw: list[NodeRoofline], assists: dict[str, int], assist_s: float) -> list[NodeRoofline]:

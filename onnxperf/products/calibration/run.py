@@ -20,7 +20,7 @@ from onnxperf.products.validate.state import CORE, DISPATCH, DRAM, HANDOFF_KEY, 
 from onnxperf.products.calibration.fit import (MID, TINY, Sample, StepSample, calibrated, fit_efficiency,
                                                fit_gru_cell, fit_steps, raised_peaks, roof_ratio)
 from onnxperf.predict.broadcast import channels_last, node_spans
-from onnxperf.predict.ort_threads import THREADS_KEY, gather_axes, kernel_threads
+from onnxperf.predict.ort_threads import THREADS_KEY, channels_last_attrs, gather_axes, kernel_threads
 from onnxperf.predict.im2col import im2col_runs
 from onnxperf.products.calibration.suite import (SUBNORMAL_MASK, Case, broadcast_case, recurrence_step_cases,
                                                  subnormal_case, suite, tiny_case)
@@ -44,8 +44,8 @@ def case_threads(a, pool: int) -> int | None:
     """The threads the kernels of a suite model choose by onnxruntime's own cost model
     (:func:`onnxperf.predict.ort_threads.kernel_threads`; every copy is the same op), None when they take the pool's."""
     nhwc = channels_last(a.main_nodes)
-    axes = gather_axes(a)
-    ks = {kernel_threads(n, pool, nhwc, axis=axes.get(n.key)) for n in a.main_nodes}
+    axes, last = gather_axes(a), channels_last_attrs(a)  # as the roofline reads them
+    ks = {kernel_threads(n, pool, nhwc, n.key in last, axes.get(n.key)) for n in a.main_nodes}
     return ks.pop() if len(ks) == 1 else None
 
 
