@@ -41,7 +41,7 @@ import onnxperf  # noqa: E402
 from onnxperf.hardware import load_spec  # noqa: E402
 from onnxperf.predict.roofline import roofline  # noqa: E402
 from onnxperf.products.validate.runner import Probe  # noqa: E402
-from onnxperf.products.validate.state import reference_of, scaled_spec  # noqa: E402
+from onnxperf.products.validate.state import reference_of, scaled_spec, shrunk  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("onnxperf_bench_accuracy", ROOT / "benchmarks" / "accuracy.py")
 accuracy = importlib.util.module_from_spec(_spec)
@@ -53,16 +53,20 @@ DEFAULT_MODELS = ("mobilenetv2_torch", "resnet18_torch", "efficientnet_b0_torch"
                   "swin_t_torch", "lstm_classifier_legacy", "resnet50_torch", "convnext_tiny_torch",
                   "vit_b_16_torch", "gpt2_ort_fused")
 DEFAULT_SPEC = ROOT / "benchmarks" / "measured" / "calibrated-zen3-20261207-gru.toml"
-#: each variant: the powers the (triad, matrix product, dispatch) ratios are raised to (1: as validate scales the
-#: spec, 0: not scaled), and whether each block is scaled to its own probes (validate) or every block of a run to
-#: the run's median state (each probe's median over the kept blocks: one scale per run)
-VARIANTS = {"validate (all three)": ((1, 1, 1), False), "none (raw)": ((0, 0, 0), False),
+#: each variant: the powers the (triad, matrix product, dispatch) ratios are raised to (1: the ratio itself; 0: not
+#: scaled), and the state each block is scaled to: its own probes (False), the run's median state (each probe's
+#: median over the kept blocks: True), or that with the block's move from it halved ("mixed": validate's since
+#: state.ELASTICITY)
+VALIDATE = "run's median state, each block's move from it halved"
+VARIANTS = {"the ratios themselves": ((1, 1, 1), False), "each ratio's square root": ((0.5, 0.5, 0.5), False),
+            "none (raw)": ((0, 0, 0), False),
             "no dispatch": ((1, 1, 0), False), "half dispatch": ((1, 1, 0.5), False), "no triad": ((0, 1, 1), False),
             "arithmetic only": ((0, 1, 0), False), "no arithmetic": ((1, 0, 1), False),
             "dispatch only": ((0, 0, 1), False), "half arithmetic": ((1, 0.5, 1), False),
-            "half of all three": ((0.5, 0.5, 0.5), False), "run's median state (all three)": ((1, 1, 1), True),
+            "run's median state (all three)": ((1, 1, 1), True),
             "run's median state, no dispatch": ((1, 1, 0), True),
-            "run's median state, arithmetic only": ((0, 1, 0), True)}
+            "run's median state, arithmetic only": ((0, 1, 0), True),
+            VALIDATE: ((1, 1, 1), "mixed")}
 #: runs at least this far apart (minutes) make a pair for the repeat figure (the issue's "an hour apart")
 PAIR_MINUTES = 50
 TOLERANCE = 0.05
@@ -72,6 +76,7 @@ def run(args) -> int:
     spec = load_spec(str(args.spec))
     names = args.models or ",".join(DEFAULT_MODELS)
     out = {"label": args.label, "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+           "normalization": "mixed",
            "spec_file": str(Path(args.spec).resolve().relative_to(ROOT)), "spec": spec.id, "models": []}
     for m in accuracy.select(accuracy.suite(), names):
         v = accuracy.validate_model(m, spec, runs=args.runs, threads=None)
@@ -98,7 +103,8 @@ def _probe(d: dict) -> Probe:
 
 
 def variant_spec(spec, state: Probe, reference: Probe, powers: tuple[float, float, float]):
-    """``spec`` scaled as validate scales it, each probe's ratio to the reference raised to its power first."""
+    """``spec`` scaled as validate scales it to a state (``scaled_spec``), each probe's ratio to the reference
+    raised to its power first."""
     bw, mm, disp = powers
     st = Probe(reference.triad_bytes_per_s * (state.triad_bytes_per_s / reference.triad_bytes_per_s) ** bw,
                reference.matmul_flops_per_s * (state.matmul_flops_per_s / reference.matmul_flops_per_s) ** mm,
@@ -135,12 +141,17 @@ def analyze(args) -> int:
                 m = suite[name]
                 analyses[name] = onnxperf.analyze(m.path, dims=dict(m.dims), input_shapes=dict(m.input_shapes or {}))
             typical = Probe.median(*[_probe(w["state"]) for w in kept])
+            # how the run's validate scaled its blocks: the ratios themselves before the elasticity, their square
+            # roots while it scaled every block so (21:36-22:58 on 2026-12-07), else as VALIDATE
+            ran = VARIANTS[VALIDATE] if r.get("normalization") == "mixed" else ((r.get("elasticity", 1.0),) * 3, False)
             for v, (powers, per_run) in VARIANTS.items():
                 errors = []
                 for w in kept:
-                    at = typical if per_run else _probe(w["state"])
+                    at = typical if per_run is True else _probe(w["state"])
+                    if per_run == "mixed":  # the run's drift whole, each block's move from the run's median halved
+                        at = shrunk(at, typical)
                     p = roofline(analyses[name], variant_spec(spec, at, ref, powers)).latency_s
-                    if (powers, per_run) == ((1, 1, 1), False) and abs(p / w["predicted_s"] - 1) > 1e-9:
+                    if (powers, per_run) == ran and abs(p / w["predicted_s"] - 1) > 1e-9:
                         raise SystemExit(f"normalization.py: {name} in {r['label']}: validate predicted "
                                          f"{w['predicted_s']}, this code {p}: not the code that ran")
                     errors.append(p / w["measured_s"] - 1)
@@ -167,7 +178,7 @@ def analyze(args) -> int:
              f"({when}), spec `{runs[0]['spec_file']}` "
              f"({runs[0]['spec']}); {len(names)} models, each validated once per run (5 blocks of 20 timed runs "
              "between probes). Each block's prediction re-evaluated with the spec scaled by the probes' ratios to the "
-             "calibration's reference raised to a power (1: as validate scales it; 0: not scaled): triad (main "
+             "calibration's reference raised to a power (1: the ratio itself; 0: not scaled): triad (main "
              "memory), matrix product (peaks, cache levels, the core's times), dispatch (overheads). Repeat: two runs "
              f"of a model at least {PAIR_MINUTES} minutes apart within {TOLERANCE * 100:.0f} points; spread: the "
              "standard deviation of a run's block errors (median over models and runs).", "",
@@ -183,12 +194,12 @@ def analyze(args) -> int:
     for v, far, every, errs, sp in rows:
         lines.append(f"| {v} | {', '.join(f'{x:g}' for x in VARIANTS[v][0])} | {within(far)} | {within(every)} | "
                      f"{med(every)} | {med(errs, '%')} | {med(sp)} |")
-    lines += ["", "Per model, each run's error (median of its blocks), as validate normalizes and raw:", "",
+    lines += ["", "Per model, each run's error (median of its blocks), as validate scales the spec and raw:", "",
               "| model | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
     for n in names:
         cells = []
         for lab in labels:
-            a_, b_ = err.get(("validate (all three)", lab, n)), err.get(("none (raw)", lab, n))
+            a_, b_ = err.get((VALIDATE, lab, n)), err.get(("none (raw)", lab, n))
             cells.append("-" if a_ is None else f"{a_ * 100:+.1f} ({b_ * 100:+.1f})")
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"

@@ -21,11 +21,14 @@ from onnxperf.products.calibration import run as calib_run
 from onnxperf.products.calibration.fit import Sample
 from onnxperf.products.calibration.suite import suite
 from onnxperf.products.validate.runner import Probe, run_session
-from onnxperf.products.validate.state import (CONTENDED, CORE, DISPATCH, DRAM, HANDOFF_KEY, calm_share, reference_of,
-                                              scaled_spec, time_at, typical_state)
+from onnxperf.products.validate.state import (CONTENDED, CORE, DISPATCH, DRAM, ELASTICITY, HANDOFF_KEY, calm_share,
+                                              reference_of, scaled_spec, time_at, typical_state)
 
 FAST = Probe(14e9, 98e9, 1.1e-6)
 SLOW = Probe(12.5e9, 50e9, 1.8e-6)
+
+
+E = ELASTICITY  # a pass's move from the calibration's reference counts as its square root (at_reference)
 
 
 @pytest.mark.parametrize("kind, expected", [
@@ -59,15 +62,18 @@ def test_the_typical_state_is_each_probes_median():
 
 def test_the_passes_median_is_kept_in_the_reference_state():
     """conv3x3_64 at 1,700 µs in the slow state and 1,000 and 950 µs in the fast one: brought to a reference
-    of 74 GFLOP/s, 1,149, 1,324 and 1,258 µs; their median, 1,258, is kept (the fastest of them would be
-    the pass whose probe erred most in its favour). Without probes: the fastest as measured."""
+    of 74 GFLOP/s (each pass's move from it halved: by the square root of its probe's ratio), 1,398, 1,151 and
+    1,093 µs; their median, 1,151,
+    is kept (the fastest of them would be the pass whose probe erred most in its favour). Without probes: the
+    fastest as measured."""
     ref = Probe(13.25e9, 74e9, 1.45e-6)
     col = [Sample("conv3x3_64", "conv", 0.9e-3, 0.1e-3, 1.7e-3, state=SLOW),
            Sample("conv3x3_64", "conv", 0.9e-3, 0.1e-3, 1.0e-3, state=FAST),
            Sample("conv3x3_64", "conv", 0.9e-3, 0.1e-3, 0.95e-3, state=FAST)]
     got = calib_run.at_reference(col, ref)
-    assert got.measured_s == pytest.approx(statistics.median([1.7e-3 * 50 / 74, 1.0e-3 * 98 / 74, 0.95e-3 * 98 / 74]))
-    assert got.measured_s == pytest.approx(0.95e-3 * 98 / 74) and got.state == ref
+    assert got.measured_s == pytest.approx(statistics.median([1.7e-3 * (50 / 74) ** E, 1.0e-3 * (98 / 74) ** E,
+                                                              0.95e-3 * (98 / 74) ** E]))
+    assert got.measured_s == pytest.approx(1.0e-3 * (98 / 74) ** E) and got.state == ref
     unprobed = calib_run.at_reference([dataclasses.replace(s, state=None) for s in col], ref)
     assert unprobed.measured_s == 0.95e-3 and unprobed.state is None
     assert calib_run.kept([3.0, 1.0, 2.0], True) == 2.0 and calib_run.kept([3.0, 1.0, 2.0], False) == 1.0

@@ -58,7 +58,7 @@ def test_analyze_counts_the_pairs_an_hour_apart(nb, tmp_path, capsys):
              run("c", "2026-12-07 12:00:00 UTC", 1.00)]
     assert nb.main(["analyze", *files]) == 0
     out = capsys.readouterr().out
-    row = next(ln for ln in out.splitlines() if ln.startswith("| validate (all three)"))
+    row = next(ln for ln in out.splitlines() if ln.startswith("| the ratios themselves |"))
     assert "| 1 of 3 | 1 of 3 |" in row  # a-b 9.1 points, a-c 9.1, b-c 0
     assert f"| {m.name} | {-1 / 11 * 100:+.1f} (" in out
     with pytest.raises(SystemExit, match="not the code that ran"):

@@ -17,9 +17,9 @@ from onnxperf.products.validate import runner
 from onnxperf.products.validate.compare import _dropped_kinds
 from onnxperf.products.validate.runner import Probe, Window, measure_state
 from onnxperf.hardware.spec import MemoryLevel
-from onnxperf.products.validate.state import (CONTENDED, CONTENDED_WHY, FAR_FROM_REFERENCE, HANDOFF_KEY, STATE_KEYS,
-                                              UNSTABLE, bootstrap_interval, calm_share, reference_of, reference_warning, scaled_spec,
-                                              state_figures)
+from onnxperf.products.validate.state import (CONTENDED, CONTENDED_WHY, ELASTICITY, FAR_FROM_REFERENCE, HANDOFF_KEY,
+                                              STATE_KEYS, UNSTABLE, bootstrap_interval, calm_share, reference_of,
+                                              reference_warning, scaled_spec, shrunk, state_figures)
 
 REF = Probe(10e9, 100e9, 1e-6)
 
@@ -160,15 +160,17 @@ def test_the_child_runs_more_blocks_while_the_host_is_contended(tmp_path):
 
 
 def test_the_error_is_normalized_to_each_blocks_state():
-    """A block measured while the machine ran at half its bandwidth is predicted with half the bandwidth:
-    a memory-bound model (its prediction proportional to 1/bandwidth) then has no error left."""
+    """A block whose triad read half the bandwidth of the run's other blocks (at the reference) is predicted with
+    1/√2 of it: the run's median state, with the block's move from it halved (ELASTICITY; a probe errs too). A
+    memory-bound model (its prediction proportional to 1/bandwidth) that ran √2 times as long then has no error
+    left; so does a whole run at half the bandwidth that ran twice as long (a run's drift counts whole)."""
     def predict(spec):  # memory-bound: the time is bytes / bandwidth
         return 1e8 / spec.memory_bandwidth_bytes_per_s
 
     spec = _spec()
     t = predict(spec)
     half = Probe(5e9, 100e9, 1e-6)
-    windows = [_window(t * 1e3), _window(2 * t * 1e3, probe=half), _window(t * 1e3)]
+    windows = [_window(t * 1e3), _window(2 ** ELASTICITY * t * 1e3, probe=half), _window(t * 1e3)]
     st = state_figures(windows, spec, predict, t)
     assert [w.error for w in st.windows] == pytest.approx([0.0, 0.0, 0.0])
     assert st.normalized_error == pytest.approx(0.0)
@@ -176,6 +178,11 @@ def test_the_error_is_normalized_to_each_blocks_state():
     assert st.drift == pytest.approx({"triad_bytes_per_s": 0.0, "matmul_flops_per_s": 0.0, "dispatch_s_per_node": 0.0})
     assert st.unstable  # the bandwidth probe moved 100% between blocks
     assert st.control_drift == pytest.approx(1.0) and UNSTABLE < 1.0
+    slow = state_figures([_window(2 * t * 1e3, probe=half)] * 3, spec, predict, t)
+    assert slow.normalized_error == pytest.approx(0.0) and slow.raw_error == pytest.approx(-0.5)
+    moved = shrunk(half, REF)
+    assert moved.triad_bytes_per_s == pytest.approx(REF.triad_bytes_per_s / 2 ** 0.5)
+    assert (moved.matmul_flops_per_s, moved.dispatch_s_per_node) == pytest.approx((100e9, 1e-6))
 
 
 def test_without_a_calibration_state_the_run_is_its_own_reference():

@@ -16,7 +16,8 @@ from onnxperf.cost.subnormal import underflows
 from onnxperf.products.validate.inputs import make_inputs
 from onnxperf.products.validate.machine import pool_threads
 from onnxperf.products.validate.runner import Probe, measure_state, run_session
-from onnxperf.products.validate.state import CORE, DISPATCH, DRAM, HANDOFF_KEY, STATE_KEYS, time_at, typical_state
+from onnxperf.products.validate.state import (CORE, DISPATCH, DRAM, HANDOFF_KEY, STATE_KEYS, shrunk, time_at,
+                                              typical_state)
 from onnxperf.products.calibration.fit import (MID, TINY, Sample, StepSample, calibrated, fit_efficiency,
                                                fit_gru_cell, fit_steps, raised_peaks, roof_ratio)
 from onnxperf.predict.broadcast import channels_last, node_spans
@@ -109,10 +110,13 @@ def kept(values: list[float], probed: bool) -> float:
 
 
 def at_reference(col: list[Sample], reference: Probe | None) -> Sample:
-    """One case's passes as one sample: each pass's time brought to the ``reference`` state
-    (:func:`time_at`, by :func:`kind_of`), their median kept (:func:`kept`); unprobed, the fastest."""
+    """One case's passes as one sample: each pass's time brought to the ``reference`` state (:func:`time_at`, by
+    :func:`kind_of`, from its state moved halfway to the reference, :func:`shrunk`: the reference is the median of the
+    calibration's probes, and a probe's move from it is half the machine's), their median kept (:func:`kept`);
+    unprobed, the fastest."""
     probed = reference is not None and all(s.state is not None for s in col)
-    times = [time_at(s.measured_s, kind_of(s), s.state, reference) for s in col]
+    times = [time_at(s.measured_s, kind_of(s), shrunk(s.state, reference) if probed else s.state, reference)
+             for s in col]
     return replace(col[0], measured_s=kept(times, probed), state=reference if probed else None)
 
 
@@ -254,7 +258,9 @@ def run_calibration(spec, *, runs: int = 10, warmup: int = 3, threads: int | Non
 
 def _at(t: float, kind: str, rr, reference: Probe | None) -> float:
     """``t``, measured by the run ``rr``, in the ``reference`` state (:func:`time_at`); as measured without one."""
-    return t if reference is None else time_at(t, kind, rr.state, reference)
+    if reference is None or rr.state is None:
+        return t
+    return time_at(t, kind, shrunk(rr.state, reference), reference)
 
 
 def recurrence_step_times(workdir: Path, cases: list[Case], *, runs: int, warmup: int, threads: int | None,
