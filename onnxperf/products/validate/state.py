@@ -127,8 +127,9 @@ CORE_RATES = (STREAM_KEY,)
 #: nodes on the dispatch probe, and the square root of a probe's move left less of the machine's state in each
 #: case's times than the move itself. Over an hour the state's drift is real and the probes' median follows it
 #: whole: validations of ten models every 20 minutes (benchmarks/normalization.py,
-#: benchmarks/results/normalization.md) repeated best with the run's median state taken whole and each block's
-#: move from it halved.
+#: benchmarks/results/normalization.md) repeated within 5 points an hour apart in 15 of 30 pairs with the run's
+#: median state taken whole and each block's move from it halved, 13 scaled by each block's own ratios, 9 by their
+#: square roots.
 ELASTICITY = 0.5
 
 
