@@ -41,7 +41,7 @@ import onnxperf  # noqa: E402
 from onnxperf.hardware import load_spec  # noqa: E402
 from onnxperf.predict.roofline import roofline  # noqa: E402
 from onnxperf.products.validate.runner import Probe  # noqa: E402
-from onnxperf.products.validate.state import reference_of, scaled_spec, shrunk  # noqa: E402
+from onnxperf.products.validate.state import reference_of, scaled_spec, shrunk, typical_state  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("onnxperf_bench_accuracy", ROOT / "benchmarks" / "accuracy.py")
 accuracy = importlib.util.module_from_spec(_spec)
@@ -140,7 +140,7 @@ def analyze(args) -> int:
             if name not in analyses:
                 m = suite[name]
                 analyses[name] = onnxperf.analyze(m.path, dims=dict(m.dims), input_shapes=dict(m.input_shapes or {}))
-            typical = Probe.median(*[_probe(w["state"]) for w in kept])
+            typical = typical_state([_probe(w["state"]) for w in kept])  # as validate takes it
             # how the run's validate scaled its blocks: the ratios themselves before the elasticity, their square
             # roots while it scaled every block so (21:36-22:58 on 2026-12-07), else as VALIDATE
             ran = VARIANTS[VALIDATE] if r.get("normalization") == "mixed" else ((r.get("elasticity", 1.0),) * 3, False)

@@ -315,12 +315,12 @@ def state_figures(windows: Sequence[Window], spec: Any, predict: Callable[[Any],
         calm = None if usual is None else CONTENDED * usual
     why = [_why_dropped(w, best, calm) for w in windows]
     kept_states = [w.state for w, y in zip(windows, why) if y is None] or [w.state for w in windows]
+    typical = typical_state(kept_states)  # the run's median state: each block is scaled to it, its own move halved
     source = "calibration"
     if ref is None:
         source = "this run"
-        ref = typical_state(kept_states)
+        ref = typical
     out = []
-    typical = typical_state(kept_states)
     for k, (w, y) in enumerate(zip(windows, why)):
         meas = float(np.median(w.latencies_s))
         pred = predict(scaled_spec(spec, shrunk(w.state, typical), ref))
