@@ -41,7 +41,8 @@ import onnxperf  # noqa: E402
 from onnxperf.hardware import load_spec  # noqa: E402
 from onnxperf.predict.roofline import roofline  # noqa: E402
 from onnxperf.products.validate.runner import Probe  # noqa: E402
-from onnxperf.products.validate.state import reference_of, scaled_spec, shrunk, typical_state  # noqa: E402
+from onnxperf.products.validate.state import (CONTROLS, PROBE_LABELS, UNSTABLE, reference_of,  # noqa: E402
+                                              scaled_spec, shrunk, typical_state)
 
 _spec = importlib.util.spec_from_file_location("onnxperf_bench_accuracy", ROOT / "benchmarks" / "accuracy.py")
 accuracy = importlib.util.module_from_spec(_spec)
@@ -130,6 +131,7 @@ def analyze(args) -> int:
     suite = {m.name: m for m in accuracy.suite()}
     analyses: dict[str, object] = {}
     err: dict[tuple[str, str, str], float] = {}  # (variant, run, model) -> median block error
+    moves: dict[tuple[str, str], dict[str, float]] = {}  # (run, model) -> each probe's move over the kept blocks
     spread: dict[str, list[float]] = {v: [] for v in VARIANTS}
     for r in runs:
         for row in r["models"]:
@@ -141,6 +143,8 @@ def analyze(args) -> int:
                 m = suite[name]
                 analyses[name] = onnxperf.analyze(m.path, dims=dict(m.dims), input_shapes=dict(m.input_shapes or {}))
             typical = typical_state([_probe(w["state"]) for w in kept])  # as validate takes it
+            moves[(r["label"], name)] = {f: max(w["state"][f] for w in kept) / min(w["state"][f] for w in kept) - 1
+                                         for f in PROBE_LABELS}
             # how the run's validate scaled its blocks: the ratios themselves before the elasticity, their square
             # roots while it scaled every block so (21:36-22:58 on 2026-12-07), else as VALIDATE
             ran = VARIANTS[VALIDATE] if r.get("normalization") == "mixed" else ((r.get("elasticity", 1.0),) * 3, False)
@@ -202,11 +206,69 @@ def analyze(args) -> int:
             a_, b_ = err.get((VALIDATE, lab, n)), err.get(("none (raw)", lab, n))
             cells.append("-" if a_ is None else f"{a_ * 100:+.1f} ({b_ * 100:+.1f})")
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    lines += unstable_section(err, moves, labels, names)
     text = "\n".join(lines) + "\n"
     if args.out:
         Path(args.out).write_text(text)
     sys.stdout.write(text)
     return 0
+
+
+#: the controls whose move marks a run "machine unstable", as sets of probes, and the thresholds tried
+FLAGS = {"dispatch": ("dispatch_s_per_node",), "bandwidth": ("triad_bytes_per_s",),
+         "arithmetic": ("matmul_flops_per_s",), "bandwidth or arithmetic (validate)": CONTROLS,
+         "any of the three (validate before)": tuple(PROBE_LABELS)}
+THRESHOLDS = (0.10, UNSTABLE)
+
+
+def stray(err: dict, labels: list[str], names: list[str]) -> dict[tuple[str, str], float]:
+    """How far each run's error (as validate normalizes) is from the median of the same model's other runs."""
+    out = {}
+    for n in names:
+        own = {lab: err[(VALIDATE, lab, n)] for lab in labels if (VALIDATE, lab, n) in err}
+        for lab, e in own.items():
+            others = [x for k, x in own.items() if k != lab]
+            if others:
+                out[(lab, n)] = abs(e - statistics.median(others))
+    return out
+
+
+def auc(flagged_by: list[float], strayed: list[bool]) -> float | None:
+    """The chance that a strayed run's figure is above a kept run's (ties count half): 0.5 tells nothing."""
+    a = [x for x, b in zip(flagged_by, strayed) if b]
+    b = [x for x, s_ in zip(flagged_by, strayed) if not s_]
+    if not a or not b:
+        return None
+    return sum((x > y) + 0.5 * (x == y) for x in a for y in b) / (len(a) * len(b))
+
+
+def unstable_section(err: dict, moves: dict, labels: list[str], names: list[str]) -> list[str]:
+    """Which probe's move between a run's blocks tells a run whose verdict strays from the model's others."""
+    dev = stray(err, labels, names)
+    keys = sorted(k for k in dev if k in moves)
+    if not keys:
+        return []
+    strayed = [dev[k] > TOLERANCE for k in keys]
+    lines = ["", "## Which probe's move tells a run that will not repeat", "",
+             f"A run strays when its error (as validate normalizes) is more than {TOLERANCE * 100:.0f} points from the "
+             "median of the same model's other runs: "
+             f"{sum(strayed)} of {len(keys)} runs here. A probe's move: its max / min - 1 over the run's kept blocks; "
+             "a run is flagged when one of the probes named moves more than the threshold. AUC: the chance that a "
+             "strayed run moved the probes more than a run that did not stray (0.5: the move tells nothing).", "",
+             "| controls | median move | AUC | " + " | ".join(f"flagged over {t:.0%} (of them strayed) | others "
+                                                          "(of them strayed)" for t in THRESHOLDS) + " |",
+             "|---|---:|---:|" + "---:|---:|" * len(THRESHOLDS)]
+    for label, fields in FLAGS.items():
+        by = [max(moves[k][f] for f in fields) for k in keys]
+        a = auc(by, strayed)
+        cells = []
+        for t in THRESHOLDS:
+            fl = [x > t for x in by]
+            cells.append(f"{sum(fl)} ({sum(f and s_ for f, s_ in zip(fl, strayed))})")
+            cells.append(f"{len(fl) - sum(fl)} ({sum(not f and s_ for f, s_ in zip(fl, strayed))})")
+        lines.append(f"| {label} | {statistics.median(by) * 100:.0f}% | {'-' if a is None else f'{a:.2f}'} | "
+                     + " | ".join(cells) + " |")
+    return lines
 
 
 def main(argv=None) -> int:

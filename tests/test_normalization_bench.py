@@ -63,3 +63,22 @@ def test_analyze_counts_the_pairs_an_hour_apart(nb, tmp_path, capsys):
     assert f"| {m.name} | {-1 / 11 * 100:+.1f} (" in out
     with pytest.raises(SystemExit, match="not the code that ran"):
         nb.main(["analyze", run("d", "2026-12-07 13:00:00 UTC", 1.0, predicted=pred * 1.01)])
+
+
+def test_the_unstable_table_asks_which_probe_tells_a_stray_run(nb):
+    """Four runs of one model: the fourth strays (its error 20 points from the others' median 0) and moved the
+    matrix product 30% between its blocks, the others 5%; every run moved the dispatch probe 50%, the first
+    90%. The arithmetic control flags the stray run alone (AUC 1); the dispatch probe flags all four and its
+    move tells nothing (AUC 1/3: the stray run moved it less than the first)."""
+    labels, name = ["a", "b", "c", "d"], "m.onnx"
+    err = {(nb.VALIDATE, lab, name): e for lab, e in zip(labels, (0.0, 0.0, 0.0, 0.2))}
+    assert nb.stray(err, labels, [name]) == pytest.approx({("a", name): 0.0, ("b", name): 0.0, ("c", name): 0.0,
+                                                          ("d", name): 0.2})
+    moves = {(lab, name): {"triad_bytes_per_s": 0.02, "matmul_flops_per_s": mm, "dispatch_s_per_node": d}
+             for lab, mm, d in zip(labels, (0.05, 0.05, 0.05, 0.3), (0.9, 0.5, 0.5, 0.5))}
+    rows = {ln.split(" | ")[0].lstrip("| "): ln for ln in nb.unstable_section(err, moves, labels, [name])
+            if ln.startswith("| ")}
+    assert rows["arithmetic"] == "| arithmetic | 5% | 1.00 | 1 (1) | 3 (0) | 1 (1) | 3 (0) |"
+    assert rows["bandwidth or arithmetic (validate)"].endswith("| 1 (1) | 3 (0) |")
+    assert rows["dispatch"] == "| dispatch | 50% | 0.33 | 4 (1) | 0 (0) | 4 (1) | 0 (0) |"
+    assert nb.auc([1.0, 1.0], [True, True]) is None

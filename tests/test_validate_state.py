@@ -17,7 +17,7 @@ from onnxperf.products.validate import runner
 from onnxperf.products.validate.compare import _dropped_kinds
 from onnxperf.products.validate.runner import Probe, Window, measure_state
 from onnxperf.hardware.spec import MemoryLevel
-from onnxperf.products.validate.state import (CONTENDED, CONTENDED_WHY, ELASTICITY, FAR_FROM_REFERENCE, HANDOFF_KEY,
+from onnxperf.products.validate.state import (CONTENDED, CONTENDED_WHY, CONTROLS, ELASTICITY, FAR_FROM_REFERENCE, HANDOFF_KEY,
                                               STATE_KEYS, UNSTABLE, bootstrap_interval, calm_share, reference_of,
                                               reference_warning, scaled_spec, shrunk, state_figures)
 
@@ -183,6 +183,27 @@ def test_the_error_is_normalized_to_each_blocks_state():
     moved = shrunk(half, REF)
     assert moved.triad_bytes_per_s == pytest.approx(REF.triad_bytes_per_s / 2 ** 0.5)
     assert (moved.matmul_flops_per_s, moved.dispatch_s_per_node) == pytest.approx((100e9, 1e-6))
+
+
+@pytest.mark.parametrize("moved, factor, unstable", [
+    ("dispatch_s_per_node", 2.0, False),  # the dispatch probe is no control: it moves by half within a quiet run
+    ("matmul_flops_per_s", 1 + UNSTABLE * 1.2, True),
+    ("matmul_flops_per_s", 1 + UNSTABLE * 0.8, False),
+    ("triad_bytes_per_s", 1 / (1 + UNSTABLE * 1.2), True),
+])
+def test_the_machine_is_unstable_when_a_control_moves(moved, factor, unstable):
+    """The triad and the matrix product are the run's controls (CONTROLS): one moving more than UNSTABLE
+    between the kept blocks (max / min - 1) marks the machine unstable; every probe's move is reported."""
+    assert CONTROLS == ("triad_bytes_per_s", "matmul_flops_per_s")
+    other = dataclasses.replace(REF, **{moved: getattr(REF, moved) * factor})
+    st = state_figures([_window(10.0), _window(10.0, probe=other), _window(10.0)], _spec(), lambda s: 0.01, 0.01)
+    move = max(factor, 1 / factor) - 1
+    assert st.probe_moves == pytest.approx({f: move if f == moved else 0.0 for f in STATE_KEYS.values()})
+    assert st.control_drift == pytest.approx(move if moved in CONTROLS else 0.0)
+    assert st.unstable is unstable
+    d = st.to_dict()
+    assert d["machine_unstable"] is unstable and d["machine_unstable_over"] == UNSTABLE
+    assert d["probe_moves"][moved] == pytest.approx(move)
 
 
 def test_without_a_calibration_state_the_run_is_its_own_reference():

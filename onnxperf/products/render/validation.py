@@ -6,6 +6,7 @@ import json
 
 from onnxperf.products.accuracy import large_error_warning
 from onnxperf.products.validate.compare import KNEE_GAIN, Validation
+from onnxperf.products.validate.state import PROBE_LABELS, UNSTABLE
 from onnxperf.ui.numbers import binary_bytes, clean, pct, seconds, si
 
 TOP = 12
@@ -57,8 +58,10 @@ def state_lines(v: Validation) -> list[str]:
            + ("" if st.drift is None else "; drift since calibration: bandwidth " + _pct(st.drift["triad_bytes_per_s"])
               + ", arithmetic " + _pct(st.drift["matmul_flops_per_s"]) + ", dispatch "
               + _pct(st.drift["dispatch_s_per_node"]))
-           + f"; controls moved {st.control_drift:.0%} between blocks"
-           + (" (machine unstable)" if st.unstable else "")]
+           + ("" if not st.probe_moves else "; probes moved between blocks: "
+              + ", ".join(f"{label} {st.probe_moves[f]:.0%}" for f, label in PROBE_LABELS.items()
+                          if f in st.probe_moves))
+           + (f" (machine unstable: bandwidth or arithmetic moved over {UNSTABLE:.0%})" if st.unstable else "")]
     return out
 
 
