@@ -15,7 +15,7 @@ some of the three ratios, or by their square roots, and asks of each variant wha
     python benchmarks/normalization.py run --label t0 [--models A,B,...] [--spec FILE.toml]
     # ... again every 20 minutes or so, the same code and spec ...
     python benchmarks/normalization.py analyze benchmarks/measured/normalization_*.json \
-        [--out benchmarks/results/normalization.md]
+        [--out benchmarks/results/normalization.md] [--validate-only]
 
 ``run`` validates each model once (validate's default: 5 blocks of 20 timed runs between probes, random
 weights, at the dims benchmarks/accuracy.py gives it) and writes its blocks; ``analyze`` needs no onnxruntime
@@ -132,7 +132,8 @@ def analyze(args) -> int:
     analyses: dict[str, object] = {}
     err: dict[tuple[str, str, str], float] = {}  # (variant, run, model) -> median block error
     moves: dict[tuple[str, str], dict[str, float]] = {}  # (run, model) -> each probe's move over the kept blocks
-    spread: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    variants = {VALIDATE: VARIANTS[VALIDATE]} if args.validate_only else VARIANTS
+    spread: dict[str, list[float]] = {v: [] for v in variants}
     for r in runs:
         for row in r["models"]:
             name = row["model"]
@@ -148,7 +149,7 @@ def analyze(args) -> int:
             # how the run's validate scaled its blocks: the ratios themselves before the elasticity, their square
             # roots while it scaled every block so (21:36-22:58 on 2026-12-07), else as VALIDATE
             ran = VARIANTS[VALIDATE] if r.get("normalization") == "mixed" else ((r.get("elasticity", 1.0),) * 3, False)
-            for v, (powers, per_run) in VARIANTS.items():
+            for v, (powers, per_run) in variants.items():
                 errors = []
                 for w in kept:
                     at = typical if per_run is True else _probe(w["state"])
@@ -166,7 +167,7 @@ def analyze(args) -> int:
     start = {r["label"]: _minutes(r["started"]) for r in runs}
     names = sorted({n for (_, _, n) in err})
     rows = []
-    for v in VARIANTS:
+    for v in variants:
         near, far = [], []
         for a, b in itertools.combinations(labels, 2):
             for n in names:
@@ -204,7 +205,7 @@ def analyze(args) -> int:
         cells = []
         for lab in labels:
             a_, b_ = err.get((VALIDATE, lab, n)), err.get(("none (raw)", lab, n))
-            cells.append("-" if a_ is None else f"{a_ * 100:+.1f} ({b_ * 100:+.1f})")
+            cells.append("-" if a_ is None else f"{a_ * 100:+.1f}" + ("" if b_ is None else f" ({b_ * 100:+.1f})"))
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
     lines += unstable_section(err, moves, labels, names)
     text = "\n".join(lines) + "\n"
@@ -283,6 +284,8 @@ def main(argv=None) -> int:
     a = sub.add_parser("analyze")
     a.add_argument("runs_json", nargs="+")
     a.add_argument("--out", default=None)
+    a.add_argument("--validate-only", action="store_true",
+                   help="only validate's own normalization (a fourteenth of the time): its rows and the unstable table")
     args = ap.parse_args(argv)
     return run(args) if args.cmd == "run" else analyze(args)
 

@@ -61,6 +61,9 @@ def test_analyze_counts_the_pairs_an_hour_apart(nb, tmp_path, capsys):
     row = next(ln for ln in out.splitlines() if ln.startswith("| the ratios themselves |"))
     assert "| 1 of 3 | 1 of 3 |" in row  # a-b 9.1 points, a-c 9.1, b-c 0
     assert f"| {m.name} | {-1 / 11 * 100:+.1f} (" in out
+    assert nb.main(["analyze", "--validate-only", *files]) == 0
+    only = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("| ") and " | 1, 1, 1 | " in ln]
+    assert [ln.split(" | ")[0] for ln in only] == [f"| {nb.VALIDATE}"]  # validate's own normalization alone
     with pytest.raises(SystemExit, match="not the code that ran"):
         nb.main(["analyze", run("d", "2026-12-07 13:00:00 UTC", 1.0, predicted=pred * 1.01)])
 
