@@ -41,8 +41,8 @@ import onnxperf  # noqa: E402
 from onnxperf.hardware import load_spec  # noqa: E402
 from onnxperf.predict.roofline import roofline  # noqa: E402
 from onnxperf.products.validate.runner import Probe  # noqa: E402
-from onnxperf.products.validate.state import (CONTROLS, PROBE_LABELS, UNSTABLE, reference_of,  # noqa: E402
-                                              scaled_spec, shrunk, typical_state)
+from onnxperf.products.validate.state import (CONTROLS, PROBE_LABELS, UNSTABLE, probe_moves,  # noqa: E402
+                                              reference_of, scaled_spec, shrunk, typical_state)
 
 _spec = importlib.util.spec_from_file_location("onnxperf_bench_accuracy", ROOT / "benchmarks" / "accuracy.py")
 accuracy = importlib.util.module_from_spec(_spec)
@@ -144,8 +144,7 @@ def analyze(args) -> int:
                 m = suite[name]
                 analyses[name] = onnxperf.analyze(m.path, dims=dict(m.dims), input_shapes=dict(m.input_shapes or {}))
             typical = typical_state([_probe(w["state"]) for w in kept])  # as validate takes it
-            moves[(r["label"], name)] = {f: max(w["state"][f] for w in kept) / min(w["state"][f] for w in kept) - 1
-                                         for f in PROBE_LABELS}
+            moves[(r["label"], name)] = probe_moves([_probe(w["state"]) for w in kept])
             # how the run's validate scaled its blocks: the ratios themselves before the elasticity, their square
             # roots while it scaled every block so (21:36-22:58 on 2026-12-07), else as VALIDATE
             ran = VARIANTS[VALIDATE] if r.get("normalization") == "mixed" else ((r.get("elasticity", 1.0),) * 3, False)

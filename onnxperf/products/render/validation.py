@@ -6,7 +6,7 @@ import json
 
 from onnxperf.products.accuracy import large_error_warning
 from onnxperf.products.validate.compare import KNEE_GAIN, Validation
-from onnxperf.products.validate.state import PROBE_LABELS, UNSTABLE
+from onnxperf.products.validate.state import CONTROLS, PROBE_LABELS, UNSTABLE
 from onnxperf.ui.numbers import binary_bytes, clean, pct, seconds, si
 
 TOP = 12
@@ -61,7 +61,8 @@ def state_lines(v: Validation) -> list[str]:
            + ("" if not st.probe_moves else "; probes moved between blocks: "
               + ", ".join(f"{label} {st.probe_moves[f]:.0%}" for f, label in PROBE_LABELS.items()
                           if f in st.probe_moves))
-           + (f" (machine unstable: bandwidth or arithmetic moved over {UNSTABLE:.0%})" if st.unstable else "")]
+           + (f" (machine unstable: {' or '.join(PROBE_LABELS[f] for f in CONTROLS)} moved over {UNSTABLE:.0%})"
+              if st.unstable else "")]
     return out
 
 

@@ -44,8 +44,8 @@ from onnxperf.products.validate.mapping import Mapping, map_groups
 from onnxperf.products.validate.profile import inserted_casts
 from onnxperf.insights.llm.recognize import NotRecognized, recognize
 from onnxperf.products.validate.runner import DEFAULT_PROVIDERS, RUNTIME_HEADROOM_BYTES, LatencyStats, RunResult, check_provider, latency_stats, run_session
-from onnxperf.products.validate.state import (CONTROLS, PROBE_LABELS, UNSTABLE, StateFigures, calm_share,
-                                              reference_warning, state_figures)
+from onnxperf.products.validate.state import (PROBE_LABELS, UNSTABLE, StateFigures, calm_share, reference_warning,
+                                              state_figures)
 from onnxperf.products.validate.weights import missing_weights, with_random_weights
 
 
@@ -410,9 +410,8 @@ def validate(request: Request, spec, *, runs: int = 10, warmup: int = 3, threads
         state = state_figures(rr.windows, spec if is_cal else plain_spec, lambda s: roofline(a, s).latency_s,
                               (rl_cal or rl_plain).latency_s)
         if state is not None and state.unstable:
-            moved = max(CONTROLS, key=lambda f: state.probe_moves.get(f, 0.0))
-            warnings.append(f"machine unstable: the {PROBE_LABELS[moved]} probe moved {state.control_drift:.0%} "
-                            f"between blocks (over {UNSTABLE:.0%}): the error figures depend on the moment")
+            warnings.append(f"machine unstable: the {PROBE_LABELS[state.control]} probe moved "
+                            f"{state.control_drift:.0%} between blocks (over {UNSTABLE:.0%}): the error figures depend on the moment")
         far = reference_warning(state.drift) if state is not None else None
         if far:
             warnings.append(far)

@@ -243,12 +243,23 @@ class StateFigures:
     measured_p10_s: float | None
     measured_p90_s: float | None
     error_interval: tuple[float, float] | None  # bootstrap 95% of the normalized error
-    #: the largest move of a control probe (:data:`CONTROLS`) between kept windows (max / min - 1), and whether
-    #: it passes UNSTABLE
-    control_drift: float
-    unstable: bool
-    #: each probe's move between kept windows (max / min - 1), keyed as the probe's fields
-    probe_moves: dict[str, float] = dataclasses.field(default_factory=dict)
+    #: each probe's move between kept windows (:func:`probe_moves`; empty without kept windows)
+    probe_moves: dict[str, float]
+
+    @property
+    def control(self) -> str:
+        """The control (:data:`CONTROLS`) that moved most between the kept windows."""
+        return max(CONTROLS, key=lambda f: self.probe_moves.get(f, 0.0))
+
+    @property
+    def control_drift(self) -> float:
+        """The largest move of a control between kept windows (max / min - 1)."""
+        return self.probe_moves.get(self.control, 0.0)
+
+    @property
+    def unstable(self) -> bool:
+        """Whether a control moved more than :data:`UNSTABLE`: the machine unstable."""
+        return self.control_drift > UNSTABLE
 
     @property
     def kept(self) -> tuple[WindowResult, ...]:
@@ -352,9 +363,6 @@ def state_figures(windows: Sequence[Window], spec: Any, predict: Callable[[Any],
     if source == "calibration" and kept:
         drift = {f: float(np.median([getattr(w.state, f) for w in kept])) / getattr(ref, f) - 1
                  for f in STATE_KEYS.values()}
-    moves = {f: max(getattr(w.state, f) for w in kept) / min(getattr(w.state, f) for w in kept) - 1
-             for f in STATE_KEYS.values()} if kept else {}
-    control = max((moves[f] for f in CONTROLS if f in moves), default=0.0)
     errors = [w.error for w in kept]
     return StateFigures(
         tuple(out), ref, source, drift,
@@ -362,13 +370,21 @@ def state_figures(windows: Sequence[Window], spec: Any, predict: Callable[[Any],
         float(np.median(errors)) if errors else None,
         float(np.median(meds)) if meds else None,
         float(np.percentile(meds, 10)) if meds else None, float(np.percentile(meds, 90)) if meds else None,
-        bootstrap_interval(errors), control, control > UNSTABLE, moves)
+        bootstrap_interval(errors), probe_moves([w.state for w in kept]))
+
+
+def probe_moves(states: Sequence[Probe]) -> dict[str, float]:
+    """Each probe's move over ``states`` (max / min - 1), keyed as the probe's fields; empty without states."""
+    if not states:
+        return {}
+    return {f: max(getattr(p, f) for p in states) / min(getattr(p, f) for p in states) - 1
+            for f in STATE_KEYS.values()}
 
 
 __all__ = ["BOOTSTRAP", "CONTENDED", "CONTENDED_WHY", "CONTROLS", "CORE", "DISPATCH", "DRAM", "HANDOFF_KEY",
-           "PROBE_LABELS", "STARVED", "STATE_KEYS", "STOLEN", "UNSTABLE", "StateFigures", "WindowResult", "bootstrap_interval", "calm_share",
-           "reference_of", "scaled_spec", "shrunk", "state_figures", "time_at", "ELASTICITY",
-           "typical_state"]
+           "PROBE_LABELS", "STARVED", "STATE_KEYS", "STOLEN", "UNSTABLE", "StateFigures", "WindowResult",
+           "bootstrap_interval", "calm_share", "probe_moves", "reference_of", "scaled_spec", "shrunk",
+           "state_figures", "time_at", "ELASTICITY", "typical_state"]
 
 
 def reference_warning(drift: dict[str, float] | None) -> str | None:
